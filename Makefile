@@ -1,0 +1,33 @@
+# The project's commands. `make hello` and `make test` are the README's two commands.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install hello web test lint fmt bench
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -U pip
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[all,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+hello: install
+	$(BIN)/python examples/01_hello.py
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/mypy --strict src
+
+fmt: install
+	$(BIN)/ruff format src tests examples benchmarks
+	$(BIN)/ruff check --fix src tests examples benchmarks
+
+bench: install
+	$(BIN)/python benchmarks/overhead.py

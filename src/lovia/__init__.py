@@ -1,0 +1,131 @@
+"""lovia: LLM agents with durable state.
+
+Sessions remember conversations across runs and processes; checkpoints let a crashed run
+resume and a re-submitted run replay, without losing or duplicating work.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .agent import Agent
+from .context.policy import Compaction, ContextPolicy, NoopContextPolicy
+from .errors import (
+    ContextOverflowError,
+    GuardrailTripped,
+    InvalidToolArguments,
+    LoviaError,
+    MaxTurnsExceeded,
+    OutputValidationError,
+    ProviderError,
+    RunCancelled,
+    SchemaError,
+    StoreError,
+    ToolError,
+    UserError,
+)
+from .handoffs import Handoff
+from .hooks import AgentHooks
+from .providers.base import Provider
+from .providers.registry import model_from_env
+from .run.context import CancelToken, RunContext
+from .run.handle import RunHandle
+from .run.result import RunResult
+from .run.runner import Runner
+from .settings import ModelSettings, RetryPolicy
+from .stores.checkpoint import (
+    Checkpointer,
+    CheckpointOptions,
+    RunHead,
+    RunSnapshot,
+    RunStatus,
+)
+from .stores.memory import InMemoryCheckpointer, InMemorySession
+from .stores.session import Segment, Session
+from .tools import Tool, tool
+from .transcript import (
+    AssistantTextEntry,
+    InputEntry,
+    ReasoningEntry,
+    ToolCallEntry,
+    ToolResultEntry,
+    TranscriptEntry,
+    drop_dangling_tool_calls,
+    entry_from_dict,
+    entry_to_dict,
+)
+from .usage import Usage
+
+if TYPE_CHECKING:
+    from .stores.sqlite import SQLiteCheckpointer, SQLiteSession
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "AgentHooks",
+    "AssistantTextEntry",
+    "CancelToken",
+    "CheckpointOptions",
+    "Checkpointer",
+    "Compaction",
+    "ContextOverflowError",
+    "ContextPolicy",
+    "GuardrailTripped",
+    "Handoff",
+    "InMemoryCheckpointer",
+    "InMemorySession",
+    "InputEntry",
+    "InvalidToolArguments",
+    "LoviaError",
+    "MaxTurnsExceeded",
+    "ModelSettings",
+    "NoopContextPolicy",
+    "OutputValidationError",
+    "Provider",
+    "ProviderError",
+    "ReasoningEntry",
+    "RetryPolicy",
+    "RunCancelled",
+    "RunContext",
+    "RunHandle",
+    "RunHead",
+    "RunResult",
+    "RunSnapshot",
+    "RunStatus",
+    "Runner",
+    "SQLiteCheckpointer",
+    "SQLiteSession",
+    "SchemaError",
+    "Segment",
+    "Session",
+    "StoreError",
+    "Tool",
+    "ToolCallEntry",
+    "ToolError",
+    "ToolResultEntry",
+    "TranscriptEntry",
+    "Usage",
+    "UserError",
+    "drop_dangling_tool_calls",
+    "entry_from_dict",
+    "entry_to_dict",
+    "model_from_env",
+    "tool",
+]
+
+_LAZY = {
+    "SQLiteSession": "lovia.stores.sqlite",
+    "SQLiteCheckpointer": "lovia.stores.sqlite",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lovia' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

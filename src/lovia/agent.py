@@ -1,0 +1,108 @@
+"""``Agent``: a frozen, shareable configuration with no conversation state."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .context.policy import Compaction, ContextPolicy
+from .errors import UserError
+from .guardrails import Guardrail
+from .handoffs import Handoff, as_handoff, handoff_tool
+from .hooks import AgentHooks
+from .run.context import RunContext
+from .settings import ModelSettings, RetryPolicy
+from .tools import Tool, make_tool
+
+if TYPE_CHECKING:
+    from .run.handle import RunHandle
+    from .run.result import RunResult
+
+__all__ = ["Agent", "Instructions"]
+
+Instructions = str | Callable[[RunContext[Any]], "str | Awaitable[str]"]
+
+
+@dataclass(frozen=True, eq=False)
+class Agent:
+    """An agent: instructions, a model, tools and handoffs. Safe to share between runs.
+
+    ``instructions`` is a string or a callable ``(ctx) -> str`` (sync or async) rendered again
+    at the start of every run and of every resume. ``model`` is a model string
+    (``"openai:gpt-4.1"``, ``"anthropic:claude-sonnet-4-5"``; a bare name means
+    OpenAI-compatible), a ``Provider``, or ``None`` for ``LOVIA_MODEL``.
+    """
+
+    name: str
+    instructions: Instructions = ""
+    model: Any = None
+    tools: Sequence[Any] = ()
+    handoffs: Sequence[Any] = ()
+    output_type: Any = str
+    settings: ModelSettings = field(default_factory=ModelSettings)
+    context_policy: ContextPolicy = field(default_factory=Compaction)
+    hooks: AgentHooks | None = None
+    input_guardrails: Sequence[Guardrail] = ()
+    output_guardrails: Sequence[Guardrail] = ()
+    max_tool_output_chars: int = 200_000
+    retry: RetryPolicy | None = None
+    handoff_description: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise UserError("an agent needs a non-empty name", hint="Agent(name='assistant')")
+        if not (isinstance(self.instructions, str) or callable(self.instructions)):
+            raise UserError(
+                f"agent {self.name!r}: instructions must be a string or a callable",
+            )
+        if self.max_tool_output_chars < 1:
+            raise UserError(f"agent {self.name!r}: max_tool_output_chars must be >= 1")
+        set_ = object.__setattr__
+        set_(self, "tools", tuple(make_tool(t) for t in self.tools))
+        set_(self, "handoffs", tuple(as_handoff(h) for h in self.handoffs))
+        set_(self, "input_guardrails", tuple(self.input_guardrails))
+        set_(self, "output_guardrails", tuple(self.output_guardrails))
+
+    def clone(self, **overrides: Any) -> Agent:
+        """A copy with some fields replaced: ``agent.clone(instructions="...")``."""
+        return dataclasses.replace(self, **overrides)
+
+    def all_tools(self, policy: ContextPolicy | None = None) -> list[Tool]:
+        """The tools the model sees: own tools, the context policy's, then handoff tools.
+
+        Raises ``UserError`` when two tools share a name.
+        """
+        handoffs: Sequence[Handoff] = self.handoffs
+        tools: list[Tool] = [*self.tools, *(policy or self.context_policy).tools()]
+        tools.extend(handoff_tool(h) for h in handoffs)
+        seen: set[str] = set()
+        for t in tools:
+            if t.name in seen:
+                raise UserError(
+                    f"agent {self.name!r} has two tools named {t.name!r}",
+                    hint="give one of them another name with @tool(name=...)",
+                )
+            seen.add(t.name)
+        return tools
+
+    # -- shorthands for the Runner ----------------------------------------------------------
+
+    async def run(self, input: Any, **kwargs: Any) -> RunResult:
+        from .run.runner import Runner
+
+        return await Runner.run(self, input, **kwargs)
+
+    def run_sync(self, input: Any, **kwargs: Any) -> RunResult:
+        from .run.runner import Runner
+
+        return Runner.run_sync(self, input, **kwargs)
+
+    def stream(self, input: Any, **kwargs: Any) -> RunHandle:
+        from .run.runner import Runner
+
+        return Runner.stream(self, input, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r})"

@@ -1,0 +1,88 @@
+"""The ``ContextPolicy`` protocol: turn the transcript into the view one model call sees.
+
+A policy changes only the view, never the transcript or the session. Whatever it must
+remember between calls lives in ``state`` (a JSON-safe dict): the loop stores it in the
+checkpoint head after every step and in the session segment's ``meta["context_state"]``
+when the run completes, and hands it back on the next call, run or resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ..transcript import TranscriptEntry
+
+if TYPE_CHECKING:
+    from ..events import ContextCompacted
+    from ..providers.base import Provider
+    from ..tools import Tool
+
+__all__ = ["Compaction", "ContextPolicy", "ContextRequest", "ContextView", "NoopContextPolicy"]
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """Everything a policy may look at for one model call."""
+
+    entries: Sequence[TranscriptEntry]
+    """The whole transcript: system entry (if any), session history, this run's entries."""
+    state: dict[str, Any]
+    """The state the policy returned last time (``{}`` at first, or after a rewind)."""
+    provider: Provider
+    """The run's provider, for a policy that summarizes with a model call."""
+    reported_input_tokens: int | None = None
+    """Input tokens the provider reported for the previous call of this run, if any."""
+    attempt: int = 0
+    """0 normally; 1 after the provider refused the previous view as too long."""
+
+
+@dataclass(frozen=True)
+class ContextView:
+    """What the policy decided for this call."""
+
+    entries: list[TranscriptEntry]
+    state: dict[str, Any] = field(default_factory=dict)
+    compacted: ContextCompacted | None = None
+
+
+@runtime_checkable
+class ContextPolicy(Protocol):
+    """Decides the view of each model call. ``tools()`` may add tools (e.g. recall)."""
+
+    def tools(self) -> Sequence[Tool]: ...
+
+    async def prepare(self, request: ContextRequest) -> ContextView: ...
+
+
+class NoopContextPolicy:
+    """Send the whole transcript every time; no extra tools, no state."""
+
+    def tools(self) -> Sequence[Tool]:
+        return ()
+
+    async def prepare(self, request: ContextRequest) -> ContextView:
+        return ContextView(list(request.entries), request.state)
+
+
+class Compaction(NoopContextPolicy):
+    """The default policy. (Pass-through until compaction lands; the name is stable.)"""
+
+    def __init__(
+        self,
+        context_window: int | None = None,
+        compact_at: float = 0.85,
+        compact_to: float = 0.60,
+        keep_recent_tokens: int | None = None,
+        reserve_output_tokens: int = 16_384,
+        store: Any = None,
+        summarizer: Any = None,
+    ) -> None:
+        self.context_window = context_window
+        self.compact_at = compact_at
+        self.compact_to = compact_to
+        self.keep_recent_tokens = keep_recent_tokens
+        self.reserve_output_tokens = reserve_output_tokens
+        self.store = store
+        self.summarizer = summarizer

@@ -1,0 +1,133 @@
+"""The one exception tree of lovia.
+
+::
+
+    LoviaError                      base; every error has a message and an optional ``hint``
+    ├── UserError                   misuse or configuration: fix the calling code
+    ├── ProviderError               the model endpoint failed or answered badly
+    │   └── ContextOverflowError    the prompt did not fit the model's context window
+    ├── ToolError                   a tool could not be built or run as declared
+    │   └── InvalidToolArguments    the model sent arguments that do not fit the schema
+    ├── MaxTurnsExceeded            the run used up ``max_turns``
+    ├── RunCancelled                the run was cancelled through its ``CancelToken``
+    ├── GuardrailTripped            an input or output guardrail refused the run
+    ├── OutputValidationError       the final output does not fit ``output_type``
+    └── StoreError                  a stored record could not be read or written
+        └── SchemaError             a database file is not lovia's, or is newer than this code
+
+Foreign exceptions are re-raised as one of these ``from`` the original at the boundary
+where they enter lovia (a store, a provider), so callers catch one tree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LoviaError(Exception):
+    """Base class of every error lovia raises on purpose."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        if self.hint:
+            return f"{self.message} (hint: {self.hint})"
+        return self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe description, as stored in a failed run's head."""
+        return {"type": type(self).__name__, "message": self.message, "hint": self.hint}
+
+
+class UserError(LoviaError):
+    """The calling code used lovia wrongly (bad argument, missing configuration)."""
+
+
+class ProviderError(LoviaError):
+    """The model provider failed: transport error, bad status, malformed stream."""
+
+    def __init__(
+        self, message: str, *, hint: str | None = None, status_code: int | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.status_code = status_code
+
+
+class ContextOverflowError(ProviderError):
+    """The request did not fit the model's context window."""
+
+
+class ToolError(LoviaError):
+    """A tool is declared wrongly or failed in a way the model cannot be told about."""
+
+
+class InvalidToolArguments(ToolError):
+    """The model's arguments for a tool do not validate against its schema."""
+
+
+class MaxTurnsExceeded(LoviaError):
+    """The run reached ``max_turns`` without a final answer."""
+
+
+class RunCancelled(LoviaError):
+    """The run was cancelled (``CancelToken.cancel`` or ``RunHandle.cancel``)."""
+
+    def __init__(self, message: str = "the run was cancelled", *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+
+
+class GuardrailTripped(LoviaError):
+    """A guardrail refused the input or the output."""
+
+    def __init__(self, reason: str, *, hint: str | None = None) -> None:
+        super().__init__(reason, hint=hint)
+        self.reason = reason
+
+
+class OutputValidationError(LoviaError):
+    """The model's final answer does not validate against the agent's ``output_type``."""
+
+
+class StoreError(LoviaError):
+    """A session or checkpoint store could not read or write a record."""
+
+
+class SchemaError(StoreError):
+    """A database is not a lovia database, or was written by a newer lovia."""
+
+
+def error_from_dict(data: dict[str, Any]) -> LoviaError:
+    """Rebuild a stored error description (best effort: unknown types become ``LoviaError``)."""
+    cls = _BY_NAME.get(str(data.get("type")), LoviaError)
+    message = str(data.get("message", ""))
+    hint = data.get("hint")
+    err: LoviaError
+    if cls is GuardrailTripped:
+        err = GuardrailTripped(message, hint=hint)
+    elif cls is RunCancelled:
+        err = RunCancelled(message, hint=hint)
+    else:
+        err = cls(message, hint=hint)
+    return err
+
+
+_BY_NAME: dict[str, type[LoviaError]] = {
+    c.__name__: c
+    for c in (
+        LoviaError,
+        UserError,
+        ProviderError,
+        ContextOverflowError,
+        ToolError,
+        InvalidToolArguments,
+        MaxTurnsExceeded,
+        RunCancelled,
+        GuardrailTripped,
+        OutputValidationError,
+        StoreError,
+        SchemaError,
+    )
+}

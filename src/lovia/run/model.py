@@ -1,0 +1,182 @@
+"""One model call: stream deltas from the provider, assemble the turn's entries, retry."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import events as ev
+from ..errors import ContextOverflowError, LoviaError, ProviderError
+from ..providers.base import Provider, ToolSpec
+from ..transcript import (
+    AssistantTextEntry,
+    EntryCompletedDelta,
+    FinishDelta,
+    ReasoningDelta,
+    ReasoningEntry,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEntry,
+    TranscriptEntry,
+    UsageDelta,
+)
+from ..usage import Usage
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+
+__all__ = ["ModelTurn", "TurnAssembler", "stream_turn"]
+
+log = logging.getLogger("lovia.model")
+OnDelta = Callable[[ev.RunEvent], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTurn:
+    entries: list[TranscriptEntry]
+    usage: Usage
+    finish_reason: str | None
+
+
+class TurnAssembler:
+    """Builds a turn's entries from deltas: whole entries win, else fragments are joined."""
+
+    __slots__ = ("calls", "completed", "finish_reason", "reasoning", "text", "usage")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, list[str]] = {}
+        self.completed: list[TranscriptEntry] = []
+        self.usage = Usage()
+        self.finish_reason: str | None = None
+
+    def add(self, delta: Any) -> None:
+        kind = type(delta)
+        if kind is TextDelta:
+            self.text.append(delta.text)
+        elif kind is EntryCompletedDelta:
+            self.completed.append(delta.entry)
+        elif kind is UsageDelta:
+            self.usage = self.usage + delta.usage
+        elif kind is FinishDelta:
+            self.finish_reason = delta.reason
+        elif kind is ToolCallDelta:
+            slot = self.calls.setdefault(delta.index, ["", "", ""])
+            if delta.call_id:
+                slot[0] = delta.call_id
+            if delta.name:
+                slot[1] += delta.name
+            slot[2] += delta.arguments
+        elif kind is ReasoningDelta:
+            self.reasoning.append(delta.text)
+        else:
+            raise ProviderError(
+                f"the provider yielded {kind.__name__}, which is not a model delta",
+                hint="yield deltas from lovia.transcript (TextDelta, ToolCallDelta, ...)",
+            )
+
+    def entries(self) -> list[TranscriptEntry]:
+        if self.completed:
+            return list(self.completed)
+        out: list[TranscriptEntry] = []
+        if self.reasoning:
+            out.append(ReasoningEntry(content="".join(self.reasoning)))
+        if self.text:
+            out.append(AssistantTextEntry(content="".join(self.text)))
+        for index in sorted(self.calls):
+            call_id, name, arguments = self.calls[index]
+            if not name:
+                raise ProviderError(f"the model sent a tool call (index {index}) with no name")
+            out.append(
+                ToolCallEntry(call_id=call_id or f"call_{index}", name=name, arguments=arguments)
+            )
+        return out
+
+
+async def stream_turn(
+    provider: Provider,
+    view: Sequence[TranscriptEntry],
+    *,
+    tools: Sequence[ToolSpec],
+    agent: Agent,
+    on_delta: OnDelta | None,
+) -> ModelTurn:
+    """Call the model once (with the agent's retry policy) and return the whole turn."""
+    policy = agent.retry
+    attempt = 1
+    while True:
+        emitted = [False]
+        try:
+            return await _once(provider, view, tools, agent, on_delta, emitted)
+        except ContextOverflowError:
+            raise
+        except LoviaError as exc:
+            if policy is None or attempt >= policy.max_attempts or emitted[0]:
+                raise
+            if not _retryable(exc):
+                raise
+            delay = policy.delay(attempt)
+            log.warning("model call failed (%s); retry %d in %.2fs", exc, attempt, delay)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+
+async def _once(
+    provider: Provider,
+    view: Sequence[TranscriptEntry],
+    tools: Sequence[ToolSpec],
+    agent: Agent,
+    on_delta: OnDelta | None,
+    emitted: list[bool],
+) -> ModelTurn:
+    asm = TurnAssembler()
+    stream = provider.stream(
+        view,
+        tools=tools or None,
+        response_format=_response_format(agent, provider),
+        settings=agent.settings,
+    )
+    try:
+        async for delta in stream:
+            asm.add(delta)
+            if on_delta is not None:
+                if isinstance(delta, TextDelta):
+                    emitted[0] = True
+                    await on_delta(ev.TextDelta(delta.text))
+                elif isinstance(delta, ReasoningDelta):
+                    emitted[0] = True
+                    await on_delta(ev.ReasoningDelta(delta.text))
+    except LoviaError:
+        raise
+    except (AssertionError, asyncio.CancelledError):
+        raise
+    except Exception as exc:
+        raise ProviderError(
+            f"model call to {getattr(provider, 'name', '?')}:{getattr(provider, 'model', '?')} "
+            f"failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return ModelTurn(asm.entries(), asm.usage, asm.finish_reason)
+
+
+def _response_format(agent: Agent, provider: Provider) -> dict[str, Any] | None:
+    if agent.output_type is str or not getattr(provider, "supports_json_schema", False):
+        return None
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(agent.output_type).json_schema()
+    return {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
+
+
+def _retryable(exc: LoviaError) -> bool:
+    if not isinstance(exc, ProviderError):
+        return False
+    code = exc.status_code
+    return code is None or code in (408, 409, 429) or code >= 500

@@ -1,0 +1,133 @@
+"""Persistence at the loop's fixed points: one object, no ``if checkpoint:`` in the loop.
+
+The loop calls ``save`` after the run's input, after every model turn and after every tool
+result (C2), and ``complete`` / ``fail`` / ``interrupt`` at the end. On success the order is
+fixed (C12): checkpoint marked completed, then session append, then (``delete_on_success``)
+the snapshot deleted. Without a checkpointer or a session the calls cost nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import LoviaError
+from ..stores.checkpoint import Checkpointer, RunHead, RunStatus
+from ..stores.session import Session
+from ..transcript import TranscriptEntry
+
+__all__ = ["RunRecorder"]
+
+log = logging.getLogger("lovia.run")
+
+
+class RunRecorder:
+    """Writes one run to its checkpointer and session."""
+
+    __slots__ = (
+        "checkpointer",
+        "delete_on_success",
+        "run_id",
+        "saved",
+        "session",
+        "session_id",
+    )
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        checkpointer: Checkpointer | None,
+        session: Session | None,
+        session_id: str | None,
+        delete_on_success: bool = False,
+        saved: int = 0,
+    ) -> None:
+        self.run_id = run_id
+        self.checkpointer = checkpointer
+        self.session = session
+        self.session_id = session_id
+        self.delete_on_success = delete_on_success
+        self.saved = saved  # how many of the run's entries the checkpoint already holds
+
+    def head(
+        self,
+        state: Any,
+        status: RunStatus = "running",
+        *,
+        output: Any = None,
+        error: dict[str, Any] | None = None,
+    ) -> RunHead:
+        return RunHead(
+            agent_name=state.agent.name,
+            usage=state.usage,
+            turns=state.turn,
+            status=status,
+            output=output,
+            error=error,
+            context_state=state.context_state,
+            updated_at=time.time(),
+            session_id=self.session_id,
+            started_calls=tuple(state.started_calls),
+        )
+
+    async def save(self, state: Any, status: RunStatus = "running", **head: Any) -> None:
+        """Append the entries since the last save and replace the head."""
+        cp = self.checkpointer
+        if cp is None:
+            return
+        entries: list[TranscriptEntry] = state.entries
+        new = entries[self.saved :]
+        await cp.append(self.run_id, new, self.head(state, status, **head))
+        self.saved = len(entries)
+
+    async def complete(self, state: Any, stored_output: Any) -> None:
+        """C12: checkpoint completed, then session append, then delete_on_success."""
+        await self.save(state, "completed", output=stored_output)
+        await self.append_session(state.entries, state.context_state)
+        if self.delete_on_success and self.checkpointer is not None:
+            await self.checkpointer.delete(self.run_id)
+
+    async def append_session(
+        self, entries: Sequence[TranscriptEntry], context_state: dict[str, Any]
+    ) -> None:
+        """Append the run as one segment (idempotent by run id, so safe on replay)."""
+        if self.session is None or self.session_id is None or not entries:
+            return
+        meta = {"context_state": context_state} if context_state else None
+        await self.session.append(self.session_id, list(entries), run_id=self.run_id, meta=meta)
+
+    async def finish_replay(
+        self, entries: Sequence[TranscriptEntry], state: dict[str, Any]
+    ) -> None:
+        await self.append_session(entries, state)
+        if self.delete_on_success and self.checkpointer is not None:
+            await self.checkpointer.delete(self.run_id)
+
+    async def end_badly(self, state: Any, error: BaseException) -> None:
+        """Record a failed or interrupted run; never raises over the run's own error."""
+        if self.checkpointer is None:
+            return
+        from ..errors import RunCancelled
+
+        status: RunStatus = "interrupted" if isinstance(error, RunCancelled) else "failed"
+        info = (
+            error.to_dict()
+            if isinstance(error, LoviaError)
+            else {"type": type(error).__name__, "message": str(error), "hint": None}
+        )
+        try:
+            await self.save(state, status, error=info)
+        except Exception as exc:  # the run's own error is what the caller must see
+            log.warning("could not record run %s as %s: %s", self.run_id, status, exc)
+
+    async def mark_interrupted(self, state: Any) -> None:
+        """Best effort after asyncio cancellation: the head says ``interrupted``."""
+        if self.checkpointer is None:
+            return
+        try:
+            await self.save(state, "interrupted")
+        except BaseException as exc:  # cancelled again, or the store is gone
+            log.warning("could not mark run %s interrupted: %r", self.run_id, exc)

@@ -1,0 +1,51 @@
+"""``RunResult``: what a finished run returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from ..transcript import TranscriptEntry, entry_to_dict
+from ..usage import Usage
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+
+__all__ = ["RunResult"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The output of a run and how it got there.
+
+    ``entries`` are this run's own entries (from its input on; no system prompt, no session
+    history). ``finish_reason`` is the provider's last finish reason, ``None`` on a replay.
+    """
+
+    output: Any
+    entries: list[TranscriptEntry]
+    usage: Usage
+    turns: int
+    finish_reason: str | None
+    final_agent: Agent
+    run_id: str
+    session_id: str | None = None
+    replayed: bool = field(default=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        output = self.output
+        if isinstance(output, BaseModel):
+            output = output.model_dump(mode="json")
+        return {
+            "output": output,
+            "entries": [entry_to_dict(e) for e in self.entries],
+            "usage": self.usage.to_dict(),
+            "turns": self.turns,
+            "finish_reason": self.finish_reason,
+            "final_agent": self.final_agent.name,
+            "run_id": self.run_id,
+            "session_id": self.session_id,
+            "replayed": self.replayed,
+        }

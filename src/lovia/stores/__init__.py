@@ -1,0 +1,1 @@
+"""Durable state: session stores (conversations) and checkpointers (runs)."""

@@ -1,0 +1,211 @@
+"""The SQLite plumbing both SQLite stores share: one connection, one writer thread,
+versioned schema, bounded retries on a busy file.
+
+Every statement goes through ``SQLiteDatabase.read`` / ``write`` (the one execute seam), so
+tracing or counting queries lives here. Calls run on a dedicated thread per store, so the
+event loop never waits on disk; the thread also serializes the store's writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from ..errors import SchemaError, StoreError, UserError
+
+__all__ = ["Migrations", "SQLiteDatabase"]
+
+T = TypeVar("T")
+Migrations = Mapping[int, Sequence[str]]
+"""Schema version -> the statements that bring version ``v - 1`` to ``v`` (1 = create)."""
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 5_000
+_LOCK_RETRIES = 5
+
+
+class SQLiteDatabase:
+    """One SQLite file used by one store, with the store's schema component checked."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        wal: bool,
+        component: str,
+        migrations: Migrations,
+    ) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise UserError(f"a SQLite path must be str or pathlib.Path, got {type(path).__name__}")
+        self.path = os.fspath(path)
+        if not self.path:
+            raise UserError("the SQLite path is empty", hint="pass a file name like 'chat.db'")
+        self.wal = bool(wal)
+        self.component = component
+        self.migrations = migrations
+        self.version = max(migrations)
+        self._conn: sqlite3.Connection | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._open_lock = threading.Lock()
+        self._closed = False
+
+    # -- the execute seam -------------------------------------------------------------------
+
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` on the store's thread (no transaction beyond SQLite's own)."""
+        return await self._submit(lambda conn: fn(conn))
+
+    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction; retried while locked."""
+        return await self._submit(lambda conn: self._transaction(conn, fn))
+
+    async def close(self) -> None:
+        self._closed = True
+        executor, self._executor = self._executor, None
+        conn = self._conn
+        if executor is not None:
+            await asyncio.get_running_loop().run_in_executor(executor, self._close_conn)
+            executor.shutdown(wait=True)
+        elif conn is not None:
+            self._close_conn()
+
+    def _close_conn(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    async def _submit(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        if self._closed:
+            raise UserError(f"the store on {self.path!r} is closed", hint="open a new store")
+        executor = self._executor
+        if executor is None:
+            with self._open_lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="lovia-sqlite")
+                executor = self._executor
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(executor, self._call, job)
+
+    def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._conn or self._open()
+        try:
+            return job(conn)
+        except sqlite3.DatabaseError as exc:
+            raise _store_error(self.path, exc) from exc
+
+    def _transaction(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+        for attempt in range(_LOCK_RETRIES):
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if _is_locked(exc) and attempt + 1 < _LOCK_RETRIES:
+                    time.sleep(0.01 * (2**attempt))
+                    continue
+                raise
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+        raise AssertionError("unreachable")
+
+    # -- opening and the schema -------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        _check_header(self.path)
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if self.wal:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise StoreError(f"{self.path!r}: could not switch to WAL (got {mode!r})")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            self._transaction(conn, self._ensure_schema)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise _store_error(self.path, exc) from exc
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+        return conn
+
+    def _ensure_schema(self, conn: sqlite3.Connection) -> None:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "lovia_meta" not in tables:
+            foreign = sorted(t for t in tables if not t.startswith("sqlite_"))
+            if foreign:
+                raise SchemaError(
+                    f"{self.path!r} is not a lovia database (it has tables "
+                    f"{', '.join(foreign[:5])})",
+                    hint="point the store at a new file; lovia will not change this one",
+                )
+            conn.execute("CREATE TABLE lovia_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        key = f"schema:{self.component}"
+        row = conn.execute("SELECT value FROM lovia_meta WHERE key = ?", (key,)).fetchone()
+        current = int(row[0]) if row else 0
+        if current > self.version:
+            raise SchemaError(
+                f"{self.path!r} holds a {self.component} schema of version {current}; this "
+                f"lovia reads up to version {self.version}",
+                hint="upgrade lovia to open this file; it was left unchanged",
+            )
+        for version in range(current + 1, self.version + 1):
+            for statement in self.migrations[version]:
+                conn.execute(statement)
+        if current != self.version:
+            conn.execute(
+                "INSERT INTO lovia_meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, str(self.version)),
+            )
+
+
+def _check_header(path: str) -> None:
+    """Refuse a file that exists and is not SQLite, before sqlite3 touches it."""
+    p = Path(path)
+    if path == ":memory:" or not p.exists() or p.stat().st_size == 0:
+        return
+    with p.open("rb") as f:
+        head = f.read(len(_SQLITE_MAGIC))
+    if head != _SQLITE_MAGIC:
+        raise SchemaError(
+            f"{path!r} is not a SQLite database",
+            hint="point the store at a new file; lovia will not change this one",
+        )
+
+
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _store_error(path: str, exc: sqlite3.DatabaseError) -> StoreError:
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and _is_locked(exc):
+        return StoreError(
+            f"{path!r} stayed locked by another writer: {text}",
+            hint="open every store on a shared file with wal=True",
+        )
+    if "malformed" in text or "not a database" in text or "file is encrypted" in text:
+        return SchemaError(
+            f"{path!r} is damaged or not a database: {text}",
+            hint="restore the file from a backup, or point the store at a new file",
+        )
+    if "full" in text or "readonly" in text or "read-only" in text:
+        return StoreError(
+            f"could not write {path!r}: {text}",
+            hint="free disk space or fix the file's permissions; nothing was half-written",
+        )
+    return StoreError(f"SQLite error on {path!r}: {text}")

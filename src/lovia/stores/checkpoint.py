@@ -1,0 +1,212 @@
+"""The ``Checkpointer`` protocol and its value types ``RunHead`` and ``RunSnapshot``.
+
+A checkpoint holds one run under a global ``run_id``: the run's own entries (appended after
+every model turn and every tool result, never rewritten) and a small ``RunHead`` replaced at
+each save. ``RunSnapshot`` is both together, as ``load`` returns them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..errors import UserError
+from ..transcript import TranscriptEntry
+from ..usage import Usage
+
+__all__ = [
+    "CheckpointOptions",
+    "Checkpointer",
+    "IfRunExists",
+    "RunHead",
+    "RunSnapshot",
+    "RunStatus",
+]
+
+RunStatus = Literal["running", "interrupted", "completed", "failed"]
+IfRunExists = Literal["resume", "restart", "fail", "resume_only"]
+RUN_STATUSES: tuple[str, ...] = ("running", "interrupted", "completed", "failed")
+_POLICIES: tuple[str, ...] = ("resume", "restart", "fail", "resume_only")
+
+
+@dataclass(frozen=True)
+class RunHead:
+    """The small mutable part of a checkpoint, replaced at every save."""
+
+    agent_name: str
+    usage: Usage = field(default_factory=Usage)
+    turns: int = 0
+    status: RunStatus = "running"
+    output: Any = None
+    error: dict[str, Any] | None = None
+    context_state: dict[str, Any] = field(default_factory=dict)
+    updated_at: float = field(default_factory=time.time)
+    session_id: str | None = None
+    started_calls: tuple[str, ...] = ()
+    """``call_id``s of tool calls that started and have no stored result yet (in doubt)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent_name": self.agent_name,
+            "usage": self.usage.to_dict(),
+            "turns": self.turns,
+            "status": self.status,
+            "output": self.output,
+            "error": self.error,
+            "context_state": self.context_state,
+            "updated_at": self.updated_at,
+            "session_id": self.session_id,
+            "started_calls": list(self.started_calls),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunHead:
+        status = data.get("status", "running")
+        if status not in RUN_STATUSES:
+            raise ValueError(f"unknown run status {status!r}")
+        return cls(
+            agent_name=str(data["agent_name"]),
+            usage=Usage.from_dict(data.get("usage")),
+            turns=int(data.get("turns", 0)),
+            status=status,
+            output=data.get("output"),
+            error=data.get("error"),
+            context_state=dict(data.get("context_state") or {}),
+            updated_at=float(data.get("updated_at", 0.0)),
+            session_id=data.get("session_id"),
+            started_calls=tuple(data.get("started_calls") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    """A stored run: its own entries (no session history, no system prompt) plus its head."""
+
+    run_id: str
+    agent_name: str
+    entries: list[TranscriptEntry]
+    usage: Usage
+    turns: int
+    status: RunStatus
+    output: Any
+    error: dict[str, Any] | None
+    context_state: dict[str, Any]
+    updated_at: float
+    session_id: str | None = None
+    started_calls: tuple[str, ...] = ()
+
+    @property
+    def head(self) -> RunHead:
+        return RunHead(
+            **{f.name: getattr(self, f.name) for f in fields(RunHead)},
+        )
+
+    @classmethod
+    def of(cls, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> RunSnapshot:
+        values = {f.name: getattr(head, f.name) for f in fields(RunHead)}
+        return cls(run_id=run_id, entries=list(entries), **values)
+
+    def with_head(self, head: RunHead) -> RunSnapshot:
+        return replace(self, **{f.name: getattr(head, f.name) for f in fields(RunHead)})
+
+
+@runtime_checkable
+class Checkpointer(Protocol):
+    """A run store keyed by a global ``run_id``.
+
+    Invariants every implementation keeps:
+
+    - ``append(run_id, entries, head)`` adds ``entries`` after the ones already stored and
+      replaces the head, atomically: a reader sees the save whole or not at all.
+    - ``load`` returns every entry appended so far, in order, with the latest head, or
+      ``None`` for an unknown id; ``delete`` forgets the run (a later append starts afresh).
+    - What goes in and what comes out is copied.
+    """
+
+    async def append(
+        self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead
+    ) -> None: ...
+
+    async def load(self, run_id: str) -> RunSnapshot | None: ...
+
+    async def delete(self, run_id: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class CheckpointOptions:
+    """Checkpoint a run in ``checkpointer`` under ``run_id`` (generated when ``None``).
+
+    ``if_run_exists`` decides what an existing run id means: ``"resume"`` (continue it, or
+    replay it when completed), ``"restart"``, ``"fail"`` or ``"resume_only"``.
+    """
+
+    checkpointer: Checkpointer
+    run_id: str | None = None
+    if_run_exists: IfRunExists = "resume"
+    delete_on_success: bool = False
+    resume_from: RunSnapshot | None = None
+
+    def __init__(
+        self,
+        checkpointer: Checkpointer,
+        run_id: str | None = None,
+        *,
+        if_run_exists: IfRunExists = "resume",
+        delete_on_success: bool = False,
+        resume_from: RunSnapshot | None = None,
+    ) -> None:
+        if if_run_exists not in _POLICIES:
+            raise UserError(
+                f"unknown if_run_exists policy {if_run_exists!r}",
+                hint="use one of 'resume', 'restart', 'fail', 'resume_only'",
+            )
+        if not isinstance(checkpointer, Checkpointer):
+            raise UserError(
+                f"{type(checkpointer).__name__} is not a checkpointer",
+                hint="pass SQLiteCheckpointer(path) or an object with append/load/delete",
+            )
+        if resume_from is not None:
+            if not isinstance(resume_from, RunSnapshot):
+                raise UserError("resume_from must be a RunSnapshot (from checkpointer.load)")
+            if run_id is not None and run_id != resume_from.run_id:
+                raise UserError(
+                    f"run_id {run_id!r} does not match resume_from.run_id {resume_from.run_id!r}",
+                    hint="omit run_id when you pass resume_from",
+                )
+            run_id = resume_from.run_id
+        if run_id is not None:
+            validate_id(run_id, "run_id")
+        set_ = object.__setattr__
+        set_(self, "checkpointer", checkpointer)
+        set_(self, "run_id", run_id)
+        set_(self, "if_run_exists", if_run_exists)
+        set_(self, "delete_on_success", bool(delete_on_success))
+        set_(self, "resume_from", resume_from)
+
+
+MAX_ID_CHARS = 512
+
+
+def validate_id(value: Any, what: str) -> str:
+    """Check a ``session_id`` / ``run_id``: a non-empty string of at most 512 characters.
+
+    Ids are data, never SQL or paths (every store binds them as parameters), so any
+    characters are allowed; the length cap keeps indexes and error messages sane.
+    """
+    if not isinstance(value, str):
+        raise UserError(
+            f"{what} must be a string, got {type(value).__name__}",
+            hint=f"pass {what} as str (e.g. uuid4().hex)",
+        )
+    if not value:
+        raise UserError(f"{what} must not be empty", hint=f"pass a non-empty {what}")
+    if len(value) > MAX_ID_CHARS:
+        raise UserError(
+            f"{what} is {len(value)} characters long; the limit is {MAX_ID_CHARS}",
+            hint=f"use a short generated id (uuid4().hex) as {what}",
+        )
+    if "\x00" in value:
+        raise UserError(f"{what} contains a NUL character", hint=f"use a printable {what}")
+    return value
