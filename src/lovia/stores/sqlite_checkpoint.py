@@ -1,0 +1,234 @@
+"""``SQLiteCheckpointer``: runs in a SQLite file that survives the process (C1, C13).
+
+Two tables. ``checkpoint_runs`` holds one head row per run; ``checkpoint_batches`` holds one row
+per ``append`` call with that call's new entries as a JSON array. A save inserts one batch row
+and updates the head row in one transaction, so its cost depends on what changed, never on how
+long the run already is. The batch rows point at the run by a small integer key rather than
+the (up to 512 character) ``run_id``, which keeps the file close to the size of the entries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Sequence
+from types import TracebackType
+
+from pydantic import ValidationError
+
+from ..errors import StoreError, UserError
+from ..transcript import TranscriptEntry, entries_from_json, entries_to_json
+from ._sqlite import Migrations, SQLiteDatabase
+from .checkpoint import RUN_STATUSES, RunHead, RunSnapshot, validate_id
+
+__all__ = ["SQLiteCheckpointer"]
+
+MIGRATIONS: Migrations = {
+    1: (
+        """CREATE TABLE checkpoint_runs (
+            run_key INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL UNIQUE,
+            head TEXT NOT NULL,
+            status TEXT NOT NULL,
+            session_id TEXT,
+            entry_count INTEGER NOT NULL,
+            next_seq INTEGER NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        )""",
+        "CREATE INDEX checkpoint_runs_by_update ON checkpoint_runs (updated_at)",
+        """CREATE TABLE checkpoint_batches (
+            batch_key INTEGER PRIMARY KEY,
+            run_key INTEGER NOT NULL REFERENCES checkpoint_runs (run_key) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            entries BLOB NOT NULL,
+            UNIQUE (run_key, seq)
+        )""",
+    ),
+}
+
+_Row = tuple[int, str, str, str]  # run_key, run_id, head JSON, status
+
+
+class SQLiteCheckpointer:
+    """A ``Checkpointer`` in a SQLite file; ``wal=True`` lets several writers share it (S12).
+
+    It may share one file with ``SQLiteSession``. Use it as ``async with`` or call
+    ``await close()`` when done.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, wal: bool = False) -> None:
+        self._db = SQLiteDatabase(path, wal=wal, component="checkpoint", migrations=MIGRATIONS)
+
+    @property
+    def path(self) -> str:
+        return self._db.path
+
+    async def __aenter__(self) -> SQLiteCheckpointer:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the file; the store cannot be used afterwards."""
+        await self._db.close()
+
+    # -- the protocol -----------------------------------------------------------------------
+
+    async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
+        """Add ``entries`` after the stored ones and replace the head, in one transaction."""
+        validate_id(run_id, "run_id")
+        if not isinstance(head, RunHead):
+            raise UserError(f"head must be a RunHead, got {type(head).__name__}")
+        # Encode before the transaction, so a value JSON cannot hold fails with nothing written.
+        batch = entries_to_json(entries) if entries else None
+        head_json = _encode_head(run_id, head)
+        count = len(entries)
+        bump = 0 if batch is None else 1
+
+        def save(conn: sqlite3.Connection) -> None:
+            now = head.updated_at  # the head's own time orders list_runs on every backend
+            row = conn.execute(
+                "SELECT run_key, next_seq FROM checkpoint_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                created = time.time()
+                cur = conn.execute(
+                    "INSERT INTO checkpoint_runs (run_id, head, status, session_id, entry_count,"
+                    " next_seq, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (run_id, head_json, head.status, head.session_id, count, bump, created, now),
+                )
+                run_key, seq = cur.lastrowid, 0
+            else:
+                run_key, seq = row
+                conn.execute(
+                    "UPDATE checkpoint_runs SET head = ?, status = ?, session_id = ?,"
+                    " entry_count = entry_count + ?, next_seq = next_seq + ?, updated_at = ?"
+                    " WHERE run_key = ?",
+                    (head_json, head.status, head.session_id, count, bump, now, run_key),
+                )
+            if batch is not None:
+                conn.execute(
+                    "INSERT INTO checkpoint_batches (run_key, seq, entries) VALUES (?, ?, ?)",
+                    (run_key, seq, batch),
+                )
+
+        await self._db.write(save)
+
+    async def load(self, run_id: str) -> RunSnapshot | None:
+        """The run's entries in order with its latest head, or ``None`` for an unknown id."""
+        validate_id(run_id, "run_id")
+
+        def read(conn: sqlite3.Connection) -> tuple[_Row, list[bytes]] | None:
+            row = conn.execute(
+                "SELECT run_key, run_id, head, status FROM checkpoint_runs WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            return row, _batches(conn, row[0])
+
+        found = await self._db.read(read)
+        if found is None:
+            return None
+        return _snapshot(self.path, *found)
+
+    async def delete(self, run_id: str) -> None:
+        """Forget the run (head and entries); a later append starts it afresh."""
+        validate_id(run_id, "run_id")
+
+        def drop(conn: sqlite3.Connection) -> None:
+            row = conn.execute(
+                "SELECT run_key FROM checkpoint_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is not None:
+                conn.execute("DELETE FROM checkpoint_batches WHERE run_key = ?", (row[0],))
+                conn.execute("DELETE FROM checkpoint_runs WHERE run_key = ?", (row[0],))
+
+        await self._db.write(drop)
+
+    # -- maintenance (not part of the protocol) ---------------------------------------------
+
+    async def list_runs(self, *, statuses: Sequence[str] | None = None) -> list[RunSnapshot]:
+        """Every stored run (heads and entries), newest first, optionally only these statuses."""
+        wanted = _check_statuses(statuses)
+
+        def read(conn: sqlite3.Connection) -> list[tuple[_Row, list[bytes]]]:
+            sql = "SELECT run_key, run_id, head, status FROM checkpoint_runs"
+            params: tuple[str, ...] = ()
+            if wanted is not None:
+                sql += f" WHERE status IN ({', '.join('?' * len(wanted))})"
+                params = wanted
+            sql += " ORDER BY updated_at DESC, run_key DESC"
+            rows = conn.execute(sql, params).fetchall()
+            return [(row, _batches(conn, row[0])) for row in rows]
+
+        if wanted == ():
+            return []
+        return [_snapshot(self.path, row, blobs) for row, blobs in await self._db.read(read)]
+
+
+def _batches(conn: sqlite3.Connection, run_key: int) -> list[bytes]:
+    rows = conn.execute(
+        "SELECT entries FROM checkpoint_batches WHERE run_key = ? ORDER BY seq", (run_key,)
+    ).fetchall()
+    # a batch written as TEXT by another tool still decodes
+    return [r[0].encode() if isinstance(r[0], str) else bytes(r[0]) for r in rows]
+
+
+def _encode_head(run_id: str, head: RunHead) -> str:
+    try:
+        return json.dumps(head.to_dict(), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(
+            f"cannot checkpoint run {run_id!r}: its head does not fit JSON ({exc})",
+            hint="keep RunHead.output and context_state to JSON values (str, numbers, "
+            "lists, dicts)",
+        ) from exc
+
+
+def _snapshot(path: str, row: _Row, blobs: list[bytes]) -> RunSnapshot:
+    _, run_id, head_json, _ = row
+    try:
+        head = RunHead.from_dict(json.loads(head_json))
+        entries = _decode_entries(blobs)
+    except (ValueError, KeyError, TypeError, ValidationError) as exc:
+        raise StoreError(
+            f"the stored checkpoint of run {run_id!r} in {path!r} cannot be read: {exc}",
+            hint="delete the run (checkpointer.delete(run_id)) to start it again, or restore "
+            "the file from a backup",
+        ) from exc
+    return RunSnapshot.of(run_id, entries, head)
+
+
+def _decode_entries(blobs: list[bytes]) -> list[TranscriptEntry]:
+    """Decode every batch with one parse: the arrays are joined into one JSON array."""
+    if not blobs:
+        return []
+    inner = [b.strip()[1:-1].strip() for b in blobs]
+    return entries_from_json(b"[" + b",".join(i for i in inner if i) + b"]")
+
+
+def _check_statuses(statuses: Sequence[str] | None) -> tuple[str, ...] | None:
+    if statuses is None:
+        return None
+    if isinstance(statuses, str):
+        raise UserError(
+            "statuses must be a list of statuses, not one string",
+            hint=f"pass statuses=[{statuses!r}]",
+        )
+    unknown = [s for s in statuses if s not in RUN_STATUSES]
+    if unknown:
+        raise UserError(
+            f"unknown run status {unknown[0]!r}",
+            hint=f"use any of {', '.join(RUN_STATUSES)}",
+        )
+    return tuple(statuses)

@@ -1,0 +1,59 @@
+"""The checkpointer backends every checkpoint contract test runs against.
+
+Import ``checkpoint_backend`` / ``checkpointer`` into a test module to run it once per backend.
+A new backend (PostgreSQL) is one more entry in ``BACKENDS`` and one more branch in ``_open``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lovia import Checkpointer, InMemoryCheckpointer, SQLiteCheckpointer
+
+BACKENDS = ["memory", "sqlite"]
+
+
+class CheckpointBackend:
+    """Opens checkpointers on one backend's storage; ``reopen`` sees the same stored runs."""
+
+    def __init__(self, name: str, tmp_path: Path) -> None:
+        self.name = name
+        self.path = tmp_path / "checkpoints.db"
+        self.durable = name != "memory"
+        self._opened: list[Any] = []
+        self._memory = InMemoryCheckpointer()
+
+    def open(self) -> Checkpointer:
+        cp: Checkpointer
+        if self.name == "memory":
+            cp = self._memory  # the process is the storage: "reopening" is the same object
+        elif self.name == "sqlite":
+            cp = SQLiteCheckpointer(self.path)
+        else:  # pragma: no cover - a backend named in BACKENDS without a branch here
+            raise AssertionError(f"no opener for backend {self.name!r}")
+        self._opened.append(cp)
+        return cp
+
+    async def close(self) -> None:
+        for cp in self._opened:
+            close = getattr(cp, "close", None)
+            if close is not None:
+                await close()
+
+
+@pytest.fixture(params=BACKENDS)
+async def checkpoint_backend(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[CheckpointBackend]:
+    backend = CheckpointBackend(request.param, tmp_path)
+    yield backend
+    await backend.close()
+
+
+@pytest.fixture
+def checkpointer(checkpoint_backend: CheckpointBackend) -> Checkpointer:
+    return checkpoint_backend.open()

@@ -1,0 +1,333 @@
+"""The checkpointer contract (C1-C3, C13), run against every backend in ``BACKENDS``."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from lovia import (
+    AssistantTextEntry,
+    Checkpointer,
+    InputEntry,
+    ReasoningEntry,
+    RunHead,
+    SchemaError,
+    SQLiteCheckpointer,
+    StoreError,
+    ToolCallEntry,
+    ToolResultEntry,
+    TranscriptEntry,
+    Usage,
+    UserError,
+)
+from tests.stores.checkpoint_backends import CheckpointBackend, checkpoint_backend, checkpointer
+
+__all__ = ["checkpoint_backend", "checkpointer"]  # fixtures used by name
+
+
+def user(text: str) -> InputEntry:
+    return InputEntry(role="user", content=text)
+
+
+def head(**overrides: object) -> RunHead:
+    values: dict[str, object] = {"agent_name": "worker"}
+    values.update(overrides)
+    return RunHead(**values)  # type: ignore[arg-type]
+
+
+# -- the protocol, on every backend -------------------------------------------------------
+
+
+async def test_load_of_unknown_run_is_none(checkpointer: Checkpointer) -> None:
+    """C5: an id never appended has no snapshot."""
+    assert await checkpointer.load("never-stored") is None
+
+
+async def test_append_adds_after_stored_entries_and_replaces_head(
+    checkpointer: Checkpointer,
+) -> None:
+    """C2/C3: each append adds only its new entries; the head is the latest one."""
+    await checkpointer.append("r1", [user("hi")], head(turns=0))
+    await checkpointer.append(
+        "r1", [AssistantTextEntry(content="hello")], head(turns=1, status="completed")
+    )
+    snap = await checkpointer.load("r1")
+    assert snap is not None
+    assert snap.run_id == "r1"
+    assert snap.entries == [user("hi"), AssistantTextEntry(content="hello")]
+    assert snap.turns == 1
+    assert snap.status == "completed"
+
+
+async def test_entries_load_in_append_order_over_many_batches(checkpointer: Checkpointer) -> None:
+    """C2: a long run is the concatenation of its saves, in order."""
+    expected: list[TranscriptEntry] = []
+    for i in range(60):
+        batch: list[TranscriptEntry] = [
+            ToolCallEntry(call_id=f"c{i}", name="step", arguments=f'{{"i": {i}}}'),
+            ToolResultEntry(call_id=f"c{i}", output=f"done {i}"),
+        ][: 1 + i % 2]
+        expected.extend(batch)
+        await checkpointer.append("long", batch, head(turns=i))
+    snap = await checkpointer.load("long")
+    assert snap is not None
+    assert snap.entries == expected
+    assert snap.turns == 59
+
+
+async def test_append_with_no_entries_only_replaces_the_head(checkpointer: Checkpointer) -> None:
+    """C3: a head-only save (e.g. the status change) keeps every entry."""
+    await checkpointer.append("r", [user("a")], head())
+    await checkpointer.append("r", [], head(status="interrupted", turns=3))
+    snap = await checkpointer.load("r")
+    assert snap is not None
+    assert snap.entries == [user("a")]
+    assert (snap.status, snap.turns) == ("interrupted", 3)
+
+
+async def test_runs_are_kept_apart_by_run_id(checkpointer: Checkpointer) -> None:
+    """C5: run_id is the only key; two ids are two runs."""
+    await checkpointer.append("a", [user("for a")], head(agent_name="A"))
+    await checkpointer.append("b", [user("for b")], head(agent_name="B"))
+    a, b = await checkpointer.load("a"), await checkpointer.load("b")
+    assert a is not None and b is not None
+    assert (a.entries, a.agent_name) == ([user("for a")], "A")
+    assert (b.entries, b.agent_name) == ([user("for b")], "B")
+
+
+async def test_delete_then_append_starts_a_fresh_run(checkpointer: Checkpointer) -> None:
+    """C9: after delete the same id holds only what is appended next."""
+    await checkpointer.append("r", [user("old")], head(turns=5, status="completed"))
+    await checkpointer.delete("r")
+    assert await checkpointer.load("r") is None
+    await checkpointer.append("r", [user("new")], head())
+    snap = await checkpointer.load("r")
+    assert snap is not None
+    assert snap.entries == [user("new")]
+    assert (snap.turns, snap.status) == (0, "running")
+
+
+async def test_delete_of_unknown_run_does_nothing(checkpointer: Checkpointer) -> None:
+    await checkpointer.append("kept", [user("x")], head())
+    await checkpointer.delete("missing")
+    assert await checkpointer.load("kept") is not None
+
+
+async def test_what_goes_in_and_comes_out_is_copied(checkpointer: Checkpointer) -> None:
+    """Stores copy what they are given and what they return."""
+    given: list[TranscriptEntry] = [user("one")]
+    state = {"summary": ["a"]}
+    await checkpointer.append("r", given, head(context_state=state, output={"k": [1]}))
+    given.append(user("sneaked in"))
+    state["summary"].append("b")
+    first = await checkpointer.load("r")
+    assert first is not None
+    first.entries.append(user("mutated"))
+    first.context_state["summary"].append("c")
+    first.output["k"].append(2)
+    again = await checkpointer.load("r")
+    assert again is not None
+    assert again.entries == [user("one")]
+    assert again.context_state == {"summary": ["a"]}
+    assert again.output == {"k": [1]}
+
+
+async def test_head_round_trips_every_field(checkpointer: Checkpointer) -> None:
+    """C3: agent, usage, turns, status, output, error, context state and the rest survive."""
+    stored = RunHead(
+        agent_name="billing",
+        usage=Usage(input_tokens=11, output_tokens=22, cache_read_tokens=3, cache_write_tokens=4),
+        turns=7,
+        status="failed",
+        output={"answer": [1, 2.5, None, "ü"]},
+        error={"type": "ProviderError", "message": "boom", "hint": "retry"},
+        context_state={"carried": {"tokens": 1200}},
+        updated_at=1_700_000_000.25,
+        session_id="user-42",
+        started_calls=("call_a", "call_b"),
+    )
+    await checkpointer.append("r", [user("x")], stored)
+    snap = await checkpointer.load("r")
+    assert snap is not None
+    assert snap.head == stored
+
+
+async def test_every_entry_type_round_trips(checkpointer: Checkpointer) -> None:
+    entries: list[TranscriptEntry] = [
+        InputEntry(role="user", content=[{"type": "text", "text": "look"}]),
+        ReasoningEntry(content="think", id="r1", provider="x", metadata={"sig": "abc"}),
+        AssistantTextEntry(content="text with \u2603 and \n newlines", id="m1"),
+        ToolCallEntry(call_id="c1", name="lookup", arguments='{"q": "\\"quoted\\""}'),
+        ToolResultEntry(call_id="c1", output="", is_error=True),
+    ]
+    await checkpointer.append("r", entries, head())
+    snap = await checkpointer.load("r")
+    assert snap is not None
+    assert snap.entries == entries
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 513, 42])
+async def test_bad_run_id_is_a_user_error(checkpointer: Checkpointer, bad: object) -> None:
+    with pytest.raises(UserError):
+        await checkpointer.append(bad, [user("x")], head())  # type: ignore[arg-type]
+    with pytest.raises(UserError):
+        await checkpointer.load(bad)  # type: ignore[arg-type]
+
+
+async def test_list_runs_is_newest_first_and_filters_by_status(
+    checkpoint_backend: CheckpointBackend,
+) -> None:
+    """The built-in backends list their runs (for `lovia runs` and the web UI)."""
+    cp = checkpoint_backend.open()
+    await cp.append("old", [user("1")], head(status="completed", updated_at=100.0))
+    await cp.append("mid", [user("2")], head(status="interrupted", updated_at=200.0))
+    await cp.append("new", [user("3")], head(status="running", updated_at=300.0))
+    await cp.append("old", [], head(status="completed", updated_at=150.0))
+    runs = await cp.list_runs()  # type: ignore[attr-defined]
+    assert [r.run_id for r in runs] == ["new", "mid", "old"]
+    pending = await cp.list_runs(statuses=["running", "interrupted"])  # type: ignore[attr-defined]
+    assert {r.run_id for r in pending} == {"mid", "new"}
+    assert [e for r in pending for e in r.entries] != []
+
+
+async def test_a_durable_backend_survives_a_new_instance(
+    checkpoint_backend: CheckpointBackend,
+) -> None:
+    """E4: a durable checkpointer keeps runs across instances (and processes)."""
+    if not checkpoint_backend.durable:
+        pytest.skip("in-memory stores die with the process (E4)")
+    first = checkpoint_backend.open()
+    await first.append("r", [user("kept")], head(turns=2))
+    second = checkpoint_backend.open()
+    snap = await second.load("r")
+    assert snap is not None
+    assert (snap.entries, snap.turns) == ([user("kept")], 2)
+
+
+# -- SQLite extras -----------------------------------------------------------------------
+
+
+def _tables(path: Path) -> dict[str, str]:
+    with sqlite3.connect(path) as conn:
+        return dict(conn.execute("SELECT key, value FROM lovia_meta").fetchall())
+
+
+async def test_sqlite_records_its_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "cp.db"
+    async with SQLiteCheckpointer(path) as cp:
+        await cp.append("r", [user("x")], head())
+    assert _tables(path)["schema:checkpoint"] == "1"
+
+
+async def test_sqlite_refuses_a_newer_schema_and_leaves_the_file_unchanged(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "cp.db"
+    async with SQLiteCheckpointer(path) as cp:
+        await cp.append("r", [user("x")], head())
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE lovia_meta SET value = '99' WHERE key = 'schema:checkpoint'")
+    before = path.read_bytes()
+    async with SQLiteCheckpointer(path) as cp:
+        with pytest.raises(SchemaError) as info:
+            await cp.load("r")
+        assert info.value.hint
+    assert path.read_bytes() == before
+
+
+async def test_sqlite_refuses_a_file_that_is_not_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("my notes, not a database")
+    async with SQLiteCheckpointer(str(path)) as cp:
+        with pytest.raises(SchemaError):
+            await cp.load("r")
+    assert path.read_text() == "my notes, not a database"
+
+
+async def test_sqlite_wal_switches_the_journal_mode(tmp_path: Path) -> None:
+    """C13/S12: wal=True means WAL journal mode; the default is off."""
+    wal_path, plain_path = tmp_path / "wal.db", tmp_path / "plain.db"
+    async with SQLiteCheckpointer(wal_path, wal=True) as cp:
+        await cp.append("r", [user("x")], head())
+    async with SQLiteCheckpointer(plain_path) as cp:
+        await cp.append("r", [user("x")], head())
+    with sqlite3.connect(wal_path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with sqlite3.connect(plain_path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+async def test_sqlite_save_never_rewrites_earlier_entries(tmp_path: Path) -> None:
+    """Design: a save inserts one batch row; rows written before stay byte-for-byte."""
+    path = tmp_path / "cp.db"
+    async with SQLiteCheckpointer(path) as cp:
+        await cp.append("r", [user("first")], head())
+        with sqlite3.connect(path) as conn:
+            first = conn.execute("SELECT batch_key, entries FROM checkpoint_batches").fetchall()
+        for i in range(5):
+            await cp.append("r", [AssistantTextEntry(content=f"t{i}")], head(turns=i))
+        await cp.append("r", [], head(status="completed"))
+        with sqlite3.connect(path) as conn:
+            rows = conn.execute(
+                "SELECT batch_key, entries FROM checkpoint_batches ORDER BY seq"
+            ).fetchall()
+    assert len(rows) == 6
+    assert rows[0] == first[0]
+
+
+async def test_sqlite_damaged_batch_is_a_store_error_naming_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "cp.db"
+    async with SQLiteCheckpointer(path) as cp:
+        await cp.append("job-7", [user("x")], head())
+    with sqlite3.connect(path) as conn:
+        conn.execute('UPDATE checkpoint_batches SET entries = \'[{"type": "nope"}]\'')
+    async with SQLiteCheckpointer(path) as cp:
+        with pytest.raises(StoreError, match="job-7") as info:
+            await cp.load("job-7")
+    assert info.value.hint
+
+
+async def test_sqlite_head_that_is_not_json_fails_with_nothing_written(tmp_path: Path) -> None:
+    async with SQLiteCheckpointer(tmp_path / "cp.db") as cp:
+        await cp.append("r", [user("x")], head())
+        with pytest.raises(StoreError, match="JSON"):
+            await cp.append("r", [user("y")], head(output={1, 2}))
+        snap = await cp.load("r")
+    assert snap is not None and snap.entries == [user("x")]
+
+
+async def test_sqlite_closed_store_is_a_user_error(tmp_path: Path) -> None:
+    cp = SQLiteCheckpointer(tmp_path / "cp.db")
+    await cp.append("r", [user("x")], head())
+    await cp.close()
+    with pytest.raises(UserError):
+        await cp.load("r")
+
+
+async def test_sqlite_list_runs_rejects_unknown_statuses(tmp_path: Path) -> None:
+    async with SQLiteCheckpointer(tmp_path / "cp.db") as cp:
+        with pytest.raises(UserError):
+            await cp.list_runs(statuses=["done"])
+        assert await cp.list_runs(statuses=[]) == []
+
+
+async def test_sqlite_shares_one_file_with_the_session_store(tmp_path: Path) -> None:
+    """C1/S12: a session and a checkpointer may live in one file, each with its schema."""
+    sqlite_session = pytest.importorskip("lovia.stores.sqlite_session")
+    path = tmp_path / "app.db"
+    session = sqlite_session.SQLiteSession(path, wal=True)
+    cp = SQLiteCheckpointer(path, wal=True)
+    try:
+        await session.append("s1", [user("in the session")], run_id="r1")
+        await cp.append("r1", [user("in the checkpoint")], head())
+        assert await session.load("s1") == [user("in the session")]
+        snap = await cp.load("r1")
+        assert snap is not None and snap.entries == [user("in the checkpoint")]
+    finally:
+        await session.close()
+        await cp.close()
+    meta = _tables(path)
+    assert meta["schema:checkpoint"] == "1"
+    assert "schema:session" in meta
