@@ -12,6 +12,7 @@ import asyncio
 import functools
 import inspect
 import re
+import sys
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -167,6 +168,7 @@ def tool(
     def build(fn: F) -> Tool:
         return make_tool(
             fn,
+            localns=_caller_locals(),
             name=name,
             description=description,
             parallel=parallel,
@@ -176,8 +178,15 @@ def tool(
         )
 
     if func is not None:
-        return build(func)
+        return make_tool(func, localns=_caller_locals())
     return build
+
+
+def _caller_locals() -> dict[str, Any]:
+    """The namespace two frames up: where a tool defined inside a function was declared,
+    so annotations naming local classes resolve under ``from __future__ import annotations``."""
+    frame = sys._getframe(2)
+    return dict(frame.f_locals)
 
 
 def make_tool(
@@ -189,6 +198,7 @@ def make_tool(
     timeout: float | None = None,
     max_output_chars: int | None = None,
     on_resume: OnResume = "rerun",
+    localns: dict[str, Any] | None = None,
 ) -> Tool:
     """Build a ``Tool`` from ``fn`` (the work behind ``@tool``)."""
     if isinstance(fn, Tool):
@@ -208,7 +218,7 @@ def make_tool(
             f"tool {tool_name!r}: on_resume must be 'rerun', 'fail' or a callable",
         )
     summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
-    args_model, context_param = _arguments_model(fn, tool_name, arg_docs)
+    args_model, context_param = _arguments_model(fn, tool_name, arg_docs, localns)
     schema = args_model.model_json_schema()
     schema.pop("title", None)
     return Tool(
@@ -227,10 +237,13 @@ def make_tool(
 
 
 def _arguments_model(
-    fn: Callable[..., Any], tool_name: str, arg_docs: dict[str, str]
+    fn: Callable[..., Any],
+    tool_name: str,
+    arg_docs: dict[str, str],
+    localns: dict[str, Any] | None,
 ) -> tuple[type[BaseModel], str | None]:
     try:
-        hints = typing.get_type_hints(fn, include_extras=True)
+        hints = typing.get_type_hints(fn, localns=localns, include_extras=True)
     except Exception as exc:
         raise ToolError(
             f"cannot read the type hints of tool {tool_name!r}: {exc}",

@@ -157,12 +157,13 @@ class RunDriver:
         if snapshot is not None and snapshot.status == "completed":
             return await self._replay(snapshot)
         await self._setup(run_id, snapshot)
+        self.provider(self.state.agent)  # no model configured: fail before any event
         await self._emit(
             ev.RunStarted(run_id, self.state.agent.name, self.session_id, snapshot is not None)
         )
         if snapshot is None:
             await self._start_new()
-        return await self._loop()
+        return await self._loop(resumed=snapshot is not None)
 
     def _check_arguments(self) -> None:
         if not isinstance(self.entry_agent, Agent):
@@ -280,13 +281,13 @@ class RunDriver:
 
     # -- turns ------------------------------------------------------------------------------
 
-    async def _loop(self) -> RunResult:
+    async def _loop(self, *, resumed: bool) -> RunResult:
         state = self.state
-        pending = dangling_tool_calls(state.entries)
+        pending = dangling_tool_calls(state.entries) if resumed else []
         if pending:  # a resumed run: finish the interrupted turn first (C10)
             await self._tools_phase(pending, resumed=True)
             await self._emit(ev.TurnEnded(state.turn))
-        elif state.entries and isinstance(state.entries[-1], AssistantTextEntry):
+        elif resumed and state.turn and isinstance(state.entries[-1], AssistantTextEntry):
             return await self._finish()  # the final answer was saved before a crash
         while True:
             if self.cancel_token.cancelled:
@@ -367,11 +368,11 @@ class RunDriver:
             if self.cancel_token.cancelled:
                 raise RunCancelled(self._cancel_message())
             first = group[0]
-            tool = self.tooling(state.agent).by_name.get(first.name)
+            tool = tooling.by_name.get(first.name)
             if tool is not None and tool.handoff_target is not None:
                 handed_to = await self._handoff(first, tool, handed_to)
                 continue
-            await self._run_group(group, resumed=resumed)
+            await self._run_group(group, tooling, resumed=resumed)
 
     async def _handoff(self, call: ToolCallEntry, tool: Tool, done: Agent | None) -> Agent:
         state = self.state
@@ -391,9 +392,11 @@ class RunDriver:
         await self._emit(ev.HandoffOccurred(previous.name, target.name))
         return target
 
-    async def _run_group(self, group: list[ToolCallEntry], *, resumed: bool) -> None:
+    async def _run_group(
+        self, group: list[ToolCallEntry], tooling: _Tooling, *, resumed: bool
+    ) -> None:
+        """Run one batch of calls with the tools of the agent that asked for them."""
         state = self.state
-        tooling = self.tooling(state.agent)
         runs: list[tuple[ToolCallEntry, Tool | None]] = [
             (c, tooling.by_name.get(c.name)) for c in group
         ]
@@ -409,7 +412,7 @@ class RunDriver:
         for call, _ in runs:
             await self._emit(ev.ToolCallStarted(call))
         tasks: dict[asyncio.Future[ToolOutcome], ToolCallEntry] = {
-            asyncio.ensure_future(self._call_tool(c, t)): c for c, t in runs
+            asyncio.ensure_future(self._call_tool(c, t, tooling)): c for c, t in runs
         }
         await self._collect(tasks)
 
@@ -471,9 +474,11 @@ class RunDriver:
                 await self._emit_completed(call)
         return cancelled
 
-    async def _call_tool(self, call: ToolCallEntry, tool: Tool | None) -> ToolOutcome:
+    async def _call_tool(
+        self, call: ToolCallEntry, tool: Tool | None, tooling: _Tooling
+    ) -> ToolOutcome:
         if tool is None:
-            names = ", ".join(sorted(self.tooling(self.state.agent).by_name)) or "none"
+            names = ", ".join(sorted(tooling.by_name)) or "none"
             return ToolOutcome(f"unknown tool {call.name!r}; available tools: {names}", True)
         assert self.ctx is not None
         outcome = await tool(self.ctx, call.arguments)
