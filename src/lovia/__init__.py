@@ -57,6 +57,8 @@ from .transcript import (
 from .usage import Usage
 
 if TYPE_CHECKING:
+    from .providers.anthropic import AnthropicProvider
+    from .providers.openai import OpenAIChatProvider
     from .stores.sqlite import SQLiteCheckpointer, SQLiteSession
 
 __version__ = "0.1.0"
@@ -64,6 +66,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Agent",
     "AgentHooks",
+    "AnthropicProvider",
     "AssistantTextEntry",
     "CancelToken",
     "CheckpointOptions",
@@ -81,6 +84,7 @@ __all__ = [
     "MaxTurnsExceeded",
     "ModelSettings",
     "NoopContextPolicy",
+    "OpenAIChatProvider",
     "OutputValidationError",
     "Provider",
     "ProviderError",
@@ -115,6 +119,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "AnthropicProvider": "lovia.providers.anthropic",
+    "OpenAIChatProvider": "lovia.providers.openai",
     "SQLiteSession": "lovia.stores.sqlite",
     "SQLiteCheckpointer": "lovia.stores.sqlite",
 }

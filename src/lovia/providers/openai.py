@@ -1,0 +1,328 @@
+"""OpenAI Chat Completions, and every server that speaks it (vLLM, Ollama, LM Studio, ...).
+
+::
+
+    model = OpenAIChatProvider("gpt-4.1")                       # OPENAI_API_KEY
+    local = OpenAIChatProvider("qwen3", base_url="http://127.0.0.1:8000/v1", api_key="local")
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ProviderError, UserError
+from ..transcript import (
+    AssistantTextEntry,
+    EntryCompletedDelta,
+    FinishDelta,
+    InputEntry,
+    ModelDelta,
+    ReasoningDelta,
+    ReasoningEntry,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEntry,
+    ToolResultEntry,
+    TranscriptEntry,
+    UsageDelta,
+)
+from ..usage import Usage
+from ._common import api_key_from_env, status_error, tool_choice_name
+from .base import ToolSpec
+
+if TYPE_CHECKING:
+    from ..settings import ModelSettings
+
+__all__ = ["OpenAIChatProvider", "to_chat_messages"]
+
+_KEY = "OPENAI_API_KEY"
+
+
+class OpenAIChatProvider:
+    """A model behind an OpenAI-compatible Chat Completions endpoint, streamed.
+
+    The key comes from ``api_key`` or ``OPENAI_API_KEY``, the URL from ``base_url`` or
+    ``OPENAI_BASE_URL`` (default: OpenAI). A missing key is a ``UserError`` right here, before
+    any request; servers that do not check keys take any value. Pass ``client`` to use an
+    ``openai.AsyncOpenAI`` you configured yourself (its retries are yours then).
+    ``send_reasoning=True`` sends earlier reasoning back as ``reasoning_content``, for servers
+    that want it (DeepSeek's thinking mode with tools); by default it is dropped.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: Any = None,
+        timeout: float = 600.0,
+        supports_json_schema: bool = True,
+        send_reasoning: bool = False,
+    ) -> None:
+        self.model = model
+        self.supports_json_schema = supports_json_schema
+        self.send_reasoning = send_reasoning
+        self._owns_client = client is None
+        if client is None:
+            try:
+                import openai
+            except ImportError as exc:  # pragma: no cover - depends on the install
+                raise UserError(
+                    "the openai provider needs the openai package",
+                    hint="pip install 'lovia[openai]'",
+                ) from exc
+            key = api_key_from_env(api_key, _KEY, "openai")
+            # max_retries=0: the agent's RetryPolicy is the one place that decides on retries.
+            client = openai.AsyncOpenAI(
+                api_key=key,
+                base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
+                max_retries=0,
+                timeout=timeout,
+            )
+        self.client = client
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatProvider({self.model!r}, base_url={str(self.client.base_url)!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (only those of a client this provider created)."""
+        if self._owns_client:
+            await self.client.close()
+
+    async def __aenter__(self) -> OpenAIChatProvider:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def request(
+        self,
+        entries: Sequence[TranscriptEntry],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        response_format: dict[str, Any] | None = None,
+        settings: ModelSettings | None = None,
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` for this call."""
+        req: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_chat_messages(entries, send_reasoning=self.send_reasoning),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            req["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t.get("description") or "",
+                        "parameters": t.get("parameters") or {"type": "object", "properties": {}},
+                    },
+                }
+                for t in tools
+            ]
+        if response_format is not None:
+            req["response_format"] = response_format
+        if settings is not None:
+            _apply_settings(req, settings, has_tools=bool(tools))
+        return req
+
+    async def stream(
+        self,
+        entries: Sequence[TranscriptEntry],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        response_format: dict[str, Any] | None = None,
+        settings: ModelSettings | None = None,
+    ) -> AsyncIterator[ModelDelta]:
+        """Stream one answer; whole entries come only after the server finished properly."""
+        import openai
+
+        req = self.request(entries, tools=tools, response_format=response_format, settings=settings)
+        where = f"openai:{self.model}"
+        answer = _Answer()
+        try:
+            sdk_stream = await self.client.chat.completions.create(**req)
+        except openai.APIError as exc:
+            raise _error(exc, where) from exc
+        try:
+            async for chunk in sdk_stream:
+                for delta in answer.add(chunk):
+                    yield delta
+        except openai.APIError as exc:
+            raise _error(exc, where) from exc
+        finally:
+            # Runs on cancellation and on an abandoned generator too: the socket closes now,
+            # not when the garbage collector gets to it.
+            await sdk_stream.close()
+        if answer.finish_reason is None:
+            raise ProviderError(
+                f"{where}: the stream ended before the model finished its answer",
+                hint="the connection was cut; a RetryPolicy on the agent retries such calls",
+            )
+        for entry in answer.entries():
+            yield EntryCompletedDelta(entry)
+        if answer.usage is not None:
+            yield UsageDelta(answer.usage)
+        yield FinishDelta(answer.finish_reason)
+
+
+class _Answer:
+    """The answer as it streams in: text, reasoning, tool-call fragments, usage, finish."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, list[str]] = {}
+        self.usage: Usage | None = None
+        self.finish_reason: str | None = None
+
+    def add(self, chunk: Any) -> list[ModelDelta]:
+        out: list[ModelDelta] = []
+        if chunk.usage is not None:
+            self.usage = _usage(chunk.usage)
+        for choice in chunk.choices or ():
+            if choice.index != 0:
+                continue  # n > 1 is not something an agent asks for
+            delta = choice.delta
+            if delta is not None:
+                out.extend(self._delta(delta))
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+        return out
+
+    def _delta(self, delta: Any) -> list[ModelDelta]:
+        out: list[ModelDelta] = []
+        extra = delta.model_extra or {}
+        # vLLM and DeepSeek say reasoning_content, OpenRouter and Ollama say reasoning.
+        thought = extra.get("reasoning_content") or extra.get("reasoning")
+        if isinstance(thought, str) and thought:
+            self.reasoning.append(thought)
+            out.append(ReasoningDelta(thought))
+        if delta.content:
+            self.text.append(delta.content)
+            out.append(TextDelta(delta.content))
+        for frag in delta.tool_calls or ():
+            slot = self.calls.setdefault(frag.index, ["", "", ""])
+            fn = frag.function
+            name = (fn.name if fn is not None else None) or None
+            args = (fn.arguments if fn is not None else None) or ""
+            if frag.id:
+                slot[0] = frag.id
+            if name:
+                # OpenAI sends the name once; a few servers repeat it in every fragment.
+                slot[1] = name if slot[1] in ("", name) else slot[1] + name
+            slot[2] += args
+            out.append(ToolCallDelta(frag.index, call_id=frag.id, name=name, arguments=args))
+        return out
+
+    def entries(self) -> list[TranscriptEntry]:
+        out: list[TranscriptEntry] = []
+        if self.reasoning:
+            out.append(ReasoningEntry(content="".join(self.reasoning), provider="openai"))
+        if self.text:
+            out.append(AssistantTextEntry(content="".join(self.text)))
+        for index in sorted(self.calls):
+            call_id, name, arguments = self.calls[index]
+            if not name:
+                raise ProviderError(f"the model sent a tool call (index {index}) with no name")
+            out.append(
+                ToolCallEntry(
+                    call_id=call_id or f"call_{index}", name=name, arguments=arguments or "{}"
+                )
+            )
+        return out
+
+
+def to_chat_messages(
+    entries: Sequence[TranscriptEntry], *, send_reasoning: bool = False
+) -> list[dict[str, Any]]:
+    """Chat Completions messages for ``entries``.
+
+    Consecutive assistant text and tool calls become one assistant message with
+    ``tool_calls``; each result becomes a ``tool`` message with its ``tool_call_id``.
+    """
+    out: list[dict[str, Any]] = []
+    turn: dict[str, Any] | None = None  # the assistant message being built
+    for e in entries:
+        if isinstance(e, (AssistantTextEntry, ToolCallEntry, ReasoningEntry)):
+            if turn is None:
+                turn = {"role": "assistant", "content": None}
+                out.append(turn)
+            _add_to_turn(turn, e, send_reasoning)
+            continue
+        turn = None
+        if isinstance(e, InputEntry):
+            out.append({"role": e.role, "content": e.content})
+        elif isinstance(e, ToolResultEntry):
+            out.append({"role": "tool", "tool_call_id": e.call_id, "content": e.output})
+    # A turn holding only dropped reasoning would be an empty assistant message: leave it out.
+    return [m for m in out if m["role"] != "assistant" or len(m) > 2 or m["content"] is not None]
+
+
+def _add_to_turn(turn: dict[str, Any], e: TranscriptEntry, send_reasoning: bool) -> None:
+    if isinstance(e, AssistantTextEntry):
+        turn["content"] = (turn["content"] or "") + e.content
+    elif isinstance(e, ToolCallEntry):
+        turn.setdefault("tool_calls", []).append(
+            {
+                "id": e.call_id,
+                "type": "function",
+                "function": {"name": e.name, "arguments": e.arguments},
+            }
+        )
+    elif isinstance(e, ReasoningEntry) and send_reasoning:
+        turn["reasoning_content"] = turn.get("reasoning_content", "") + e.content
+
+
+def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -> None:
+    for field in ("temperature", "max_tokens", "top_p"):
+        value = getattr(s, field)
+        if value is not None:
+            req[field] = value
+    if s.tool_choice is not None and has_tools:
+        name = tool_choice_name(s.tool_choice)
+        req["tool_choice"] = (
+            s.tool_choice if name is None else {"type": "function", "function": {"name": name}}
+        )
+    # OpenAI rejects parallel_tool_calls on a request without tools.
+    if s.parallel_tool_calls is not None and has_tools:
+        req["parallel_tool_calls"] = s.parallel_tool_calls
+    if s.extra_body:
+        req["extra_body"] = dict(s.extra_body)
+
+
+def _usage(raw: Any) -> Usage:
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    # input_tokens is the whole prompt, cached part included (OpenAI's convention, kept for
+    # every provider so the context policy reads one meaning).
+    return Usage(
+        input_tokens=int(raw.prompt_tokens or 0),
+        output_tokens=int(raw.completion_tokens or 0),
+        cache_read_tokens=int(cached or 0),
+    )
+
+
+def _error(exc: Exception, where: str) -> ProviderError:
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        message = str(body.get("message") or exc.message)
+        return status_error(
+            where, exc.status_code, message, code=getattr(exc, "code", None), key_variable=_KEY
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return ProviderError(
+            f"{where}: could not reach the server: {exc}",
+            hint="check OPENAI_BASE_URL (or base_url=...) and that the server is running",
+        )
+    # An error event inside the stream: the server gave up mid-answer.
+    return ProviderError(f"{where}: the server reported an error mid-stream: {exc}")
