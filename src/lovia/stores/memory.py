@@ -4,22 +4,37 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from ..transcript import TranscriptEntry
 from .checkpoint import RunHead, RunSnapshot, validate_id
+from .maintenance import (
+    MaintenancePlan,
+    RewindResult,
+    SessionInfo,
+    rewind_plan,
+    title_of,
+    trim_plan,
+)
 from .session import Segment
 
 __all__ = ["InMemoryCheckpointer", "InMemorySession"]
 
 
 class InMemorySession:
-    """A ``Session`` in a dict. Entries are immutable, so copying the lists is enough."""
+    """A ``Session`` in a dict, for tests and throwaway chats: it dies with the process (E4).
+
+    Besides the protocol it has the built-in maintenance methods (``trim_tool_results``,
+    ``rewind``, ``rewind_runs``) and ``list_sessions()``. Entries are immutable, so copying
+    the lists is enough; ``meta`` is deep-copied in and out.
+    """
 
     def __init__(self) -> None:
         self._sessions: dict[str, list[Segment]] = {}
+        self._times: dict[str, tuple[float, float]] = {}  # session_id -> (created, updated)
         self._lock = asyncio.Lock()
 
     async def segments(self, session_id: str) -> list[Segment]:
@@ -47,11 +62,77 @@ class InMemorySession:
         if any(s.run_id == run_id for s in segments):
             return run_id
         segments.append(Segment(run_id, list(entries), copy.deepcopy(meta)))
+        self._touch(session_id)
         return run_id
 
     async def clear(self, session_id: str) -> None:
         validate_id(session_id, "session_id")
         self._sessions.pop(session_id, None)
+        self._times.pop(session_id, None)
+
+    # -- maintenance (built-in stores only; not part of the protocol) -----------------------
+
+    async def trim_tool_results(
+        self, session_id: str, *, keep_chars: int = 400, keep_runs: int = 1
+    ) -> int:
+        """Cut stored tool outputs to ``keep_chars`` except in the last ``keep_runs`` runs (S8).
+
+        Returns how many outputs were trimmed; a second call trims nothing.
+        """
+        validate_id(session_id, "session_id")
+        async with self._lock:
+            segments = self._sessions.get(session_id, [])
+            plan = trim_plan(segments, keep_chars=keep_chars, keep_runs=keep_runs)
+            self._apply(session_id, plan)
+        return plan.count
+
+    async def rewind(self, session_id: str, *, keep_entries: int) -> int:
+        """Keep the first ``keep_entries`` entries of ``load()`` and drop the rest (S10).
+
+        Returns how many entries were removed (tool calls whose results were cut count too).
+        Use ``rewind_runs`` to learn which runs changed, and delete their checkpoints (S11).
+        """
+        return (await self.rewind_runs(session_id, keep_entries=keep_entries)).removed
+
+    async def rewind_runs(self, session_id: str, *, keep_entries: int) -> RewindResult:
+        """``rewind``, also naming the runs it truncated or deleted (delete their checkpoints)."""
+        validate_id(session_id, "session_id")
+        async with self._lock:
+            segments = self._sessions.get(session_id, [])
+            plan = rewind_plan(segments, keep_entries=keep_entries)
+            self._apply(session_id, plan)
+        return RewindResult(plan.count, plan.affected_run_ids)
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        """Every non-empty session, most recently changed first."""
+        out: list[SessionInfo] = []
+        for sid, segments in self._sessions.items():
+            created, updated = self._times.get(sid, (0.0, 0.0))
+            entries = [e for s in segments for e in s.entries]
+            out.append(
+                SessionInfo(sid, len(segments), len(entries), created, updated, title_of(entries))
+            )
+        return sorted(out, key=lambda i: i.updated_at, reverse=True)
+
+    def _apply(self, session_id: str, plan: MaintenancePlan) -> None:
+        if plan.empty:
+            return
+        new = {s.run_id: s for s in plan.replace}
+        gone = set(plan.delete)
+        kept = [
+            new.get(s.run_id, s) for s in self._sessions.get(session_id, ()) if s.run_id not in gone
+        ]
+        if kept:
+            self._sessions[session_id] = kept
+            self._touch(session_id)
+        else:
+            self._sessions.pop(session_id, None)
+            self._times.pop(session_id, None)
+
+    def _touch(self, session_id: str) -> None:
+        now = time.time()
+        created, _ = self._times.get(session_id, (now, now))
+        self._times[session_id] = (created, now)
 
 
 class InMemoryCheckpointer:

@@ -1,0 +1,216 @@
+"""Plan session maintenance (trim, rewind) once, as pure functions over a session's segments.
+
+``trim_plan`` and ``rewind_plan`` look at the segments of one session and return a
+``MaintenancePlan``: which segments to replace (same ``run_id``, new entries and meta), which
+to delete, and the count the maintenance method returns. They do no I/O; every built-in
+store loads the segments, asks for a plan and applies it in one transaction, so the
+semantics (S8, S10) are written once and cannot drift between backends.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UserError
+from ..transcript import (
+    InputEntry,
+    ToolCallEntry,
+    ToolResultEntry,
+    TranscriptEntry,
+)
+from .session import Segment
+
+__all__ = [
+    "MaintenancePlan",
+    "RewindResult",
+    "SessionInfo",
+    "check_count",
+    "is_trimmed",
+    "rewind_plan",
+    "title_of",
+    "trim_marker",
+    "trim_plan",
+]
+
+TITLE_CHARS = 80
+_MARKER = re.compile(r"\n\[lovia: trimmed (\d+) of (\d+) characters\]\Z")
+
+
+@dataclass(frozen=True)
+class MaintenancePlan:
+    """What a trim or rewind changes in one session.
+
+    ``replace`` holds the new version of each changed segment (matched by ``run_id``; order
+    is unchanged), ``delete`` the ``run_id``s to remove, and ``count`` what the maintenance
+    method returns: results trimmed, or entries removed.
+    """
+
+    replace: tuple[Segment, ...] = ()
+    delete: tuple[str, ...] = ()
+    count: int = 0
+
+    @property
+    def affected_run_ids(self) -> tuple[str, ...]:
+        """Every run the plan changes or deletes, replaced ones first."""
+        return tuple(s.run_id for s in self.replace) + self.delete
+
+    @property
+    def empty(self) -> bool:
+        return not self.replace and not self.delete
+
+
+@dataclass(frozen=True)
+class RewindResult:
+    """What ``rewind_runs`` did: entries removed, and the runs it truncated or deleted.
+
+    Delete the checkpoints of ``affected_run_ids`` (S11): a later resume of one of those
+    runs would otherwise write the undone tail back.
+    """
+
+    removed: int
+    affected_run_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One session as ``list_sessions()`` reports it (times are Unix seconds)."""
+
+    session_id: str
+    runs: int
+    entries: int
+    created_at: float
+    updated_at: float
+    title: str | None = None
+    """The first user input of the session, cut to 80 characters (``None`` if there is none)."""
+
+
+def check_count(value: Any, name: str) -> int:
+    """``value`` as a non-negative int, or ``UserError`` (``bool`` is refused on purpose)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserError(
+            f"{name} must be a non-negative int, got {value!r}",
+            hint=f"pass {name} as a whole number like 0, 1 or 400",
+        )
+    if value < 0:
+        raise UserError(f"{name} must not be negative, got {value}", hint=f"pass {name} >= 0")
+    return value
+
+
+# -- trim (S8) -------------------------------------------------------------------------------
+
+
+def trim_marker(cut: int, total: int) -> str:
+    """The text that ends a trimmed output: how many of how many characters were cut."""
+    return f"\n[lovia: trimmed {cut} of {total} characters]"
+
+
+def is_trimmed(output: str) -> bool:
+    """True when ``output`` already ends with a trim marker (so trimming it again is a no-op)."""
+    return _MARKER.search(output) is not None
+
+
+def trim_plan(segments: Sequence[Segment], *, keep_chars: int, keep_runs: int) -> MaintenancePlan:
+    """Plan cutting tool outputs to ``keep_chars`` in every run but the last ``keep_runs``.
+
+    Only ``ToolResultEntry.output`` changes: structure, order and ``call_id`` pairing stay,
+    and ``meta`` is kept. An output that is short enough, or already ends with a trim marker,
+    is left alone, so a second trim with the same arguments plans nothing.
+    """
+    check_count(keep_chars, "keep_chars")
+    check_count(keep_runs, "keep_runs")
+    end = max(len(segments) - keep_runs, 0)
+    changed: list[Segment] = []
+    count = 0
+    for seg in segments[:end]:
+        new_entries: list[TranscriptEntry] = []
+        trimmed_here = 0
+        for e in seg.entries:
+            if (
+                isinstance(e, ToolResultEntry)
+                and len(e.output) > keep_chars
+                and not is_trimmed(e.output)
+            ):
+                total = len(e.output)
+                output = e.output[:keep_chars] + trim_marker(total - keep_chars, total)
+                new_entries.append(e.model_copy(update={"output": output}))
+                trimmed_here += 1
+            else:
+                new_entries.append(e)
+        if trimmed_here:
+            changed.append(Segment(seg.run_id, new_entries, seg.meta))
+            count += trimmed_here
+    return MaintenancePlan(replace=tuple(changed), count=count)
+
+
+# -- rewind (S10) ----------------------------------------------------------------------------
+
+
+def rewind_plan(segments: Sequence[Segment], *, keep_entries: int) -> MaintenancePlan:
+    """Plan keeping the first ``keep_entries`` entries of the flat ``load()`` view.
+
+    Runs wholly after the cut are deleted. A run the cut falls inside is truncated, and every
+    kept tool call whose result was cut away goes too (it counts as removed), so the
+    transcript stays well formed; a changed run's ``meta`` becomes ``None`` because its
+    context state described the whole run. A run left with no entries is deleted. A cut at
+    or past the end plans nothing; ``keep_entries=0`` deletes every run.
+    """
+    check_count(keep_entries, "keep_entries")
+    flat = [e for seg in segments for e in seg.entries]
+    if keep_entries >= len(flat):
+        return MaintenancePlan()
+    orphaned = _calls_answered_at_or_after(flat, keep_entries)
+    replace: list[Segment] = []
+    delete: list[str] = []
+    start = 0
+    for seg in segments:
+        size = len(seg.entries)
+        positions = range(start, min(start + size, keep_entries))
+        start += size
+        kept = [flat[i] for i in positions if i not in orphaned]
+        if len(kept) == size:
+            continue
+        if kept:
+            replace.append(Segment(seg.run_id, kept, None))
+        else:
+            delete.append(seg.run_id)
+    remaining = keep_entries - len(orphaned)
+    return MaintenancePlan(
+        replace=tuple(replace), delete=tuple(delete), count=len(flat) - remaining
+    )
+
+
+def _calls_answered_at_or_after(flat: Sequence[TranscriptEntry], cut: int) -> set[int]:
+    """Positions (< ``cut``) of tool calls whose answering result sits at or after ``cut``.
+
+    Pairing follows ``dangling_tool_calls``: a result answers the latest still-open earlier
+    call with its ``call_id``. Calls that were never answered are not touched: a rewind does
+    not repair what was dangling before, it only keeps the cut from creating new orphans.
+    """
+    open_calls: dict[str, list[int]] = {}
+    orphaned: set[int] = set()
+    for pos, e in enumerate(flat):
+        if isinstance(e, ToolCallEntry):
+            open_calls.setdefault(e.call_id, []).append(pos)
+        elif isinstance(e, ToolResultEntry):
+            stack = open_calls.get(e.call_id)
+            if stack:
+                call_pos = stack.pop()
+                if call_pos < cut <= pos:
+                    orphaned.add(call_pos)
+    return orphaned
+
+
+# -- helpers the stores share ----------------------------------------------------------------
+
+
+def title_of(entries: Sequence[TranscriptEntry]) -> str | None:
+    """The first user input's text, cut to 80 characters: a session's title in listings."""
+    for e in entries:
+        if isinstance(e, InputEntry) and e.role == "user":
+            text = " ".join(e.text.split())
+            if text:
+                return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+    return None

@@ -1,0 +1,345 @@
+"""The session contract (S2-S5, S7, S8, S10), run against every backend in ``SESSION_BACKENDS``.
+
+The ``session`` / ``session_backend`` fixtures come from this folder's ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lovia import (
+    AssistantTextEntry,
+    InMemorySession,
+    InputEntry,
+    Segment,
+    Session,
+    ToolCallEntry,
+    ToolResultEntry,
+    TranscriptEntry,
+    UserError,
+)
+
+
+def user(text: str) -> InputEntry:
+    return InputEntry(role="user", content=text)
+
+
+def say(text: str) -> AssistantTextEntry:
+    return AssistantTextEntry(content=text)
+
+
+def call(call_id: str) -> ToolCallEntry:
+    return ToolCallEntry(call_id=call_id, name="lookup", arguments='{"q": 1}')
+
+
+def result(call_id: str, output: str = "ok") -> ToolResultEntry:
+    return ToolResultEntry(call_id=call_id, output=output)
+
+
+def tool_run(n: int, output: str = "ok") -> list[TranscriptEntry]:
+    """One run as the runner stores it: input, a call, its result, the final text."""
+    return [user(f"question {n}"), call(f"c{n}"), result(f"c{n}", output), say(f"answer {n}")]
+
+
+async def three_runs(session: Any, sid: str = "s") -> list[TranscriptEntry]:
+    """Runs A (4 entries, with a tool), B (4, with a tool), C (2): 10 entries in all."""
+    await session.append(sid, tool_run(1), run_id="A", meta={"context_state": {"a": 1}})
+    await session.append(sid, tool_run(2), run_id="B", meta={"context_state": {"b": 2}})
+    await session.append(sid, [user("thanks"), say("welcome")], run_id="C", meta={"c": 3})
+    loaded: list[TranscriptEntry] = await session.load(sid)
+    return loaded
+
+
+# -- the protocol ----------------------------------------------------------------------------
+
+
+async def test_store_is_a_session(session: Any) -> None:
+    """S3: the built-in stores satisfy the four-method protocol."""
+    assert isinstance(session, Session)
+
+
+async def test_unknown_session_is_empty(session: Any) -> None:
+    assert await session.segments("nobody") == []
+    assert await session.load("nobody") == []
+
+
+async def test_append_stores_one_segment_with_entries_and_meta(session: Any) -> None:
+    """S2: a run is one Segment(run_id, entries, meta)."""
+    entries = tool_run(1)
+    rid = await session.append("s", entries, run_id="r1", meta={"context_state": {"k": [1, 2]}})
+    assert rid == "r1"
+    assert await session.segments("s") == [Segment("r1", entries, {"context_state": {"k": [1, 2]}})]
+
+
+async def test_load_concatenates_segments_in_append_order(session: Any) -> None:
+    """S3: load() is every segment's entries, in the order the runs were appended."""
+    for n in (3, 1, 2):
+        await session.append("s", tool_run(n), run_id=f"r{n}")
+    assert [s.run_id for s in await session.segments("s")] == ["r3", "r1", "r2"]
+    assert await session.load("s") == tool_run(3) + tool_run(1) + tool_run(2)
+
+
+async def test_append_without_run_id_generates_a_fresh_one(session: Any) -> None:
+    """S5: run_id=None gets a new id each time, so both runs are stored."""
+    first = await session.append("s", [user("a")])
+    second = await session.append("s", [user("b")])
+    assert isinstance(first, str) and first and first != second
+    assert [s.run_id for s in await session.segments("s")] == [first, second]
+
+
+async def test_append_under_a_stored_run_id_changes_nothing(session: Any) -> None:
+    """S5: a second append under the same run_id is a no-op that returns the stored id."""
+    await session.append("s", [user("original")], run_id="r1", meta={"v": 1})
+    again = await session.append("s", [user("replayed"), say("x")], run_id="r1", meta={"v": 2})
+    assert again == "r1"
+    assert await session.segments("s") == [Segment("r1", [user("original")], {"v": 1})]
+
+
+async def test_run_ids_are_scoped_to_their_session(session: Any) -> None:
+    """S5/S7: the same run_id in two sessions is two segments."""
+    await session.append("a", [user("in a")], run_id="r1")
+    await session.append("b", [user("in b")], run_id="r1")
+    assert await session.load("a") == [user("in a")]
+    assert await session.load("b") == [user("in b")]
+
+
+async def test_sessions_never_see_each_other(session: Any) -> None:
+    """S7: different session_ids are isolated for reads, clear and maintenance."""
+    await three_runs(session, "a")
+    other = await three_runs(session, "b")
+    await session.clear("a")
+    await session.rewind("a", keep_entries=0)
+    assert await session.trim_tool_results("a", keep_chars=0, keep_runs=0) == 0
+    assert await session.load("a") == []
+    assert await session.load("b") == other
+
+
+async def test_clear_empties_the_session_and_frees_its_run_ids(session: Any) -> None:
+    await three_runs(session)
+    await session.clear("s")
+    assert await session.segments("s") == []
+    await session.append("s", [user("again")], run_id="A")
+    assert await session.load("s") == [user("again")]
+
+
+async def test_clear_of_an_unknown_session_is_fine(session: Any) -> None:
+    await session.clear("nobody")
+    assert await session.load("nobody") == []
+
+
+async def test_what_goes_in_and_comes_out_is_copied(session: Any) -> None:
+    """Stores copy their inputs and outputs: mutating either never changes what is stored."""
+    entries: list[TranscriptEntry] = [user("hi")]
+    meta: dict[str, Any] = {"context_state": {"n": [1]}}
+    await session.append("s", entries, run_id="r1", meta=meta)
+    entries.append(say("sneaked in"))
+    meta["context_state"]["n"].append(2)
+    loaded = await session.load("s")
+    loaded.append(say("also sneaked"))
+    seg = (await session.segments("s"))[0]
+    seg.entries.append(say("and this"))
+    assert seg.meta is not None
+    seg.meta["context_state"]["n"].append(3)
+    assert await session.segments("s") == [
+        Segment("r1", [user("hi")], {"context_state": {"n": [1]}})
+    ]
+
+
+async def test_a_durable_store_survives_a_new_instance(session_backend: Any) -> None:
+    """S7: a SQLite session is seen by a new instance; an in-memory one dies with it (E4)."""
+    first = session_backend.open()
+    await first.append("s", tool_run(1), run_id="r1", meta={"m": 1})
+    if session_backend.durable:
+        await first.close()
+        again = session_backend.open()
+        assert await again.segments("s") == [Segment("r1", tool_run(1), {"m": 1})]
+    else:
+        assert await InMemorySession().load("s") == []
+
+
+@pytest.mark.parametrize("bad", ["", 42, None, "x" * 513])
+async def test_bad_session_ids_raise_user_error(session: Any, bad: Any) -> None:
+    with pytest.raises(UserError):
+        await session.append(bad, [user("hi")])
+    with pytest.raises(UserError):
+        await session.load(bad)
+
+
+# -- trim (S8) -------------------------------------------------------------------------------
+
+
+async def test_trim_cuts_outputs_in_every_run_but_the_last(session: Any) -> None:
+    """S8: outputs keep their first keep_chars characters, then a marker; the last run stays."""
+    big = "".join(chr(ord("a") + i % 26) for i in range(1000))
+    for n in (1, 2, 3):
+        await session.append("s", tool_run(n, big), run_id=f"r{n}", meta={"n": n})
+    trimmed = await session.trim_tool_results("s", keep_chars=400, keep_runs=1)
+    assert trimmed == 2
+    segments = await session.segments("s")
+    for seg in segments[:2]:
+        out = seg.entries[2]
+        assert isinstance(out, ToolResultEntry)
+        assert out.output.startswith(big[:400])
+        assert out.output[400:] == "\n[lovia: trimmed 600 of 1000 characters]"
+    assert segments[2] == Segment("r3", tool_run(3, big), {"n": 3})
+    # structure, order, call_id pairing and meta stay as they were
+    assert [s.run_id for s in segments] == ["r1", "r2", "r3"]
+    assert [s.meta for s in segments] == [{"n": 1}, {"n": 2}, {"n": 3}]
+    for n, seg in zip((1, 2, 3), segments, strict=True):
+        assert [type(e) for e in seg.entries] == [type(e) for e in tool_run(n)]
+        assert [getattr(e, "call_id", None) for e in seg.entries] == [None, f"c{n}", f"c{n}", None]
+
+
+async def test_trim_is_idempotent(session: Any) -> None:
+    """S8: a second trim with the same arguments trims nothing and changes nothing."""
+    for n in (1, 2, 3):
+        await session.append("s", tool_run(n, "x" * 900), run_id=f"r{n}")
+    assert await session.trim_tool_results("s", keep_chars=100, keep_runs=1) == 2
+    once = await session.segments("s")
+    assert await session.trim_tool_results("s", keep_chars=100, keep_runs=1) == 0
+    assert await session.segments("s") == once
+
+
+async def test_trim_leaves_short_outputs_alone(session: Any) -> None:
+    await session.append("s", tool_run(1, "y" * 400), run_id="r1")
+    await session.append("s", tool_run(2), run_id="r2")
+    assert await session.trim_tool_results("s") == 0
+    assert await session.load("s") == tool_run(1, "y" * 400) + tool_run(2)
+
+
+async def test_trim_with_keep_runs_zero_trims_every_run(session: Any) -> None:
+    for n in (1, 2):
+        await session.append("s", tool_run(n, "z" * 50), run_id=f"r{n}")
+    assert await session.trim_tool_results("s", keep_chars=10, keep_runs=5) == 0
+    assert await session.trim_tool_results("s", keep_chars=10, keep_runs=0) == 2
+    outputs = [e.output for e in await session.load("s") if isinstance(e, ToolResultEntry)]
+    assert outputs == ["z" * 10 + "\n[lovia: trimmed 40 of 50 characters]"] * 2
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"keep_chars": -1},
+        {"keep_runs": -1},
+        {"keep_chars": 1.5},
+        {"keep_runs": True},
+        {"keep_chars": "400"},
+    ],
+)
+async def test_trim_with_bad_arguments_raises_user_error_and_changes_nothing(
+    session: Any, kwargs: dict[str, Any]
+) -> None:
+    before = await three_runs(session)
+    with pytest.raises(UserError):
+        await session.trim_tool_results("s", **kwargs)
+    assert await session.load("s") == before
+
+
+# -- rewind (S10) ----------------------------------------------------------------------------
+
+
+async def test_rewind_at_a_run_boundary_deletes_later_runs(session: Any) -> None:
+    """S10: runs wholly after the cut are deleted; a run before it keeps its meta."""
+    await three_runs(session)
+    assert await session.rewind("s", keep_entries=4) == 6
+    assert await session.segments("s") == [Segment("A", tool_run(1), {"context_state": {"a": 1}})]
+
+
+async def test_rewind_inside_a_run_drops_orphaned_call(session: Any) -> None:
+    """S10: a call whose result was cut goes too, counts as removed, and the meta is cleared."""
+    await three_runs(session)
+    removed = await session.rewind("s", keep_entries=6)  # A + B's input and call
+    assert removed == 5
+    assert await session.segments("s") == [
+        Segment("A", tool_run(1), {"context_state": {"a": 1}}),
+        Segment("B", [user("question 2")], None),
+    ]
+
+
+async def test_rewind_inside_a_run_keeps_answered_calls(session: Any) -> None:
+    """S10: a cut after a result keeps the call and its result; the run's meta is cleared."""
+    await three_runs(session)
+    assert await session.rewind("s", keep_entries=7) == 3
+    segments = await session.segments("s")
+    assert segments[1] == Segment("B", tool_run(2)[:3], None)
+    assert len(await session.load("s")) == 7
+
+
+async def test_rewind_to_zero_empties_the_session(session: Any) -> None:
+    """S10: keep_entries=0 empties the session."""
+    await three_runs(session)
+    assert await session.rewind("s", keep_entries=0) == 10
+    assert await session.segments("s") == []
+    assert await session.load("s") == []
+
+
+@pytest.mark.parametrize("keep", [10, 11, 1000])
+async def test_rewind_at_or_past_the_end_does_nothing(session: Any, keep: int) -> None:
+    """S10: a cut at or past the end removes nothing and keeps every meta."""
+    await three_runs(session)
+    before = await session.segments("s")
+    assert await session.rewind("s", keep_entries=keep) == 0
+    assert await session.segments("s") == before
+
+
+async def test_rewind_of_an_unknown_session_removes_nothing(session: Any) -> None:
+    assert await session.rewind("nobody", keep_entries=0) == 0
+
+
+@pytest.mark.parametrize("keep", [-1, 2.0, None, False, "3"])
+async def test_rewind_with_bad_arguments_raises_user_error_and_changes_nothing(
+    session: Any, keep: Any
+) -> None:
+    before = await three_runs(session)
+    with pytest.raises(UserError):
+        await session.rewind("s", keep_entries=keep)
+    assert await session.load("s") == before
+
+
+async def test_rewind_runs_names_the_runs_to_forget_checkpoints_of(session: Any) -> None:
+    """S10/S11: rewind_runs tells the caller which runs were truncated or deleted."""
+    await three_runs(session)
+    done = await session.rewind_runs("s", keep_entries=6)
+    assert done.removed == 5
+    assert sorted(done.affected_run_ids) == ["B", "C"]
+    nothing = await session.rewind_runs("s", keep_entries=99)
+    assert (nothing.removed, nothing.affected_run_ids) == (0, ())
+
+
+async def test_after_rewind_new_runs_append_after_the_cut(session: Any) -> None:
+    """S10: rewind is the primitive under edit-and-resend: the next run follows the kept part."""
+    await three_runs(session)
+    await session.rewind("s", keep_entries=4)
+    await session.append("s", [user("edited"), say("new answer")], run_id="D")
+    await session.append("s", [user("old C again")], run_id="C")  # deleted ids are free again
+    assert await session.load("s") == [
+        *tool_run(1),
+        user("edited"),
+        say("new answer"),
+        user("old C again"),
+    ]
+
+
+async def test_trim_after_rewind_sees_the_rewound_runs(session: Any) -> None:
+    for n in (1, 2, 3):
+        await session.append("s", tool_run(n, "q" * 30), run_id=f"r{n}")
+    await session.rewind("s", keep_entries=8)
+    assert await session.trim_tool_results("s", keep_chars=5, keep_runs=1) == 1
+
+
+# -- listing (built-in extra) ----------------------------------------------------------------
+
+
+async def test_list_sessions_reports_runs_entries_and_title(session: Any) -> None:
+    await three_runs(session, "a")
+    await session.append("b", [say("no user input"), user("  hello\n  there  " + "w" * 100)])
+    infos = {i.session_id: i for i in await session.list_sessions()}
+    assert set(infos) == {"a", "b"}
+    assert (infos["a"].runs, infos["a"].entries, infos["a"].title) == (3, 10, "question 1")
+    title = infos["b"].title
+    assert title is not None and title.startswith("hello there www") and len(title) == 80
+    assert infos["a"].created_at <= infos["a"].updated_at
+    await session.clear("a")
+    assert [i.session_id for i in await session.list_sessions()] == ["b"]
