@@ -24,8 +24,9 @@ def resolve_model(model: Any) -> Provider:
         model = env
     if isinstance(model, str):
         return _from_string(model)
-    if isinstance(model, Provider):
-        return model
+    if callable(getattr(model, "stream", None)):  # duck-typed: a runtime Protocol check is slow
+        provider: Provider = model
+        return provider
     raise UserError(
         f"cannot use {type(model).__name__} as a model",
         hint="pass a model string like 'openai:gpt-4.1' or a Provider instance",
