@@ -28,6 +28,7 @@ class RunRecorder:
 
     __slots__ = (
         "checkpointer",
+        "completed",
         "delete_on_success",
         "run_id",
         "saved",
@@ -51,6 +52,7 @@ class RunRecorder:
         self.session_id = session_id
         self.delete_on_success = delete_on_success
         self.saved = saved  # how many of the run's entries the checkpoint already holds
+        self.completed = False  # the checkpoint says "completed": nothing may overwrite it
 
     def head(
         self,
@@ -86,6 +88,7 @@ class RunRecorder:
     async def complete(self, state: Any, stored_output: Any) -> None:
         """C12: checkpoint completed, then session append, then delete_on_success."""
         await self.save(state, "completed", output=stored_output)
+        self.completed = True
         await self.append_session(state.entries, state.context_state)
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)
@@ -108,8 +111,8 @@ class RunRecorder:
 
     async def end_badly(self, state: Any, error: BaseException) -> None:
         """Record a failed or interrupted run; never raises over the run's own error."""
-        if self.checkpointer is None:
-            return
+        if self.checkpointer is None or self.completed:
+            return  # C12: a failed session append leaves the run completed, for replay to repair
         from ..errors import RunCancelled
 
         status: RunStatus = "interrupted" if isinstance(error, RunCancelled) else "failed"
@@ -125,7 +128,7 @@ class RunRecorder:
 
     async def mark_interrupted(self, state: Any) -> None:
         """Best effort after asyncio cancellation: the head says ``interrupted``."""
-        if self.checkpointer is None:
+        if self.checkpointer is None or self.completed:
             return
         try:
             await self.save(state, "interrupted")
