@@ -126,12 +126,14 @@ class SQLiteDatabase:
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
+            # schema first: switching to WAL rewrites the file header, and a refused file
+            # (foreign or newer) must be left byte-for-byte unchanged
+            self._transaction(conn, self._ensure_schema)
             if self.wal:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise StoreError(f"{self.path!r}: could not switch to WAL (got {mode!r})")
                 conn.execute("PRAGMA synchronous = NORMAL")
-            self._transaction(conn, self._ensure_schema)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise _store_error(self.path, exc) from exc
