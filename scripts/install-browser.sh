@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install Debian's Chromium for the browser tests (Playwright drives it; it never downloads
+# a browser of its own). Idempotent and quiet: does nothing when /usr/bin/chromium exists.
+set -euo pipefail
+if [ -x /usr/bin/chromium ]; then
+    exit 0
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-browser: no apt-get here; install Chromium as /usr/bin/chromium yourself" >&2
+    exit 1
+fi
+SUDO=""
+if [ "$(id -u)" != "0" ]; then
+    SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+test -x /usr/bin/chromium

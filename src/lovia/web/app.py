@@ -1,0 +1,134 @@
+"""``create_app``: the FastAPI app behind ``lovia web`` (JSON + SSE API, and the page).
+
+::
+
+    from lovia.web import create_app
+    app = create_app({"assistant": agent}, session=SQLiteSession(db, wal=True),
+                     checkpointer=SQLiteCheckpointer(db, wal=True))
+    # uvicorn app:app   (OpenAPI docs at /docs)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping
+from importlib import resources
+from typing import Any
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from .. import __version__
+from ..agent import Agent
+from ..errors import LoviaError, UserError
+from ..stores.checkpoint import Checkpointer
+from ..stores.memory import InMemoryCheckpointer, InMemorySession
+from ..stores.session import Session
+from .auth import COOKIE_NAME, token_matches
+from .chats import ChatBook
+from .limits import BodyLimit
+from .routes import router
+from .supervisor import ChatBusy, RunSupervisor
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("lovia.web")
+MAX_BODY_BYTES = 512 * 1024
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
+
+
+def create_app(
+    agents: Agent | Mapping[str, Agent],
+    *,
+    session: Session | None = None,
+    checkpointer: Checkpointer | None = None,
+    ui: bool = True,
+    token: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> FastAPI:
+    """The chat server for ``agents`` (one agent or ``{name: agent}``; empty = no model).
+
+    Without stores it keeps chats in memory (gone on restart); pass ``SQLiteSession`` and
+    ``SQLiteCheckpointer`` for durable chats and resumable runs. With ``token``, every
+    ``/api`` route needs ``Authorization: Bearer <token>`` or the cookie set by
+    ``/?token=<token>``; otherwise it answers 401.
+    """
+    named = _agents_by_name(agents)
+    chats = ChatBook(session or InMemorySession(), checkpointer or InMemoryCheckpointer())
+    supervisor = RunSupervisor(named, chats)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await supervisor.close()
+
+    app = FastAPI(
+        title="lovia",
+        version=__version__,
+        description="Chat with lovia agents; every run is checkpointed and resumable.",
+        lifespan=lifespan,
+    )
+    app.state.supervisor = supervisor
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+
+    def require_token(request: Request) -> None:
+        if token is None:
+            return
+        if not token_matches(
+            token, request.headers.get("authorization"), request.cookies.get(COOKIE_NAME)
+        ):
+            raise HTTPException(
+                401,
+                detail="missing or wrong token",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+    @app.exception_handler(LoviaError)
+    async def lovia_error(_: Request, exc: LoviaError) -> JSONResponse:
+        status = 409 if isinstance(exc, ChatBusy) else 400 if isinstance(exc, UserError) else 500
+        return JSONResponse({"detail": exc.message, "hint": exc.hint}, status_code=status)
+
+    app.include_router(router, prefix="/api", dependencies=[Depends(require_token)])
+    if ui:
+        _mount_page(app, token)
+    return app
+
+
+def _agents_by_name(agents: Agent | Mapping[str, Agent]) -> dict[str, Agent]:
+    if isinstance(agents, Agent):
+        return {agents.name: agents}
+    if not isinstance(agents, Mapping):
+        raise UserError(
+            f"create_app needs an Agent or a {{name: agent}} mapping, got {type(agents).__name__}"
+        )
+    for name, agent in agents.items():
+        if not isinstance(agent, Agent):
+            raise UserError(f"agents[{name!r}] is a {type(agent).__name__}, not an Agent")
+    return dict(agents)
+
+
+def _mount_page(app: FastAPI, token: str | None) -> None:
+    static = resources.files("lovia.web") / "static"
+    index = str(static / "index.html")
+
+    @app.get("/", include_in_schema=False)
+    async def page(request: Request, token_param: str | None = Query(None, alias="token")) -> Any:
+        if token is not None and token_param is not None:
+            # trade the URL's token for a cookie, then drop it from the address bar
+            if not token_matches(token, f"Bearer {token_param}", None):
+                raise HTTPException(401, detail="wrong token")
+            response = RedirectResponse("/", status_code=303)
+            response.set_cookie(
+                COOKIE_NAME, token, httponly=True, samesite="strict", max_age=30 * 86400
+            )
+            return response
+        # the CSP is a second wall behind DOMPurify: no inline script can run at all
+        headers = {"Cache-Control": "no-store", "Content-Security-Policy": PAGE_POLICY}
+        return FileResponse(index, headers=headers)
+
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")

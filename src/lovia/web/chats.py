@@ -1,0 +1,167 @@
+"""Chats over the two stores: a chat is a session id with a title and timestamps.
+
+The session store holds what each chat has said (completed runs); the checkpointer holds a
+run that did not complete (stopped by a crash, a restart or an error), which the page offers
+to resume. Built-in stores have ``list_sessions`` / ``rewind_runs`` / ``list_runs``; for a
+custom store without them, the chats this process has seen are still listed, and a rewind
+works out the affected runs from the pure rewind plan.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..stores.checkpoint import Checkpointer, RunSnapshot
+from ..stores.maintenance import rewind_plan
+from ..stores.session import Session
+from ..transcript import InputEntry, TranscriptEntry, entry_to_dict
+
+__all__ = ["PENDING_STATUSES", "ChatBook", "Rewound", "title_of_entries"]
+
+log = logging.getLogger("lovia.web")
+
+PENDING_STATUSES = ("running", "interrupted", "failed")
+"""Head statuses of a run that did not complete: offered for resume (or retry)."""
+TITLE_CHARS = 80
+
+
+def title_of_entries(entries: list[TranscriptEntry]) -> str | None:
+    """The first user input, cut to 80 characters."""
+    for e in entries:
+        if isinstance(e, InputEntry) and e.role == "user":
+            text = " ".join(e.text.split())
+            return text[: TITLE_CHARS - 1] + "…" if len(text) > TITLE_CHARS else text
+    return None
+
+
+@dataclass(frozen=True)
+class Rewound:
+    """What a rewind did: entries removed and the runs it truncated or deleted (S11)."""
+
+    removed: int
+    affected_run_ids: tuple[str, ...]
+
+
+class ChatBook:
+    """Reads and maintains chats; knows nothing of live runs (see ``RunSupervisor``)."""
+
+    def __init__(self, session: Session, checkpointer: Checkpointer) -> None:
+        self.session = session
+        self.checkpointer = checkpointer
+        # chats seen by this process, for session stores without list_sessions()
+        self._seen: dict[str, tuple[float, float, str | None]] = {}
+
+    def touch(self, chat_id: str, title: str | None) -> None:
+        """Note that ``chat_id`` was written now (its first title is kept)."""
+        created, _, old = self._seen.get(chat_id, (time.time(), 0.0, None))
+        self._seen[chat_id] = (created, time.time(), old or title)
+
+    async def pending_runs(self) -> list[RunSnapshot]:
+        """Runs of a chat that did not complete, newest first."""
+        list_runs = getattr(self.checkpointer, "list_runs", None)
+        if list_runs is None:
+            return []
+        runs: list[RunSnapshot] = await list_runs(statuses=PENDING_STATUSES)
+        return [r for r in runs if r.session_id]
+
+    async def pending_run(self, chat_id: str) -> RunSnapshot | None:
+        for run in await self.pending_runs():
+            if run.session_id == chat_id:
+                return run
+        return None
+
+    async def summaries(self) -> list[dict[str, Any]]:
+        """Every chat, most recently updated first."""
+        chats: dict[str, dict[str, Any]] = {}
+        for cid, (created, updated, title) in self._seen.items():
+            chats[cid] = _summary(cid, title, created, updated)
+        list_sessions = getattr(self.session, "list_sessions", None)
+        if list_sessions is not None:
+            for info in await list_sessions():
+                old = chats.get(info.session_id)
+                chats[info.session_id] = _summary(
+                    info.session_id,
+                    info.title or (old["title"] if old else None),
+                    min(info.created_at, old["created_at"]) if old else info.created_at,
+                    max(info.updated_at, old["updated_at"]) if old else info.updated_at,
+                )
+        for run in await self.pending_runs():
+            sid = run.session_id or ""
+            found = chats.get(sid)
+            if found is None:
+                found = chats[sid] = _summary(
+                    sid, title_of_entries(run.entries), run.updated_at, run.updated_at
+                )
+            found["pending"] = {"run_id": run.run_id, "status": run.status}
+        return sorted(chats.values(), key=lambda c: c["updated_at"], reverse=True)
+
+    async def summary(self, chat_id: str) -> dict[str, Any] | None:
+        for chat in await self.summaries():
+            if chat["id"] == chat_id:
+                return chat
+        return None
+
+    async def detail(self, chat_id: str) -> dict[str, Any]:
+        """The chat's stored entries (with their index in ``load()``) and its pending run."""
+        entries = await self.session.load(chat_id)
+        summary = await self.summary(chat_id)
+        pending = await self.pending_run(chat_id)
+        return {
+            "id": chat_id,
+            "title": (summary or {}).get("title") or title_of_entries(entries),
+            "created_at": (summary or {}).get("created_at"),
+            "updated_at": (summary or {}).get("updated_at"),
+            "entries": [{"index": i, **entry_to_dict(e)} for i, e in enumerate(entries)],
+            "pending": None if pending is None else pending_dict(pending),
+        }
+
+    async def rewind(self, chat_id: str, keep_entries: int) -> Rewound:
+        """Cut the chat to its first ``keep_entries`` entries and delete the checkpoints of
+        every run the cut changed (S10, S11)."""
+        rewind_runs = getattr(self.session, "rewind_runs", None)
+        if rewind_runs is not None:
+            result = await rewind_runs(chat_id, keep_entries=keep_entries)
+            removed, affected = int(result.removed), tuple(result.affected_run_ids)
+        else:
+            plan = rewind_plan(await self.session.segments(chat_id), keep_entries=keep_entries)
+            removed = await self.session.rewind(chat_id, keep_entries=keep_entries)  # type: ignore[attr-defined]
+            affected = plan.affected_run_ids
+        for run_id in affected:
+            await self.checkpointer.delete(run_id)
+        return Rewound(removed, affected)
+
+    async def delete(self, chat_id: str) -> list[str]:
+        """Forget the chat: its session and the checkpoints of its runs. Returns those runs."""
+        run_ids = [s.run_id for s in await self.session.segments(chat_id)]
+        list_runs = getattr(self.checkpointer, "list_runs", None)
+        if list_runs is not None:
+            run_ids += [r.run_id for r in await list_runs() if r.session_id == chat_id]
+        for run_id in dict.fromkeys(run_ids):
+            await self.checkpointer.delete(run_id)
+        await self.session.clear(chat_id)
+        self._seen.pop(chat_id, None)
+        return list(dict.fromkeys(run_ids))
+
+
+def pending_dict(run: RunSnapshot) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "status": run.status,
+        "agent_name": run.agent_name,
+        "updated_at": run.updated_at,
+        "error": run.error,
+        "entries": [entry_to_dict(e) for e in run.entries],
+    }
+
+
+def _summary(cid: str, title: str | None, created: float, updated: float) -> dict[str, Any]:
+    return {
+        "id": cid,
+        "title": title,
+        "created_at": created,
+        "updated_at": updated,
+        "pending": None,
+    }

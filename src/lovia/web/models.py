@@ -1,0 +1,52 @@
+"""Request bodies of the HTTP API (validated by pydantic; unknown fields are refused)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CHAT_ID_PATTERN",
+    "MAX_MESSAGE_CHARS",
+    "EditMessage",
+    "NewChat",
+    "Regenerate",
+    "SendMessage",
+]
+
+MAX_MESSAGE_CHARS = 100_000
+CHAT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+
+Message = Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+AgentName = Annotated[str | None, Field(default=None, max_length=200)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NewChat(_Body):
+    """Create an empty chat (the server picks its id)."""
+
+
+class SendMessage(_Body):
+    """A new user message; ``agent`` picks one of the served agents (default: the first)."""
+
+    content: Message
+    agent: AgentName = None
+
+
+class EditMessage(_Body):
+    """Replace the user message at ``index`` (its position in the chat's entries) and
+    everything after it with ``content``, then answer again."""
+
+    index: Annotated[int, Field(ge=0)]
+    content: Message
+    agent: AgentName = None
+
+
+class Regenerate(_Body):
+    """Answer the last user message again (the last answer is rewound away)."""
+
+    agent: AgentName = None

@@ -1,0 +1,236 @@
+"""The ``/api`` routes: JSON for chats and runs, SSE (``text/event-stream``) for answers.
+
+Every route that starts a run (message, edit, regenerate, resume) answers with the run's
+events as SSE; the run itself belongs to the server, so a dropped connection does not stop
+it and ``GET /chats/{id}/events`` picks it up again.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi.responses import StreamingResponse
+
+from .. import __version__
+from ..errors import UserError
+from ..transcript import InputEntry, TranscriptEntry
+from .chats import title_of_entries
+from .models import CHAT_ID_PATTERN, EditMessage, NewChat, Regenerate, SendMessage
+from .sse import encode_comment, encode_sse
+from .supervisor import NO_MODEL_HINT, ChatBusy, LiveRun, RunSupervisor
+
+__all__ = ["router"]
+
+router = APIRouter()
+ChatId = Annotated[str, Path(pattern=CHAT_ID_PATTERN, description="the chat's session id")]
+
+
+def _supervisor(request: Request) -> RunSupervisor:
+    found: RunSupervisor = request.app.state.supervisor
+    return found
+
+
+Sup = Annotated[RunSupervisor, Depends(_supervisor)]
+
+
+def _sse(run: LiveRun, after: int = 0) -> StreamingResponse:
+    async def frames() -> AsyncIterator[bytes]:
+        yield encode_comment(f"run {run.run_id}")
+        async for seq, event in run.follow(after):
+            yield encode_sse(seq, event)
+
+    return StreamingResponse(
+        frames(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Lovia-Run-Id": run.run_id},
+    )
+
+
+def _is_user(entry: TranscriptEntry) -> bool:
+    return isinstance(entry, InputEntry) and entry.role == "user"
+
+
+def _is_demo(agent: Any) -> bool:
+    from ..demo import DemoProvider
+
+    return isinstance(agent.model, DemoProvider)
+
+
+@router.get("/health", summary="Is the server up, and what does it serve?")
+async def health(sup: Sup) -> dict[str, Any]:
+    return {
+        "ok": True,
+        "version": __version__,
+        "agents": [{"name": n, "demo": _is_demo(a)} for n, a in sup.agents.items()],
+        "setup_hint": None if sup.agents else NO_MODEL_HINT,
+    }
+
+
+@router.get("/chats", summary="List chats, most recently updated first")
+async def list_chats(sup: Sup) -> list[dict[str, Any]]:
+    out = await sup.chats.summaries()
+    known = {c["id"] for c in out}
+    for cid, run in sup.live.items():
+        if cid not in known:
+            out.insert(0, _fresh(cid, run))
+    for chat in out:
+        live = sup.live.get(chat["id"])
+        chat["live"] = live.to_dict() if live else None
+    return out
+
+
+@router.post("/chats", status_code=201, summary="Create an empty chat (returns its id)")
+async def new_chat(_: NewChat | None = None) -> dict[str, Any]:
+    return {"id": uuid.uuid4().hex}
+
+
+@router.get("/chats/{chat_id}", summary="A chat's entries, its live run and its unfinished run")
+async def get_chat(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
+    detail = await sup.chats.detail(chat_id)
+    live = sup.live.get(chat_id)
+    detail["live"] = live.to_dict() if live else None
+    unknown = not detail["entries"] and detail["pending"] is None and detail["created_at"] is None
+    if unknown and live is None:
+        raise HTTPException(404, detail=f"no chat {chat_id!r}")
+    if detail["title"] is None and live is not None:
+        detail["title"] = live.input_text
+    return detail
+
+
+@router.delete("/chats/{chat_id}", summary="Delete a chat and the checkpoints of its runs")
+async def delete_chat(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
+    if chat_id in sup.live:
+        raise ChatBusy(f"chat {chat_id!r} has a live run", hint="stop it first")
+    run_ids = await sup.chats.delete(chat_id)
+    return {"deleted": chat_id, "runs_deleted": run_ids}
+
+
+@router.post(
+    "/chats/{chat_id}/messages",
+    summary="Send a message; the answer streams back as SSE of lovia events",
+    response_class=StreamingResponse,
+)
+async def send(chat_id: ChatId, body: SendMessage, sup: Sup) -> StreamingResponse:
+    async def prepare() -> str:
+        return body.content
+
+    return _sse(await sup.begin(chat_id, prepare, agent_name=body.agent))
+
+
+@router.post("/chats/{chat_id}/stop", summary="Stop the live run and keep what it said (S6)")
+async def stop(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
+    run = await sup.stop(chat_id)
+    if run is not None:
+        return {"stopped": run.run_id}
+    settled = await sup.settle_pending(chat_id)
+    if settled is None:
+        raise HTTPException(409, detail=f"chat {chat_id!r} has no live or unfinished run")
+    return {"stopped": settled}
+
+
+@router.post(
+    "/chats/{chat_id}/edit",
+    summary="Replace an earlier user message and answer again (SSE)",
+    response_class=StreamingResponse,
+)
+async def edit(chat_id: ChatId, body: EditMessage, sup: Sup) -> StreamingResponse:
+    async def prepare() -> str:
+        await sup.settle_pending(chat_id)
+        entries = await sup.chats.session.load(chat_id)
+        if body.index >= len(entries) or not _is_user(entries[body.index]):
+            raise UserError(
+                f"entry {body.index} of chat {chat_id!r} is not a user message",
+                hint="pass the index of a user entry from GET /api/chats/{id}",
+            )
+        await sup.chats.rewind(chat_id, body.index)
+        return body.content
+
+    return _sse(await sup.begin(chat_id, prepare, agent_name=body.agent))
+
+
+@router.post(
+    "/chats/{chat_id}/regenerate",
+    summary="Answer the last user message again (SSE)",
+    response_class=StreamingResponse,
+)
+async def regenerate(
+    chat_id: ChatId, sup: Sup, body: Regenerate | None = None
+) -> StreamingResponse:
+    async def prepare() -> str:
+        await sup.settle_pending(chat_id)
+        entries = await sup.chats.session.load(chat_id)
+        last = max((i for i, e in enumerate(entries) if _is_user(e)), default=None)
+        if last is None:
+            raise UserError(f"chat {chat_id!r} has no user message to answer again")
+        question = entries[last]
+        assert isinstance(question, InputEntry)
+        await sup.chats.rewind(chat_id, last)
+        return question.text
+
+    return _sse(await sup.begin(chat_id, prepare, agent_name=body.agent if body else None))
+
+
+@router.get(
+    "/chats/{chat_id}/events",
+    summary="Follow the live run: its events after ?after=N (or Last-Event-ID), then the rest",
+    response_class=StreamingResponse,
+)
+async def follow(
+    chat_id: ChatId, request: Request, sup: Sup, after: Annotated[int, Query(ge=0)] = 0
+) -> StreamingResponse:
+    run = sup.live.get(chat_id)
+    if run is None:
+        raise HTTPException(404, detail=f"chat {chat_id!r} has no live run")
+    last_id = request.headers.get("last-event-id", "")
+    if last_id.isdigit():
+        after = max(after, int(last_id))
+    return _sse(run, after)
+
+
+@router.post(
+    "/chats/{chat_id}/resume",
+    summary="Resume the chat's run that a restart, crash or error left unfinished (SSE)",
+    response_class=StreamingResponse,
+)
+async def resume(chat_id: ChatId, sup: Sup) -> StreamingResponse:
+    pending = await sup.chats.pending_run(chat_id)
+    if pending is None:
+        raise HTTPException(404, detail=f"chat {chat_id!r} has no unfinished run")
+    entry = sup.entry_agent_for(pending.agent_name)
+    title = title_of_entries(pending.entries)
+
+    async def prepare() -> str | None:
+        return title
+
+    run = await sup.begin(chat_id, prepare, agent_name=entry.name, resume_run_id=pending.run_id)
+    return _sse(run)
+
+
+@router.get("/runs/resumable", summary="Runs that a restart, crash or error left unfinished")
+async def resumable(sup: Sup) -> list[dict[str, Any]]:
+    return [
+        {
+            "run_id": run.run_id,
+            "chat_id": run.session_id,
+            "status": run.status,
+            "agent_name": run.agent_name,
+            "updated_at": run.updated_at,
+            "title": title_of_entries(run.entries),
+            "error": run.error,
+        }
+        for run in await sup.chats.pending_runs()
+        if run.session_id not in sup.live
+    ]
+
+
+def _fresh(chat_id: str, run: LiveRun) -> dict[str, Any]:
+    return {
+        "id": chat_id,
+        "title": run.input_text,
+        "created_at": run.started_at,
+        "updated_at": run.started_at,
+        "pending": None,
+    }

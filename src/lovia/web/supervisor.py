@@ -1,0 +1,257 @@
+"""Run supervision: at most one live run per chat, every run checkpointed, stop = S6.
+
+A live run belongs to the server, not to the HTTP request that started it: closing the
+page does not stop it. Its events are buffered (``LiveRun.events``) so a reloaded page
+replays them and then follows the rest. Stopping cancels the run, then writes what it got
+so far to the session as a completed segment with dangling tool calls removed (S6), plus any
+text the model was streaming when it stopped, and deletes the checkpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+from ..agent import Agent
+from ..errors import RunCancelled, UserError
+from ..run.context import CancelToken
+from ..run.handle import RunHandle
+from ..run.resume import reachable_agents
+from ..run.runner import Runner
+from ..stores.checkpoint import CheckpointOptions, IfRunExists
+from ..transcript import (
+    AssistantTextEntry,
+    InputEntry,
+    TranscriptEntry,
+    drop_dangling_tool_calls,
+)
+from .chats import ChatBook
+
+__all__ = ["ChatBusy", "LiveRun", "RunSupervisor"]
+
+log = logging.getLogger("lovia.web")
+
+
+class ChatBusy(UserError):
+    """The chat already has a live run (the API answers 409)."""
+
+
+class LiveRun:
+    """One run in flight: its buffered events and the clients following them."""
+
+    def __init__(self, chat_id: str, run_id: str, agent_name: str, input_text: str | None):
+        self.chat_id = chat_id
+        self.run_id = run_id
+        self.agent_name = agent_name
+        self.input_text = input_text
+        self.started_at = time.time()
+        self.events: list[dict[str, Any]] = []
+        self.done = False
+        self.stopping = False
+        self.partial_text = ""  # text of the model turn in flight, kept on stop
+        self.token = CancelToken()
+        self.finished = asyncio.Event()
+        self._changed = asyncio.Condition()
+        self.task: asyncio.Task[None] | None = None
+
+    async def publish(self, event: dict[str, Any], *, last: bool = False) -> None:
+        async with self._changed:
+            self.events.append(event)
+            if last:
+                self.done = True
+            self._changed.notify_all()
+
+    async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+        """Events from number ``after + 1`` on (1-based), until the terminal one."""
+        seen = max(0, after)
+        while True:
+            async with self._changed:
+                while seen >= len(self.events) and not self.done:
+                    await self._changed.wait()
+                batch = self.events[seen:]
+                finished = self.done
+            for event in batch:
+                seen += 1
+                yield seen, event
+            if finished and seen >= len(self.events):
+                return
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "agent_name": self.agent_name,
+            "input": self.input_text,
+            "started_at": self.started_at,
+            "events": len(self.events),
+        }
+
+
+class RunSupervisor:
+    """Starts, stops and resumes the runs of every chat."""
+
+    def __init__(self, agents: Mapping[str, Agent], chats: ChatBook) -> None:
+        self.agents = dict(agents)
+        self.chats = chats
+        self.live: dict[str, LiveRun] = {}
+        self._reserved: set[str] = set()
+
+    # -- choosing the agent -------------------------------------------------------------------
+
+    def agent(self, name: str | None) -> Agent:
+        if not self.agents:
+            raise UserError("no agent is configured", hint=NO_MODEL_HINT)
+        if name is None:
+            return next(iter(self.agents.values()))
+        found = self.agents.get(name)
+        if found is None:
+            raise UserError(f"unknown agent {name!r}", hint=f"use one of: {', '.join(self.agents)}")
+        return found
+
+    def entry_agent_for(self, active_name: str) -> Agent:
+        """The configured agent whose handoff graph holds ``active_name`` (C11)."""
+        for agent in self.agents.values():
+            if active_name in reachable_agents(agent):
+                return agent
+        return self.agent(None)
+
+    # -- starting -----------------------------------------------------------------------------
+
+    async def begin(
+        self,
+        chat_id: str,
+        prepare: Callable[[], Awaitable[str | None]],
+        *,
+        agent_name: str | None = None,
+        resume_run_id: str | None = None,
+    ) -> LiveRun:
+        """Reserve the chat, ``await prepare()`` (rewind, settle...) for the run's input, and
+        start the run. ``ChatBusy`` when the chat already has a live run."""
+        if chat_id in self.live or chat_id in self._reserved:
+            raise ChatBusy(
+                f"chat {chat_id!r} already has a live run",
+                hint="stop it first, or wait for it to finish",
+            )
+        self._reserved.add(chat_id)
+        try:
+            agent = self.agent(agent_name)
+            text = await prepare()
+            policy: IfRunExists = "resume_only" if resume_run_id else "fail"
+            run_id = resume_run_id or uuid.uuid4().hex
+            if resume_run_id is None:
+                await self.settle_pending(chat_id)
+            run = LiveRun(chat_id, run_id, agent.name, text)
+            handle = Runner.stream(
+                agent,
+                [] if resume_run_id else (text or ""),
+                cancel_token=run.token,
+                session=self.chats.session,
+                session_id=chat_id,
+                checkpoint=CheckpointOptions(self.chats.checkpointer, run_id, if_run_exists=policy),
+            )
+            self.live[chat_id] = run
+            self.chats.touch(chat_id, text)
+            run.task = asyncio.ensure_future(self._pump(run, handle))
+            return run
+        finally:
+            self._reserved.discard(chat_id)
+
+    async def _pump(self, run: LiveRun, handle: RunHandle) -> None:
+        try:
+            async for event in handle:
+                data = event.to_dict()
+                if event.type == "text_delta":
+                    run.partial_text += str(data.get("delta", ""))
+                elif event.type in ("message_completed", "turn_started"):
+                    run.partial_text = ""
+                if event.terminal:
+                    await self._on_end(run, data)
+                    break
+                await run.publish(data)
+            try:
+                await handle.result()
+            except Exception as exc:
+                if not isinstance(exc, RunCancelled):
+                    log.warning("run %s of chat %s failed: %s", run.run_id, run.chat_id, exc)
+        finally:
+            if self.live.get(run.chat_id) is run:
+                del self.live[run.chat_id]
+            if not run.done:
+                await run.publish({"type": "run_failed", "error": _LOST}, last=True)
+            run.finished.set()
+
+    async def _on_end(self, run: LiveRun, terminal: dict[str, Any]) -> None:
+        """Settle a stopped run before anyone is told the run ended."""
+        stopped = run.stopping and terminal["type"] == "run_failed"
+        if stopped:
+            try:
+                await self.settle(run.chat_id, run.run_id, run.partial_text, run.input_text)
+                terminal = {**terminal, "stopped": True}
+            except Exception as exc:  # the run stays in the checkpoint: nothing is lost
+                log.warning("could not save the stopped run %s: %s", run.run_id, exc)
+        self.chats.touch(run.chat_id, run.input_text)
+        if self.live.get(run.chat_id) is run:
+            del self.live[run.chat_id]
+        await run.publish(terminal, last=True)
+
+    # -- stopping -----------------------------------------------------------------------------
+
+    async def stop(self, chat_id: str) -> LiveRun | None:
+        """Stop the chat's live run and wait until its partial transcript is saved (S6)."""
+        run = self.live.get(chat_id)
+        if run is None:
+            return None
+        run.stopping = True
+        run.token.cancel("stopped by the user")
+        await run.finished.wait()
+        return run
+
+    async def settle(
+        self, chat_id: str, run_id: str, partial_text: str = "", input_text: str | None = None
+    ) -> list[TranscriptEntry]:
+        """Write a run that will not go on to the session as a completed segment (S6):
+        dangling tool calls removed, the streamed text kept; then delete its checkpoint."""
+        cp = self.chats.checkpointer
+        snapshot = await cp.load(run_id)
+        if snapshot is not None:
+            entries: list[TranscriptEntry] = list(snapshot.entries)
+        elif input_text:
+            entries = [InputEntry(role="user", content=input_text)]
+        else:
+            entries = []
+        entries = drop_dangling_tool_calls(entries)
+        if partial_text.strip():
+            entries.append(AssistantTextEntry(content=partial_text))
+        if entries:
+            await self.chats.session.append(chat_id, entries, run_id=run_id)
+        await cp.delete(run_id)
+        return entries
+
+    async def settle_pending(self, chat_id: str) -> str | None:
+        """Before a new run, keep what an unfinished earlier run of the chat said."""
+        pending = await self.chats.pending_run(chat_id)
+        if pending is None:
+            return None
+        await self.settle(chat_id, pending.run_id)
+        return pending.run_id
+
+    async def close(self) -> None:
+        """Server shutdown: interrupt every live run (each stays resumable)."""
+        runs = list(self.live.values())
+        for run in runs:
+            run.token.cancel("the server is shutting down")
+        for run in runs:
+            try:
+                await asyncio.wait_for(run.finished.wait(), timeout=5)
+            except asyncio.TimeoutError:
+                log.warning("run %s did not stop within 5 s of shutdown", run.run_id)
+
+
+_LOST = {"type": "RuntimeError", "message": "the run ended without a terminal event", "hint": None}
+NO_MODEL_HINT = (
+    "set LOVIA_MODEL (e.g. 'openai:gpt-4.1' with OPENAI_API_KEY, or "
+    "'anthropic:claude-sonnet-4-5' with ANTHROPIC_API_KEY), or start 'lovia web --demo'"
+)

@@ -1,0 +1,94 @@
+"""Security of the API: the token (Bearer or cookie), the page's CSP, inert model output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lovia import Agent
+from lovia.demo import demo_agent
+from lovia.testing import ScriptedProvider, text
+from lovia.web import create_app
+from lovia.web.auth import COOKIE_NAME, is_loopback
+
+from .conftest import events_of
+
+ROUTES = [
+    ("GET", "/api/health"),
+    ("GET", "/api/chats"),
+    ("POST", "/api/chats"),
+    ("GET", "/api/chats/c1"),
+    ("DELETE", "/api/chats/c1"),
+    ("POST", "/api/chats/c1/messages"),
+    ("POST", "/api/chats/c1/stop"),
+    ("POST", "/api/chats/c1/edit"),
+    ("POST", "/api/chats/c1/regenerate"),
+    ("GET", "/api/chats/c1/events"),
+    ("POST", "/api/chats/c1/resume"),
+    ("GET", "/api/runs/resumable"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES)
+async def test_every_api_route_answers_401_without_the_token(
+    client_for: Any, method: str, path: str
+) -> None:
+    client = client_for(create_app(demo_agent(delay=0), token="s3cret"))
+    body = {"content": "hi"} if path.endswith("messages") else None
+    refused = await client.request(method, path, json=body)
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"] == "Bearer"
+    wrong = await client.request(
+        method, path, json=body, headers={"Authorization": "Bearer nope"}
+    )
+    assert wrong.status_code == 401
+
+
+async def test_the_bearer_header_or_the_cookie_lets_requests_in(client_for: Any) -> None:
+    app = create_app(demo_agent(delay=0), token="s3cret")
+    bearer = client_for(app, headers={"Authorization": "Bearer s3cret"})
+    assert (await bearer.get("/api/chats")).status_code == 200
+    events = events_of(await bearer.post("/api/chats/c/messages", json={"content": "hi"}))
+    assert events[-1]["type"] == "run_completed"
+    browser = client_for(app)
+    exchange = await browser.get("/?token=s3cret")
+    assert exchange.status_code == 303 and exchange.headers["location"] == "/"
+    cookie = exchange.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+    browser.cookies.set(COOKIE_NAME, "s3cret")
+    assert (await browser.get("/api/chats/c")).json()["entries"][0]["content"] == "hi"
+    assert (await client_for(app).get("/?token=guess")).status_code == 401
+
+
+async def test_the_page_and_static_files_load_without_the_token(client_for: Any) -> None:
+    client = client_for(create_app(demo_agent(), token="s3cret"))
+    page = await client.get("/")
+    assert page.status_code == 200 and "<html" in page.text.lower()
+    assert (await client.get("/static/app.js")).status_code == 200
+
+
+async def test_the_page_forbids_inline_scripts(client_for: Any) -> None:
+    page = await client_for(create_app(demo_agent())).get("/")
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert "<script>" not in page.text  # the page's own code is in modules, not inline
+
+
+def test_loopback_hosts_are_told_apart_from_the_rest() -> None:
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.8.0.1", "::1", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.4", "::", "example.org"))
+
+
+async def test_model_output_with_markup_travels_as_json_text_only(client_for: Any) -> None:
+    """XSS probe at the API: markup stays data inside JSON strings; the page sanitizes it
+    (the browser test checks that nothing executes)."""
+    probe = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
+    agent = Agent("x", model=ScriptedProvider([text(probe)]))
+    client = client_for(create_app(agent))
+    response = await client.post("/api/chats/x/messages", json={"content": "hi"})
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert events_of(response)[-1]["result"]["output"] == probe
+    detail = await client.get("/api/chats/x")
+    assert detail.headers["content-type"] == "application/json"
+    assert detail.json()["entries"][1]["content"] == probe
