@@ -1,0 +1,284 @@
+"""The agent a chaos trial runs in a child process, killing itself at one chosen point.
+
+    python child.py DB LOGDIR ATTEMPT [--wal] [--kill KIND:N] [--restart]
+
+The agent is small but has every step the loop knows: three parallel tool calls (one a sync
+tool on a thread), a handoff, a charge that must take effect once (``on_resume`` checks the
+ledger, as a payment provider would be asked), two more parallel calls, and a final answer
+built from every tool output it saw. Session and checkpoint share one SQLite file.
+
+``--kill KIND:N`` SIGKILLs the process at the N-th occurrence (in this process) of KIND:
+``cp_before`` / ``cp_after`` (a checkpoint save), ``sess_before`` / ``sess_after`` (the
+session append), ``tool_start`` / ``tool_end`` (inside a tool, before and after its effect),
+``model`` (inside a model call). It prints the output and how often each point was passed, as
+JSON. ``--restart`` re-submits wrongly (``if_run_exists="restart"``), to show the harness sees it.
+Every tool execution and every charge effect is appended to a log file and fsync'ed before
+the tool goes on, so the parent sees them even when the kill follows at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from lovia import (
+    Agent,
+    CheckpointOptions,
+    RunContext,
+    RunHead,
+    Runner,
+    RunSnapshot,
+    Segment,
+    SQLiteCheckpointer,
+    SQLiteSession,
+    ToolCallEntry,
+    TranscriptEntry,
+    tool,
+)
+from lovia.stores.checkpoint import IfRunExists
+from lovia.testing import ScriptedProvider, ScriptedTurn
+
+RUN_ID = "chaos-run"
+SESSION_ID = "chaos-session"
+VIOLATION_EXIT = 3  # the provider was sent a tool call without its result
+
+
+class Points:
+    """Counts the kill points passed in this process and kills at the chosen one."""
+
+    def __init__(self, kill: str | None) -> None:
+        self.kind, self.n = (None, 0)
+        if kill:
+            kind, n = kill.split(":")
+            self.kind, self.n = kind, int(n)
+        self.counts: dict[str, int] = {}
+
+    def passed(self, kind: str) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        if kind == self.kind and self.counts[kind] == self.n:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Log:
+    """Append-only line log, each line on disk before ``write`` returns."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def write(self, line: str) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def lines(self) -> list[str]:
+        if not os.path.exists(self.path):
+            return []
+        with open(self.path, encoding="utf-8") as f:
+            return f.read().splitlines()
+
+
+class KillingCheckpointer:
+    """Wraps a checkpointer: a kill point before and after every save."""
+
+    def __init__(self, inner: SQLiteCheckpointer, points: Points) -> None:
+        self.inner = inner
+        self.points = points
+
+    async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
+        self.points.passed("cp_before")
+        await self.inner.append(run_id, entries, head)
+        self.points.passed("cp_after")
+
+    async def load(self, run_id: str) -> RunSnapshot | None:
+        return await self.inner.load(run_id)
+
+    async def delete(self, run_id: str) -> None:
+        await self.inner.delete(run_id)
+
+
+class KillingSession:
+    """Wraps a session: a kill point before and after the append."""
+
+    def __init__(self, inner: SQLiteSession, points: Points) -> None:
+        self.inner = inner
+        self.points = points
+
+    async def segments(self, session_id: str) -> list[Segment]:
+        return await self.inner.segments(session_id)
+
+    async def load(self, session_id: str) -> list[TranscriptEntry]:
+        return await self.inner.load(session_id)
+
+    async def append(
+        self,
+        session_id: str,
+        entries: Sequence[TranscriptEntry],
+        *,
+        run_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> str:
+        self.points.passed("sess_before")
+        stored = await self.inner.append(session_id, entries, run_id=run_id, meta=meta)
+        self.points.passed("sess_after")
+        return stored
+
+    async def clear(self, session_id: str) -> None:
+        await self.inner.clear(session_id)
+
+
+def tool_output(name: str, arg: str) -> str:
+    return f"{name}({arg})=" + str(sum(map(ord, name + arg)) % 997)
+
+
+def build_agent(points: Points, executions: Log, ledger: Log, attempt: int) -> Agent:
+    def executed(call_id: str, name: str) -> None:
+        executions.write(f"{attempt} {call_id} {name}")
+        points.passed("tool_start")
+
+    @tool
+    async def lookup(ctx: RunContext[Any], key: str) -> str:
+        """Look a key up."""
+        executed(_call_id(ctx, "lookup", key), "lookup")
+        await asyncio.sleep(0)
+        points.passed("tool_end")
+        return tool_output("lookup", key)
+
+    @tool
+    def weather(city: str) -> str:
+        """The weather in a city (a sync tool, so it runs on a thread)."""
+        executed(f"w-{city}", "weather")
+        points.passed("tool_end")
+        return tool_output("weather", city)
+
+    def charged(call: ToolCallEntry, ctx: RunContext[Any]) -> str:
+        # ask "the payment provider" (the ledger) whether the charge went through
+        for line in ledger.lines():
+            if line == call.call_id:
+                return tool_output("charge", json.loads(call.arguments)["amount"])
+        return "rerun"
+
+    @tool(parallel=False, on_resume=charged)
+    async def charge(amount: str) -> str:
+        """Charge an amount once."""
+        executed("c-charge", "charge")
+        ledger.write("c-charge")
+        await asyncio.sleep(0)
+        points.passed("tool_end")
+        return tool_output("charge", amount)
+
+    @tool
+    async def compute(x: str) -> str:
+        """Compute something."""
+        executed("c-compute", "compute")
+        await asyncio.sleep(0)
+        points.passed("tool_end")
+        return tool_output("compute", x)
+
+    model = ScriptedProvider([Script(points)] * 20)
+    specialist = Agent(
+        "specialist",
+        instructions="Finish the job.",
+        model=model,
+        tools=[lookup, charge, compute],
+    )
+    return Agent(
+        "triage",
+        instructions="Gather facts, then hand over.",
+        model=model,
+        tools=[lookup, weather],
+        handoffs=[specialist],
+    )
+
+
+def _call_id(ctx: RunContext[Any], name: str, key: str) -> str:
+    """The call id of this execution, found in the live transcript by its arguments."""
+    for e in reversed(list(ctx.entries)):
+        if (
+            isinstance(e, ToolCallEntry)
+            and e.name == name
+            and json.loads(e.arguments) == {"key": key}
+        ):
+            return e.call_id
+    return f"?-{key}"
+
+
+def _turn(*calls: tuple[str, dict[str, str], str], text: str | None = None) -> ScriptedTurn:
+    entries = tuple(
+        ToolCallEntry(call_id=cid, name=name, arguments=json.dumps(args))
+        for name, args, cid in calls
+    )
+    return ScriptedTurn(text=text, calls=entries)
+
+
+class Script:
+    """The model: decides the next turn from which results the prompt already holds."""
+
+    def __init__(self, points: Points) -> None:
+        self.points = points
+
+    def __call__(self, messages: list[dict[str, Any]]) -> ScriptedTurn:
+        self.points.passed("model")
+        check_well_formed(messages)
+        results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+        if "l-a" not in results:
+            return _turn(
+                ("lookup", {"key": "a"}, "l-a"),
+                ("lookup", {"key": "b"}, "l-b"),
+                ("weather", {"city": "oslo"}, "w-oslo"),
+                text="Looking things up.",
+            )
+        if "h-spec" not in results:
+            return _turn(("transfer_to_specialist", {}, "h-spec"))
+        if "c-charge" not in results:
+            return _turn(("charge", {"amount": "12.50"}, "c-charge"))
+        if "c-compute" not in results:
+            return _turn(("compute", {"x": "7"}, "c-compute"), ("lookup", {"key": "c"}, "l-c"))
+        order = ["l-a", "l-b", "w-oslo", "h-spec", "c-charge", "c-compute", "l-c"]
+        return ScriptedTurn(text="done: " + "; ".join(results[c] for c in order))
+
+
+def check_well_formed(messages: list[dict[str, Any]]) -> None:
+    """Exit with VIOLATION_EXIT if a tool call reached the model without its result."""
+    answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
+    for m in messages:
+        for c in m.get("tool_calls") or ():
+            if c["id"] not in answered:
+                sys.stderr.write(f"the provider was sent call {c['id']} without its result\n")
+                sys.stderr.flush()
+                os._exit(VIOLATION_EXIT)
+
+
+async def main(argv: list[str]) -> int:
+    db, logdir, attempt = argv[0], argv[1], int(argv[2])
+    kill = argv[argv.index("--kill") + 1] if "--kill" in argv else None
+    wal = "--wal" in argv
+    # --restart: a deliberately wrong re-submission, so the harness can show it notices one
+    policy: IfRunExists = "restart" if "--restart" in argv else "resume"
+    points = Points(kill)
+    executions = Log(os.path.join(logdir, "executions.log"))
+    ledger = Log(os.path.join(logdir, "ledger.log"))
+    agent = build_agent(points, executions, ledger, attempt)
+    async with SQLiteCheckpointer(db, wal=wal) as cp, SQLiteSession(db, wal=wal) as session:
+        result = await Runner.run(
+            agent,
+            "Plan the trip and pay for it.",
+            session=KillingSession(session, points),
+            session_id=SESSION_ID,
+            checkpoint=CheckpointOptions(
+                KillingCheckpointer(cp, points), RUN_ID, if_run_exists=policy
+            ),
+        )
+    print(json.dumps({"output": result.output, "counts": points.counts}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1:])))

@@ -1,0 +1,42 @@
+"""A run killed (SIGKILL) at any step boundary and re-submitted loses nothing and repeats
+no finished work: 50 trials with a fixed seed (C2, C6, C10, C12, S5; docs/guarantees.md)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from .harness import Baseline, baseline, first_points, plan_kills, run_trial
+
+SEED = 20261202
+TRIALS = 50
+
+
+def test_a_run_killed_at_any_step_boundary_finishes_with_nothing_lost_or_repeated(
+    tmp_path: Path,
+) -> None:
+    """Every kill point of the agent (checkpoint saves, tools, model calls, session append)
+    is hit at least once; each trial ends with the uninterrupted run's output and segment."""
+    base: Baseline = baseline(tmp_path / "baseline")
+    points = base.points()
+    assert len(points) <= TRIALS, "more kill points than trials: raise TRIALS"
+    rng = random.Random(SEED)
+    failures: list[str] = []
+    fired: set[str] = set()
+    for i, first in enumerate(first_points(rng, points, TRIALS)):
+        trial = run_trial(tmp_path / f"t{i}", base, plan_kills(rng, points, first), wal=i % 2 == 1)
+        fired.update(k for k in trial.kills)
+        failures += [f"trial {i} (kills {trial.kills}): {p}" for p in trial.problems]
+    assert failures == []
+    assert fired == set(points)
+
+
+def test_the_harness_notices_a_resubmission_that_starts_over(tmp_path: Path) -> None:
+    """The checks can fail: re-submitting with if_run_exists='restart' after a kill in the
+    last model call (every tool result stored) re-runs the tools, and charges twice."""
+    base = baseline(tmp_path / "baseline")
+    after_charge = f"model:{base.counts['model']}"
+    trial = run_trial(tmp_path / "t", base, [after_charge], wal=False, restart=True)
+    assert trial.kills == [after_charge]
+    assert trial.reexecuted_completed > 0
+    assert any("the charge took effect 2 times" in p for p in trial.problems)
