@@ -9,7 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .agent import Agent
-from .context.policy import Compaction, ContextPolicy, NoopContextPolicy
+from .context import (
+    Compaction,
+    ContextPolicy,
+    FileResultStore,
+    InMemoryResultStore,
+    NoopContextPolicy,
+    ResultStore,
+)
 from .errors import (
     ContextOverflowError,
     GuardrailTripped,
@@ -59,6 +66,7 @@ from .usage import Usage
 if TYPE_CHECKING:
     from .providers.anthropic import AnthropicProvider
     from .providers.openai import OpenAIChatProvider
+    from .stores.postgres import PostgresCheckpointer, PostgresSession
     from .stores.sqlite import SQLiteCheckpointer, SQLiteSession
 
 __version__ = "0.1.0"
@@ -74,9 +82,11 @@ __all__ = [
     "Compaction",
     "ContextOverflowError",
     "ContextPolicy",
+    "FileResultStore",
     "GuardrailTripped",
     "Handoff",
     "InMemoryCheckpointer",
+    "InMemoryResultStore",
     "InMemorySession",
     "InputEntry",
     "InvalidToolArguments",
@@ -86,9 +96,12 @@ __all__ = [
     "NoopContextPolicy",
     "OpenAIChatProvider",
     "OutputValidationError",
+    "PostgresCheckpointer",
+    "PostgresSession",
     "Provider",
     "ProviderError",
     "ReasoningEntry",
+    "ResultStore",
     "RetryPolicy",
     "RunCancelled",
     "RunContext",
@@ -123,6 +136,8 @@ _LAZY = {
     "OpenAIChatProvider": "lovia.providers.openai",
     "SQLiteSession": "lovia.stores.sqlite",
     "SQLiteCheckpointer": "lovia.stores.sqlite",
+    "PostgresSession": "lovia.stores.postgres",
+    "PostgresCheckpointer": "lovia.stores.postgres",
 }
 
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .context.policy import Compaction, ContextPolicy
+from .context import Compaction, ContextPolicy
 from .errors import UserError
 from .guardrails import Guardrail
 from .handoffs import Handoff, as_handoff, handoff_tool

@@ -1,5 +1,23 @@
 """Context management: what part of the transcript each model call sees."""
 
-from .policy import Compaction, ContextPolicy, ContextRequest, ContextView, NoopContextPolicy
+from .compaction import Compaction, Summarizer
+from .policy import ContextPolicy, ContextRequest, ContextView, NoopContextPolicy
+from .recall import RECALL_TOOL_NAME, make_recall_tool
+from .results import FileResultStore, InMemoryResultStore, ResultStore, content_digest
+from .tokens import estimate_tokens
 
-__all__ = ["Compaction", "ContextPolicy", "ContextRequest", "ContextView", "NoopContextPolicy"]
+__all__ = [
+    "RECALL_TOOL_NAME",
+    "Compaction",
+    "ContextPolicy",
+    "ContextRequest",
+    "ContextView",
+    "FileResultStore",
+    "InMemoryResultStore",
+    "NoopContextPolicy",
+    "ResultStore",
+    "Summarizer",
+    "content_digest",
+    "estimate_tokens",
+    "make_recall_tool",
+]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..providers.base import Provider
     from ..tools import Tool
 
-__all__ = ["Compaction", "ContextPolicy", "ContextRequest", "ContextView", "NoopContextPolicy"]
+__all__ = ["ContextPolicy", "ContextRequest", "ContextView", "NoopContextPolicy"]
 
 
 @dataclass(frozen=True)
@@ -64,25 +64,3 @@ class NoopContextPolicy:
 
     async def prepare(self, request: ContextRequest) -> ContextView:
         return ContextView(list(request.entries), request.state)
-
-
-class Compaction(NoopContextPolicy):
-    """The default policy. (Pass-through until compaction lands; the name is stable.)"""
-
-    def __init__(
-        self,
-        context_window: int | None = None,
-        compact_at: float = 0.85,
-        compact_to: float = 0.60,
-        keep_recent_tokens: int | None = None,
-        reserve_output_tokens: int = 16_384,
-        store: Any = None,
-        summarizer: Any = None,
-    ) -> None:
-        self.context_window = context_window
-        self.compact_at = compact_at
-        self.compact_to = compact_to
-        self.keep_recent_tokens = keep_recent_tokens
-        self.reserve_output_tokens = reserve_output_tokens
-        self.store = store
-        self.summarizer = summarizer

@@ -1,0 +1,129 @@
+"""Per-entry facts the compaction policy caches, and the markers it renders.
+
+Everything here is a pure function of an entry's content, so a marker renders to the
+same bytes on every call and in every process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry
+from .recall import RECALL_TOOL_NAME
+from .results import content_digest
+from .tokens import entry_tokens
+
+__all__ = [
+    "HUGE_RESULT_CHARS",
+    "PREVIEW_CHARS",
+    "Info",
+    "info_for",
+    "leading_system",
+    "protected_start",
+    "starts_block",
+]
+
+HUGE_RESULT_CHARS = 4_000
+"""Tool outputs this long are offloaded to a preview marker first."""
+PREVIEW_CHARS = 300
+"""How much of an offloaded output the preview marker keeps."""
+
+
+class Info:
+    """One entry with its token estimate; for tool results, its digest and markers."""
+
+    __slots__ = ("_cleared", "_digest", "_preview", "archived", "entry", "is_result", "tokens")
+
+    def __init__(self, entry: TranscriptEntry) -> None:
+        self.entry = entry
+        self.tokens = entry_tokens(entry)
+        self.is_result = isinstance(entry, ToolResultEntry)
+        self.archived = False
+        self._digest: str | None = None
+        self._cleared: Info | None = None
+        self._preview: Info | None = None
+
+    def digest(self) -> str:
+        """The content digest of a tool result's output (computed once)."""
+        if self._digest is None:
+            assert isinstance(self.entry, ToolResultEntry)
+            self._digest = content_digest(self.entry.output)
+        return self._digest
+
+    def digest_if_huge(self) -> str | None:
+        """The digest when this is a result big enough to offload, else ``None``."""
+        entry = self.entry
+        if isinstance(entry, ToolResultEntry) and len(entry.output) >= HUGE_RESULT_CHARS:
+            return self.digest()
+        return None
+
+    def cleared(self, recall: bool = True) -> Info:
+        """This result as a one-line marker (naming the recall call when there is one)."""
+        if self._cleared is None:
+            entry = self.entry
+            assert isinstance(entry, ToolResultEntry)
+            text = f"[tool result cleared to save context: {len(entry.output)} chars"
+            if recall:
+                text += f'; {RECALL_TOOL_NAME}("{self.digest()}") shows it'
+            text += "]"
+            # An output shorter than its marker stays as it is: clearing it would cost more.
+            shorter = len(entry.output) <= len(text)
+            self._cleared = self if shorter else Info(entry.model_copy(update={"output": text}))
+        return self._cleared
+
+    def preview(self, recall: bool = True) -> Info:
+        """This result as its beginning plus a marker (naming the recall call when there is one)."""
+        if self._preview is None:
+            entry = self.entry
+            assert isinstance(entry, ToolResultEntry)
+            rest = len(entry.output) - PREVIEW_CHARS
+            text = f"{entry.output[:PREVIEW_CHARS]}\n[... {rest} more characters not shown"
+            text += " to save context."
+            if recall:
+                text += f' Call {RECALL_TOOL_NAME}("{self.digest()}") for the full output.'
+            text += "]"
+            self._preview = Info(entry.model_copy(update={"output": text}))
+        return self._preview
+
+
+def info_for(entry: TranscriptEntry) -> Info:
+    return Info(entry)
+
+
+def leading_system(entries: Sequence[TranscriptEntry]) -> int:
+    """How many system entries open the transcript (the rendered instructions)."""
+    n = 0
+    for e in entries:
+        if not (isinstance(e, InputEntry) and e.role == "system"):
+            break
+        n += 1
+    return n
+
+
+def starts_block(infos: Sequence[Info], i: int) -> bool:
+    """True when position ``i`` begins a user message or a model turn.
+
+    Cutting only here keeps every tool call together with its results.
+    """
+    entry = infos[i].entry
+    if isinstance(entry, ToolResultEntry):
+        return False
+    if isinstance(entry, InputEntry) or i == 0:
+        return True
+    return isinstance(infos[i - 1].entry, (ToolResultEntry, InputEntry))
+
+
+def protected_start(infos: Sequence[Info], keep_recent: float) -> int:
+    """Where the protected tail begins: the latest model turn (or user message) and the
+    turns before it that fit in ``keep_recent`` tokens."""
+    acc = 0
+    start = len(infos)
+    found = False
+    for i in range(len(infos) - 1, -1, -1):
+        acc += infos[i].tokens
+        if starts_block(infos, i):
+            if not found or acc <= keep_recent:
+                start, found = i, True
+            else:
+                break
+    return start

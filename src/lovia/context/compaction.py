@@ -1,0 +1,494 @@
+"""``Compaction``: the default context policy.
+
+It shrinks what the model sees when the transcript nears the context window, and never
+touches the transcript or the session. Stages, cheapest first:
+
+1. offload huge tool results (>= 4,000 characters) to a short preview marker;
+2. clear older tool results to a one-line marker;
+3. summarize the oldest span with a model call, only when 1 and 2 were not enough.
+
+Every marker names ``recall_tool_result("<ref>")``, the tool this policy contributes.
+Decisions are sticky and monotonic: they are kept in ``state`` as transcript positions
+checked against a fingerprint of the entry there, so the compacted prefix renders
+byte-identically on every later call and provider prompt caches keep working. Compaction
+starts at ``compact_at`` of the budget and goes down to ``compact_to``, so it happens
+rarely rather than a little on every turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import operator
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
+
+from ..errors import UserError
+from ..events import ContextCompacted
+from ..transcript import InputEntry, ToolCallEntry, ToolResultEntry, TranscriptEntry
+from ._render import Info, info_for, leading_system, protected_start, starts_block
+from .policy import ContextRequest, ContextView
+from .recall import make_recall_tool
+from .results import ResultStore
+from .summary import summarize
+
+if TYPE_CHECKING:
+    from ..providers.base import Provider
+    from ..tools import Tool
+
+__all__ = ["Compaction", "Summarizer"]
+
+log = logging.getLogger("lovia.context")
+
+Summarizer = Union[
+    "Provider", Callable[[list[TranscriptEntry]], Union[str, Awaitable[str]]]  # noqa: UP007
+]
+"""A provider to summarize with, or a callable ``(entries) -> str`` (sync or async)."""
+
+_STATE_VERSION = 1
+_MAX_INFOS = 200_000  # entries whose estimate and digest are cached per policy
+_MEMOS = 4  # views remembered for incremental rendering (one per concurrent run)
+
+
+@dataclass(slots=True)
+class _Decisions:
+    """What the policy decided so far, in body positions (the transcript after the system)."""
+
+    cleared_upto: int = 0
+    offloaded: dict[str, str] = field(default_factory=dict)  # position -> digest
+    summary_upto: int = 0
+    summary: str = ""
+    summary_kept: int = -1  # the latest user message inside the summarized span, kept verbatim
+    hold: int = 0  # raw size at which compaction last fell short: no retry until it grows
+
+    def key(self) -> tuple[Any, ...]:
+        return (
+            self.cleared_upto,
+            self.summary_upto,
+            self.summary,
+            self.summary_kept,
+            tuple(self.offloaded),
+        )
+
+    def empty(self) -> bool:
+        return not (self.cleared_upto or self.offloaded or self.summary_upto or self.hold)
+
+
+@dataclass(slots=True)
+class _Memo:
+    body: Sequence[TranscriptEntry]
+    infos: list[Info]
+    key: tuple[Any, ...]
+    rendered: list[TranscriptEntry]
+    raw: int
+
+
+class Compaction:
+    """Keep each model call inside the context window; the transcript stays untouched.
+
+    ``context_window=None`` (the default) means the window is unknown: nothing is compacted
+    until the provider refuses a view as too long, and then the view is halved once. Set it
+    to your model's window to compact ahead of time. With a ``store``, every tool result is
+    archived when first seen, so ``session.trim_tool_results`` later loses nothing (S9).
+    """
+
+    def __init__(
+        self,
+        context_window: int | None = None,
+        compact_at: float = 0.85,
+        compact_to: float = 0.60,
+        keep_recent_tokens: int | None = None,
+        reserve_output_tokens: int = 16_384,
+        store: ResultStore | None = None,
+        summarizer: Summarizer | None = None,
+    ) -> None:
+        if not 0 < compact_to < compact_at <= 1:
+            raise UserError(
+                f"need 0 < compact_to < compact_at <= 1, got {compact_to} and {compact_at}",
+                hint="e.g. Compaction(compact_at=0.85, compact_to=0.60)",
+            )
+        if context_window is not None and context_window <= reserve_output_tokens:
+            raise UserError(
+                f"context_window {context_window} leaves no room after "
+                f"reserve_output_tokens {reserve_output_tokens}",
+                hint="pass the model's real window, or a smaller reserve_output_tokens",
+            )
+        self.context_window = context_window
+        self.compact_at = compact_at
+        self.compact_to = compact_to
+        self.keep_recent_tokens = keep_recent_tokens
+        self.reserve_output_tokens = reserve_output_tokens
+        self.store = store
+        self.summarizer = summarizer
+        # Recall makes sense once markers can appear ahead of time or outputs are archived;
+        # a default agent (unknown window, no store) keeps a clean tool list, and its rare
+        # overflow markers then say what was cleared without naming a tool it lacks.
+        self._recall = make_recall_tool(store) if (context_window or store) else None
+        self._infos: dict[int, Info] = {}
+        self._memos: list[_Memo] = []
+
+    def tools(self) -> Sequence[Tool]:
+        """``recall_tool_result`` (with a window or a store), so the model can reopen markers."""
+        return (self._recall,) if self._recall is not None else ()
+
+    async def prepare(self, request: ContextRequest) -> ContextView:
+        """Render this call's view, compacting first when the estimate is over budget."""
+        entries = request.entries
+        sys_n = leading_system(entries)
+        system, body = list(entries[:sys_n]), entries[sys_n:]
+        state = request.state if isinstance(request.state, dict) else {}
+        ratio = _ratio(state, request)
+        decisions = _load(state, body)
+        if self.context_window is None and self.store is None and not request.attempt:
+            if decisions.empty():  # unknown window, nothing decided, nothing to archive
+                return ContextView(list(entries), dict(state))
+        pending: list[Info] = []
+        memo = self._memo_for(body)
+        infos = self._body_infos(body, memo, pending)
+        if pending:
+            await self._archive(pending)
+        sys_raw = sum(i.tokens for i in self._system_infos(system))
+        rendered, raw = self._render(infos, decisions, memo)
+        compacted: ContextCompacted | None = None
+        budget = self._budget((sys_raw + raw) * ratio, request.attempt)
+        if budget is not None and self._should_compact(decisions, sys_raw + raw, ratio, budget):
+            compacted = await self._compact(
+                request, infos, decisions, sys_raw, raw, ratio, budget[1]
+            )
+            if compacted is not None:
+                rendered, raw = self._render(infos, decisions, None)
+            over = (sys_raw + raw) * ratio > budget[0]
+            decisions.hold = sys_raw + raw if over and not request.attempt else 0
+        self._remember(body, infos, decisions, rendered, raw)
+        new_state = _dump(decisions, body, ratio, sys_raw + raw)
+        return ContextView([*system, *rendered], new_state, compacted)
+
+    # -- budget and decisions ------------------------------------------------------------
+
+    def _budget(self, estimate: float, attempt: int) -> tuple[float, float] | None:
+        """``(compact when above, compact down to)`` in tokens, or ``None`` for "leave it"."""
+        if self.context_window is None:
+            if not attempt:
+                return None
+            return 0.0, estimate / 2  # unknown window, refused view: halve it once
+        budget = self.context_window - self.reserve_output_tokens
+        if attempt:
+            return 0.0, min(budget * self.compact_to, estimate) / 2
+        return budget * self.compact_at, budget * self.compact_to
+
+    def _should_compact(
+        self, d: _Decisions, raw: int, ratio: float, budget: tuple[float, float]
+    ) -> bool:
+        if raw * ratio <= budget[0]:
+            return False
+        # After a compaction fell short, wait for 10% growth instead of rescanning each turn.
+        return budget[0] == 0.0 or not d.hold or raw > d.hold * 1.1
+
+    def _keep_recent(self, target: float) -> float:
+        if self.keep_recent_tokens is not None:
+            return float(self.keep_recent_tokens)
+        return target / 2
+
+    async def _compact(
+        self,
+        request: ContextRequest,
+        infos: list[Info],
+        d: _Decisions,
+        sys_raw: int,
+        raw: int,
+        ratio: float,
+        target: float,
+    ) -> ContextCompacted | None:
+        before = (sys_raw + raw) * ratio
+        goal = target / ratio - sys_raw  # what the body may cost, in raw tokens
+        prot = protected_start(infos, self._keep_recent(target) / ratio)
+        steps: list[str] = []
+        raw, n = _offload_huge(infos, d, prot, raw, self._recall is not None)
+        if n:
+            steps.append(f"offloaded {n} large tool result{'s' * (n != 1)}")
+        if raw > goal:
+            raw, n = _clear_oldest(infos, d, prot, raw, goal, self._recall is not None)
+            if n:
+                steps.append(f"cleared {n} older tool result{'s' * (n != 1)}")
+        if raw > goal:
+            raw, n = await self._summarize_oldest(request, infos, d, prot, raw, goal)
+            if n:
+                steps.append(f"summarized {n} earlier entries")
+        if not steps:
+            log.debug("context over budget but nothing outside the protected tail to compact")
+            return None
+        after = (sys_raw + raw) * ratio
+        reason = "overflow" if request.attempt else "pressure"
+        notice = (
+            f"Context compacted ({reason}): {', '.join(steps)}; about {int(before)} -> "
+            f"{int(after)} tokens. The transcript is unchanged."
+        )
+        return ContextCompacted(reason, int(before), int(after), notice)
+
+    async def _summarize_oldest(
+        self,
+        request: ContextRequest,
+        infos: list[Info],
+        d: _Decisions,
+        prot: int,
+        raw: int,
+        goal: float,
+    ) -> tuple[int, int]:
+        """Replace the oldest whole turns with one summary; returns (raw tokens, entries)."""
+        limit = prot
+        start = d.summary_upto
+        saved = 0
+        upto = start
+        for i in range(start, limit):
+            if i > start and starts_block(infos, i):
+                upto = i
+                if raw - saved <= goal:
+                    break
+            saved += _shown(infos, d, i, self._recall is not None).tokens
+        else:
+            upto = limit  # the limit is always a turn boundary
+        if upto <= start:
+            return raw, 0
+        recall = self._recall is not None
+        span = [i.entry for i in _head(infos, d)]
+        span += [_shown(infos, d, i, recall).entry for i in range(start, upto)]
+        text = await summarize(request.provider, self.summarizer, span)
+        if not text:
+            log.warning("the summarizer returned no text; the span was left as it was")
+            return raw, 0
+        kept = _last_user(infos, start, upto)
+        d.summary_upto, d.summary = upto, text
+        d.summary_kept = kept if kept >= 0 else d.summary_kept
+        return self._render(infos, d, None)[1], upto - start
+
+    # -- rendering -----------------------------------------------------------------------
+
+    def _render(
+        self, infos: list[Info], d: _Decisions, memo: _Memo | None
+    ) -> tuple[list[TranscriptEntry], int]:
+        """The body as the model sees it under ``d``, and its raw token estimate."""
+        if memo is not None and memo.key == d.key():
+            start, out, raw = len(memo.infos), list(memo.rendered), memo.raw
+        else:
+            start, out, raw = d.summary_upto, [], 0
+            for head in _head(infos, d):
+                out.append(head.entry)
+                raw += head.tokens
+        for i in range(start, len(infos)):
+            info = _shown(infos, d, i, self._recall is not None)
+            out.append(info.entry)
+            raw += info.tokens
+        return out, raw
+
+    def _body_infos(
+        self, body: Sequence[TranscriptEntry], memo: _Memo | None, pending: list[Info]
+    ) -> list[Info]:
+        start = len(memo.infos) if memo is not None else 0
+        infos = list(memo.infos) if memo is not None else []
+        cache = self._infos
+        archive = self.store is not None
+        for e in body[start:]:
+            info = cache.get(id(e))
+            if info is None or info.entry is not e:
+                info = info_for(e)
+                if len(cache) >= _MAX_INFOS:
+                    for k in list(cache)[: _MAX_INFOS // 2]:  # drop the older half
+                        del cache[k]
+                cache[id(e)] = info
+            if archive and info.is_result and not info.archived:
+                pending.append(info)
+            infos.append(info)
+        return infos
+
+    def _system_infos(self, system: list[TranscriptEntry]) -> list[Info]:
+        out = []
+        for e in system:
+            info = self._infos.get(id(e))
+            if info is None or info.entry is not e:
+                info = self._infos[id(e)] = info_for(e)
+            out.append(info)
+        return out
+
+    async def _archive(self, pending: list[Info]) -> None:
+        store = self.store
+        assert store is not None
+        todo = [i for i in pending if not i.archived]
+        if not todo:
+            return
+        await asyncio.to_thread(_archive_all, store, todo)
+
+    def _memo_for(self, body: Sequence[TranscriptEntry]) -> _Memo | None:
+        for memo in self._memos:
+            n = len(memo.body)
+            if n <= len(body) and all(map(operator.is_, memo.body, body)):
+                return memo
+        return None
+
+    def _remember(
+        self,
+        body: Sequence[TranscriptEntry],
+        infos: list[Info],
+        d: _Decisions,
+        rendered: list[TranscriptEntry],
+        raw: int,
+    ) -> None:
+        memo = _Memo(list(body), infos, d.key(), rendered, raw)
+        self._memos = [memo, *self._memos][:_MEMOS]
+
+
+def _shown(infos: list[Info], d: _Decisions, i: int, recall: bool) -> Info:
+    """The body entry at ``i`` as the view shows it under ``d``."""
+    info = infos[i]
+    if info.is_result:
+        if i < d.cleared_upto:
+            return info.cleared(recall)
+        if d.offloaded and d.offloaded.get(str(i)) == info.digest_if_huge():
+            return info.preview(recall)
+    return info
+
+
+def _archive_all(store: ResultStore, infos: list[Info]) -> None:
+    from .recall import is_trimmed
+    from .results import remember_call
+
+    for info in infos:
+        entry = info.entry
+        assert isinstance(entry, ToolResultEntry)
+        if not is_trimmed(entry.output):  # a trimmed text is not the original
+            digest = info.digest()
+            store.put(digest, entry.output)
+            remember_call(store, entry.call_id, digest)
+        info.archived = True
+
+
+def _offload_huge(
+    infos: list[Info], d: _Decisions, prot: int, raw: int, recall: bool
+) -> tuple[int, int]:
+    n = 0
+    for i in range(d.cleared_upto, prot):
+        info = infos[i]
+        key = str(i)
+        if info.is_result and info.digest_if_huge() is not None and key not in d.offloaded:
+            preview = info.preview(recall)
+            d.offloaded = {**d.offloaded, key: info.digest()}
+            raw -= info.tokens - preview.tokens
+            n += 1
+    return raw, n
+
+
+def _clear_oldest(
+    infos: list[Info], d: _Decisions, prot: int, raw: int, goal: float, recall: bool
+) -> tuple[int, int]:
+    n = 0
+    i = max(d.cleared_upto, d.summary_upto)
+    while i < prot and raw > goal:
+        info = infos[i]
+        if info.is_result:
+            shown = info.preview(recall) if str(i) in d.offloaded else info
+            raw -= shown.tokens - info.cleared(recall).tokens
+            n += 1
+        i += 1
+    d.cleared_upto = max(d.cleared_upto, i)
+    return raw, n
+
+
+def _last_user(infos: list[Info], start: int, stop: int) -> int:
+    """The position of the latest user message in ``[start, stop)``, or -1."""
+    for i in range(stop - 1, start - 1, -1):
+        e = infos[i].entry
+        if isinstance(e, InputEntry) and e.role == "user":
+            return i
+    return -1
+
+
+def _head(infos: list[Info], d: _Decisions) -> list[Info]:
+    """What stands for the summarized span: the summary, then the kept user message."""
+    if not d.summary_upto:
+        return []
+    head = [_summary_entry(d.summary)]
+    if 0 <= d.summary_kept < d.summary_upto:
+        head.append(infos[d.summary_kept])
+    return head
+
+
+def _summary_entry(text: str) -> Info:
+    return info_for(
+        InputEntry(
+            role="user",
+            content="[Summary of the earlier conversation and work, written to save context]\n"
+            + text,
+        )
+    )
+
+
+# -- state ------------------------------------------------------------------------------
+
+
+def _ratio(state: dict[str, Any], request: ContextRequest) -> float:
+    ratio = state.get("ratio")
+    ratio = float(ratio) if isinstance(ratio, (int, float)) and ratio > 0 else 1.0
+    sent = state.get("sent")
+    reported = request.reported_input_tokens
+    if not request.attempt and reported and isinstance(sent, int) and sent > 0:
+        ratio = min(4.0, max(0.5, reported / sent))
+    return ratio
+
+
+def _load(state: dict[str, Any], body: Sequence[TranscriptEntry]) -> _Decisions:
+    """The decisions in ``state`` that still fit ``body``; anything else starts over."""
+    d = _Decisions()
+    if state.get("v") != _STATE_VERSION:
+        return d
+    upto = state.get("cleared_upto")
+    if isinstance(upto, int) and 0 < upto <= len(body):
+        if state.get("cleared_anchor") == fingerprint(body[upto - 1]):
+            d.cleared_upto = upto
+    offloaded = state.get("offloaded")
+    if isinstance(offloaded, dict):
+        d.offloaded = {
+            k: v
+            for k, v in offloaded.items()
+            if isinstance(k, str) and k.isdigit() and int(k) < len(body) and isinstance(v, str)
+        }
+    summary = state.get("summary")
+    if isinstance(summary, dict):
+        upto, text = summary.get("upto"), summary.get("text")
+        if isinstance(upto, int) and 0 < upto <= len(body) and isinstance(text, str) and text:
+            if summary.get("anchor") == fingerprint(body[upto - 1]):
+                d.summary_upto, d.summary = upto, text
+                kept = summary.get("kept")
+                d.summary_kept = kept if isinstance(kept, int) and kept < upto else -1
+    hold = state.get("hold")
+    d.hold = hold if isinstance(hold, int) and hold > 0 else 0
+    return d
+
+
+def _dump(d: _Decisions, body: Sequence[TranscriptEntry], ratio: float, raw: int) -> dict[str, Any]:
+    state: dict[str, Any] = {"v": _STATE_VERSION, "ratio": round(ratio, 4), "sent": raw}
+    if d.cleared_upto:
+        state["cleared_upto"] = d.cleared_upto
+        state["cleared_anchor"] = fingerprint(body[d.cleared_upto - 1])
+    if d.offloaded:
+        state["offloaded"] = d.offloaded
+    if d.summary_upto:
+        state["summary"] = {
+            "upto": d.summary_upto,
+            "anchor": fingerprint(body[d.summary_upto - 1]),
+            "text": d.summary,
+            "kept": d.summary_kept,
+        }
+    if d.hold:
+        state["hold"] = d.hold
+    return state
+
+
+def fingerprint(entry: TranscriptEntry) -> str:
+    """A cheap identity for the entry at a decision's position (type, id, size)."""
+    if isinstance(entry, ToolResultEntry):
+        return f"tool_result:{entry.call_id}:{len(entry.output)}"
+    if isinstance(entry, InputEntry):
+        return f"input:{entry.role}:{len(entry.text)}"
+    if isinstance(entry, ToolCallEntry):
+        return f"tool_call:{entry.call_id}:{len(entry.arguments)}"
+    return f"{entry.type}:{len(entry.content)}"

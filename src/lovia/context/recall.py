@@ -1,0 +1,117 @@
+"""The ``recall_tool_result`` tool: give the model back an output the view left out.
+
+It never runs the original tool again. It looks in the result store first (the archive
+holds the output exactly as the tool returned it), then in the live transcript.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..run.context import RunContext
+from ..tools import Tool, tool
+from ..transcript import ToolResultEntry, TranscriptEntry
+from .results import ResultStore, content_digest, stored_digests
+
+__all__ = ["RECALL_TOOL_NAME", "is_trimmed", "make_recall_tool", "recall"]
+
+RECALL_TOOL_NAME = "recall_tool_result"
+
+# The ending ``session.trim_tool_results`` gives a cut output (S8); a trimmed text is never
+# archived as if it were the original, and a recall of one says what was lost.
+_TRIMMED = re.compile(r"\n\[lovia: trimmed \d+ of \d+ characters\]\Z")
+_DIGEST = re.compile(r"^[0-9a-f]{24}\Z")
+
+
+def is_trimmed(output: str) -> bool:
+    """True when ``output`` was cut by ``trim_tool_results``."""
+    return _TRIMMED.search(output) is not None
+
+
+def make_recall_tool(store: ResultStore | None) -> Tool:
+    """Build the recall tool over ``store`` (``None``: the transcript only)."""
+
+    @tool(name=RECALL_TOOL_NAME, parallel=True)
+    def recall_tool_result(ref: str, ctx: RunContext[Any]) -> str:
+        """Return the full output of an earlier tool call that the context shortened.
+
+        Args:
+            ref: the call id, or the reference shown in the shortened result's marker.
+        """
+        return recall(ref, ctx.entries, store)
+
+    return recall_tool_result
+
+
+def recall(ref: str, entries: Sequence[TranscriptEntry], store: ResultStore | None) -> str:
+    """The full output for ``ref`` (a digest or call id), or a plain "not found" text."""
+    ref = ref.strip().strip("\"'")
+    if store is not None and _DIGEST.match(ref):
+        archived = store.get(ref)
+        if archived is not None:
+            return archived
+    latest = _latest_result(entries, ref)
+    if store is not None:
+        archived = _archived_for_call(store, ref, latest)
+        if archived is not None:
+            return archived
+    if latest is None:
+        latest = _result_by_digest(entries, ref)
+    if latest is None:
+        return f'No tool result found for "{ref}". Use a call id or the reference in a marker.'
+    if is_trimmed(latest.output):
+        return (
+            latest.output + "\n[The rest of this output was trimmed from the session and no "
+            "archive holds it; run the tool again if you need it.]"
+        )
+    return latest.output
+
+
+def _latest_result(entries: Sequence[TranscriptEntry], call_id: str) -> ToolResultEntry | None:
+    for e in reversed(entries):
+        if isinstance(e, ToolResultEntry) and e.call_id == call_id:
+            return e
+    return None
+
+
+def _result_by_digest(entries: Sequence[TranscriptEntry], ref: str) -> ToolResultEntry | None:
+    if not _DIGEST.match(ref):
+        return None
+    for e in reversed(entries):
+        if isinstance(e, ToolResultEntry) and content_digest(e.output) == ref:
+            return e
+    return None
+
+
+def _archived_for_call(
+    store: ResultStore, call_id: str, seen: ToolResultEntry | None
+) -> str | None:
+    """The archived output of ``call_id`` that best matches what the transcript still shows.
+
+    Call ids may repeat across turns, so several outputs can be listed for one id; the one
+    sharing the longest beginning with the (possibly trimmed) transcript output wins, the
+    latest on a tie.
+    """
+    best: str | None = None
+    best_score = -1
+    for digest in stored_digests(store, call_id):
+        content = store.get(digest)
+        if content is None:
+            continue
+        score = _common_prefix(content, seen.output) if seen is not None else 0
+        if score >= best_score:
+            best, best_score = content, score
+    return best
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    step = 256
+    while i < n and a[i : i + step] == b[i : i + step]:
+        i += step
+    while i < n and a[i] == b[i]:
+        i += 1
+    return min(i, n)
