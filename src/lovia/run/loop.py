@@ -404,11 +404,11 @@ class RunDriver:
             runs = await self._decide_resumed(runs)
             if not runs:
                 return
+        # a resumed in-doubt call is listed already; listing it twice would leave it stale
+        new = [c.call_id for c, _ in runs if c.call_id not in state.started_calls]
+        state.started_calls.extend(new)
         if any(t is not None and t.on_resume != "rerun" for _, t in runs):
-            state.started_calls.extend(c.call_id for c, _ in runs)
             await self._save()  # in-doubt calls are known before they start
-        else:
-            state.started_calls.extend(c.call_id for c, _ in runs)
         for call, _ in runs:
             await self._emit(ev.ToolCallStarted(call))
         tasks: dict[asyncio.Future[ToolOutcome], ToolCallEntry] = {
