@@ -265,13 +265,13 @@ async def test_sqlite_save_never_rewrites_earlier_entries(tmp_path: Path) -> Non
     async with SQLiteCheckpointer(path) as cp:
         await cp.append("r", [user("first")], head())
         with sqlite3.connect(path) as conn:
-            first = conn.execute("SELECT batch_key, entries FROM checkpoint_batches").fetchall()
+            first = conn.execute("SELECT seq, entries FROM checkpoint_batches").fetchall()
         for i in range(5):
             await cp.append("r", [AssistantTextEntry(content=f"t{i}")], head(turns=i))
         await cp.append("r", [], head(status="completed"))
         with sqlite3.connect(path) as conn:
             rows = conn.execute(
-                "SELECT batch_key, entries FROM checkpoint_batches ORDER BY seq"
+                "SELECT seq, entries FROM checkpoint_batches ORDER BY seq"
             ).fetchall()
     assert len(rows) == 6
     assert rows[0] == first[0]

@@ -22,6 +22,7 @@ from ..errors import StoreError, UserError
 from ..transcript import TranscriptEntry, entries_from_json, entries_to_json
 from ._sqlite import Migrations, SQLiteDatabase
 from .checkpoint import RUN_STATUSES, RunHead, RunSnapshot, validate_id
+from .sqlite_lease import SQLiteLeases
 
 __all__ = ["SQLiteCheckpointer"]
 
@@ -38,21 +39,26 @@ MIGRATIONS: Migrations = {
             created_at REAL NOT NULL,
             updated_at REAL NOT NULL
         )""",
-        "CREATE INDEX checkpoint_runs_by_update ON checkpoint_runs (updated_at)",
+        # One b-tree, clustered by run then order: a save touches one leaf page of it, and
+        # load reads one run's batches in order without a second index.
         """CREATE TABLE checkpoint_batches (
-            batch_key INTEGER PRIMARY KEY,
-            run_key INTEGER NOT NULL REFERENCES checkpoint_runs (run_key) ON DELETE CASCADE,
+            run_key INTEGER NOT NULL,
             seq INTEGER NOT NULL,
             entries BLOB NOT NULL,
-            UNIQUE (run_key, seq)
-        )""",
+            PRIMARY KEY (run_key, seq)
+        ) WITHOUT ROWID""",
     ),
 }
+
+_UPDATE_HEAD = (
+    "UPDATE checkpoint_runs SET head = ?, status = ?, session_id = ?,"
+    " entry_count = entry_count + ?, next_seq = next_seq + ?, updated_at = ? WHERE run_id = ?"
+)
 
 _Row = tuple[int, str, str, str]  # run_key, run_id, head JSON, status
 
 
-class SQLiteCheckpointer:
+class SQLiteCheckpointer(SQLiteLeases):
     """A ``Checkpointer`` in a SQLite file; ``wal=True`` lets several writers share it (S12).
 
     It may share one file with ``SQLiteSession``. Use it as ``async with`` or call
@@ -96,29 +102,32 @@ class SQLiteCheckpointer:
 
         def save(conn: sqlite3.Connection) -> None:
             now = head.updated_at  # the head's own time orders list_runs on every backend
+            values = (head_json, head.status, head.session_id, count, bump, now, run_id)
             row = conn.execute(
                 "SELECT run_key, next_seq FROM checkpoint_runs WHERE run_id = ?", (run_id,)
             ).fetchone()
+            if row is not None:
+                conn.execute(_UPDATE_HEAD, values)
             if row is None:
-                created = time.time()
                 cur = conn.execute(
                     "INSERT INTO checkpoint_runs (run_id, head, status, session_id, entry_count,"
                     " next_seq, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (run_id, head_json, head.status, head.session_id, count, bump, created, now),
+                    (
+                        run_id,
+                        head_json,
+                        head.status,
+                        head.session_id,
+                        count,
+                        bump,
+                        time.time(),
+                        now,
+                    ),
                 )
-                run_key, seq = cur.lastrowid, 0
-            else:
-                run_key, seq = row
-                conn.execute(
-                    "UPDATE checkpoint_runs SET head = ?, status = ?, session_id = ?,"
-                    " entry_count = entry_count + ?, next_seq = next_seq + ?, updated_at = ?"
-                    " WHERE run_key = ?",
-                    (head_json, head.status, head.session_id, count, bump, now, run_key),
-                )
+                row = (cur.lastrowid, 0)
             if batch is not None:
                 conn.execute(
                     "INSERT INTO checkpoint_batches (run_key, seq, entries) VALUES (?, ?, ?)",
-                    (run_key, seq, batch),
+                    (row[0], row[1], batch),
                 )
 
         await self._db.write(save)
@@ -167,7 +176,7 @@ class SQLiteCheckpointer:
             if wanted is not None:
                 sql += f" WHERE status IN ({', '.join('?' * len(wanted))})"
                 params = wanted
-            sql += " ORDER BY updated_at DESC, run_key DESC"
+            sql += " ORDER BY updated_at DESC, run_key DESC"  # few runs: no index kept for it
             rows = conn.execute(sql, params).fetchall()
             return [(row, _batches(conn, row[0])) for row in rows]
 
