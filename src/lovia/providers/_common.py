@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+from typing import Any
 
 from ..errors import ContextOverflowError, ProviderError, UserError
 
-__all__ = ["api_key_from_env", "status_error", "tool_choice_name"]
+__all__ = ["api_key_from_env", "one_shot_http_client", "status_error", "tool_choice_name"]
 
 # Servers word a context-length rejection differently; these cover OpenAI, Anthropic, vLLM,
 # llama.cpp, Ollama and OpenRouter as they answer today.
@@ -61,3 +63,18 @@ def status_error(
 def tool_choice_name(choice: str) -> str | None:
     """The tool name when ``choice`` names one tool, ``None`` for auto/required/none."""
     return None if choice in ("auto", "required", "none") else choice
+
+
+def one_shot_http_client(sdk: Any, timeout: float) -> Any:
+    """An HTTP client for ``sdk`` (the openai or anthropic module) that keeps no idle connection.
+
+    A provider is often shared by runs on different event loops (``run_sync`` twice) or made
+    per run from a model string and never closed; pooled idle connections would then belong
+    to a dead loop or leak. One connection per model call costs a handshake, which is small
+    next to a model call; pass your own ``client=`` to pool connections.
+    """
+    base = sdk.DefaultAsyncHttpxClient.__mro__[1]
+    # The SDK's own httpx flavour (httpx or its fork httpx2) provides the matching Limits.
+    httpx_module = importlib.import_module(base.__module__.split(".")[0])
+    limits = httpx_module.Limits(max_connections=100, max_keepalive_connections=0)
+    return sdk.DefaultAsyncHttpxClient(timeout=timeout, limits=limits)

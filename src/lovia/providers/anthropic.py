@@ -29,7 +29,7 @@ from ..transcript import (
     UsageDelta,
 )
 from ..usage import Usage
-from ._common import api_key_from_env, status_error, tool_choice_name
+from ._common import api_key_from_env, one_shot_http_client, status_error, tool_choice_name
 from .base import ToolSpec
 
 if TYPE_CHECKING:
@@ -101,6 +101,7 @@ class AnthropicProvider:
                 base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
                 max_retries=0,
                 timeout=timeout,
+                http_client=one_shot_http_client(anthropic, timeout),
             )
         self.client = client
 
@@ -382,10 +383,14 @@ def _arguments(raw: str) -> dict[str, Any]:
 def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -> None:
     if s.max_tokens is not None:
         req["max_tokens"] = s.max_tokens
+    # Sampling goes in the JSON body directly: recent SDK releases dropped these keyword
+    # arguments from messages.create while the API still reads them for models that take them.
+    body: dict[str, Any] = {}
     if s.temperature is not None:
-        req["temperature"] = s.temperature
+        body["temperature"] = s.temperature
     if s.top_p is not None:
-        req["top_p"] = s.top_p
+        body["top_p"] = s.top_p
+    body.update(s.extra_body)
     if has_tools and (s.tool_choice is not None or s.parallel_tool_calls is False):
         choice = s.tool_choice or "auto"
         name = tool_choice_name(choice)
@@ -397,8 +402,8 @@ def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -
         if s.parallel_tool_calls is False and tc["type"] != "none":
             tc["disable_parallel_tool_use"] = True
         req["tool_choice"] = tc
-    if s.extra_body:
-        req["extra_body"] = dict(s.extra_body)
+    if body:
+        req["extra_body"] = body
 
 
 def _error(exc: Exception, where: str) -> ProviderError:

@@ -29,7 +29,7 @@ from ..transcript import (
     UsageDelta,
 )
 from ..usage import Usage
-from ._common import api_key_from_env, status_error, tool_choice_name
+from ._common import api_key_from_env, one_shot_http_client, status_error, tool_choice_name
 from .base import ToolSpec
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ class OpenAIChatProvider:
                 base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
                 max_retries=0,
                 timeout=timeout,
+                http_client=one_shot_http_client(openai, timeout),
             )
         self.client = client
 

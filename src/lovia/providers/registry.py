@@ -54,5 +54,6 @@ def _from_string(spec: str) -> Provider:
         return AnthropicProvider(name)
     raise UserError(
         f"unknown model provider {prefix!r} in {spec!r}",
-        hint="use 'openai:NAME' (any OpenAI-compatible server) or 'anthropic:NAME'",
+        hint=f"use 'openai:NAME' (any OpenAI-compatible server) or 'anthropic:NAME'; for a "
+        f"model whose name has a colon (an Ollama tag) write 'openai:{spec}'",
     )

@@ -1,0 +1,132 @@
+"""Sessions and checkpoints work end to end through each real provider and its SDK."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import lovia
+from lovia import (
+    Agent,
+    CheckpointOptions,
+    InMemoryCheckpointer,
+    InMemorySession,
+    Provider,
+    ProviderError,
+    Runner,
+    tool,
+)
+
+from .common import add, get_weather
+from .dialects import Dialect
+from .server import ProtocolServer
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[tuple[Any, Any]]:
+    if request.param == "memory":
+        yield InMemorySession(), InMemoryCheckpointer()
+        return
+    session = lovia.SQLiteSession(tmp_path / "sessions.db")
+    checkpointer = lovia.SQLiteCheckpointer(tmp_path / "runs.db")
+    try:
+        yield session, checkpointer
+    finally:
+        await session.close()
+        await checkpointer.close()
+
+
+async def test_session_history_and_checkpoints_flow_through_the_provider(
+    dialect: Dialect, server: ProtocolServer, model: Provider, stores: tuple[Any, Any]
+) -> None:
+    """S1/C1/C8: history reaches the wire on the next run; a finished run replays offline."""
+    session, cp = stores
+    agent = Agent("helper", instructions="Be brief.", model=model, tools=[get_weather, add])
+    server.add(
+        dialect.tool_call("call_1", "get_weather", '{"city": "Paris"}'),
+        dialect.text("Sunny in Paris."),
+        dialect.tool_call("call_2", "add", '{"a": 2, "b": 3}'),
+        dialect.text("It is 5."),
+    )
+
+    first = await Runner.run(
+        agent,
+        "Weather in Paris?",
+        session=session,
+        session_id="chat",
+        checkpoint=CheckpointOptions(cp, run_id="run-1"),
+    )
+    second = await Runner.run(
+        agent,
+        "And 2+3?",
+        session=session,
+        session_id="chat",
+        checkpoint=CheckpointOptions(cp, run_id="run-2"),
+    )
+
+    assert (first.output, second.output) == ("Sunny in Paris.", "It is 5.")
+    wire = json.dumps(server.requests[2].body)
+    for seen in ("Weather in Paris?", "call_1", "sunny in Paris", "Sunny in Paris.", "And 2+3?"):
+        assert seen in wire
+    segments = await session.segments("chat")
+    assert [s.run_id for s in segments] == ["run-1", "run-2"]
+    assert segments[1].entries == second.entries
+    snap = await cp.load("run-2")
+    assert snap is not None and snap.status == "completed"
+    assert snap.entries == second.entries
+
+    replayed = await Runner.run(
+        agent,
+        "And 2+3?",
+        session=session,
+        session_id="chat",
+        checkpoint=CheckpointOptions(cp, run_id="run-2"),
+    )
+    assert replayed.output == "It is 5."
+    assert len(server.requests) == 4  # the replay made no model call
+
+
+async def test_run_failed_by_the_provider_resumes_without_rerunning_its_tool(
+    dialect: Dialect, server: ProtocolServer, model: Provider, stores: tuple[Any, Any]
+) -> None:
+    """C2/C10: the checkpoint holds the call and its result; resume asks the model again."""
+    session, cp = stores
+    ran: list[str] = []
+
+    @tool
+    def book(city: str) -> str:
+        """Book a hotel."""
+        ran.append(city)
+        return f"booked in {city}"
+
+    agent = Agent("helper", model=model, tools=[book])
+    server.add(
+        dialect.tool_call("call_b", "book", '{"city": "Rome"}'),
+        dialect.server_error,
+        dialect.text("Booked."),
+    )
+    options = CheckpointOptions(cp, run_id="trip")
+
+    with pytest.raises(ProviderError):
+        await Runner.run(agent, "Book Rome", session=session, session_id="s", checkpoint=options)
+    snap = await cp.load("trip")
+    assert snap is not None and snap.status == "failed"
+    assert [e.type for e in snap.entries] == ["input", "tool_call", "tool_result"]
+
+    result = await Runner.run(
+        agent, "Book Rome", session=session, session_id="s", checkpoint=options
+    )
+
+    assert result.output == "Booked."
+    assert ran == ["Rome"]
+    assert "booked in Rome" in json.dumps(server.requests[2].body)
+    assert [e.type for e in await session.load("s")] == [
+        "input",
+        "tool_call",
+        "tool_result",
+        "assistant_text",
+    ]

@@ -1,0 +1,109 @@
+"""Model strings and the environment pick the provider, its URL and its key."""
+
+from __future__ import annotations
+
+import pytest
+
+from lovia import (
+    Agent,
+    AnthropicProvider,
+    OpenAIChatProvider,
+    Runner,
+    UserError,
+    model_from_env,
+)
+
+from .dialects import ANTHROPIC, OPENAI
+from .server import ProtocolServer
+
+
+@pytest.mark.parametrize(
+    ("spec", "cls", "name"),
+    [
+        ("openai:gpt-x", OpenAIChatProvider, "gpt-x"),
+        ("llama-3.1-8b", OpenAIChatProvider, "llama-3.1-8b"),  # a bare name means OpenAI
+        ("openai:qwen3:8b", OpenAIChatProvider, "qwen3:8b"),  # an Ollama tag keeps its colon
+        ("anthropic:claude-y", AnthropicProvider, "claude-y"),
+    ],
+)
+def test_lovia_model_string_resolves_to_a_provider(
+    monkeypatch: pytest.MonkeyPatch, spec: str, cls: type, name: str
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("LOVIA_MODEL", spec)
+
+    model = model_from_env()
+
+    assert isinstance(model, cls)
+    assert model.model == name
+
+
+def test_a_bare_name_with_a_colon_hints_at_the_openai_prefix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+
+    with pytest.raises(UserError) as info:
+        Agent("helper", model="qwen3:8b").run_sync("hi")
+
+    assert info.value.hint is not None and "'openai:qwen3:8b'" in info.value.hint
+
+
+def test_unknown_provider_prefix_is_a_user_error_with_a_hint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LOVIA_MODEL", "mistral:large")
+
+    with pytest.raises(UserError) as info:
+        model_from_env()
+
+    assert "mistral" in info.value.message
+    assert info.value.hint is not None and "openai:" in info.value.hint
+
+
+def test_no_lovia_model_is_a_user_error_naming_it() -> None:
+    with pytest.raises(UserError) as info:
+        model_from_env()
+    assert info.value.hint is not None and "LOVIA_MODEL" in info.value.hint
+
+
+async def test_openai_run_from_environment_alone(
+    server: ProtocolServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOVIA_MODEL", "openai:from-env")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    server.add(OPENAI.text("hello"))
+
+    result = await Runner.run(Agent("helper"), "hi")
+
+    assert result.output == "hello"
+    request = server.requests[0]
+    assert request.path == "/v1/chat/completions"
+    assert request.body["model"] == "from-env"
+    assert request.headers["authorization"] == "Bearer sk-env"
+
+
+async def test_anthropic_model_string_uses_its_base_url_and_key(
+    server: ProtocolServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env")
+    server.add(ANTHROPIC.text("hello"))
+
+    result = await Runner.run(Agent("helper", model="anthropic:claude-env"), "hi")
+
+    assert result.output == "hello"
+    request = server.requests[0]
+    assert request.path == "/v1/messages"
+    assert request.body["model"] == "claude-env"
+    assert any("sk-ant-env" in v for v in request.headers.values())
+
+
+def test_explicit_key_wins_over_a_missing_variable() -> None:
+    model = OpenAIChatProvider("m", api_key="explicit", base_url="http://127.0.0.1:9/v1")
+    assert model.client.api_key == "explicit"
+    with pytest.raises(UserError) as info:
+        AnthropicProvider("m")
+    assert info.value.hint is not None and "ANTHROPIC_API_KEY" in info.value.hint
