@@ -18,6 +18,8 @@ from lovia import (
     SchemaError,
     Segment,
     StoreError,
+    ToolCallEntry,
+    ToolResultEntry,
     UserError,
 )
 from lovia.stores.sqlite_session import SQLiteSession
@@ -229,3 +231,29 @@ def test_two_processes_append_to_one_wal_file(tmp_path: Path) -> None:
         ]
     # the shared runs were appended by both processes and stored once each (S5)
     assert sorted(seg.run_id for seg in stored["shared"]) == [f"shared-{i}" for i in range(10)]
+
+
+async def test_a_store_sees_every_change_another_store_makes_to_the_file(tmp_path: Path) -> None:
+    """S7/S12: what one store decoded before never hides appends, trims, rewinds or clears
+    made through another store (or process) on the same file."""
+    path = tmp_path / "chat.db"
+    async with SQLiteSession(path, wal=True) as reader, SQLiteSession(path, wal=True) as writer:
+        big = ToolResultEntry(call_id="c1", output="x" * 50)
+        run1 = [user("one"), ToolCallEntry(call_id="c1", name="t"), big]
+        await writer.append("s", run1, run_id="r1")
+        assert await reader.load("s") == run1
+        await writer.append("s", [user("two")], run_id="r2")
+        assert [s.run_id for s in await reader.segments("s")] == ["r1", "r2"]
+        assert await writer.trim_tool_results("s", keep_chars=5, keep_runs=1) == 1
+        trimmed = (await reader.load("s"))[2]
+        assert isinstance(trimmed, ToolResultEntry) and trimmed.output.startswith("xxxxx\n[")
+        await writer.rewind("s", keep_entries=3)
+        assert [s.run_id for s in await reader.segments("s")] == ["r1"]
+        await writer.append("s", [user("three")], run_id="r3")
+        await writer.rewind("s", keep_entries=3)
+        await writer.append("s", [user("four")], run_id="r4")
+        assert [s.run_id for s in await reader.segments("s")] == ["r1", "r4"]
+        await writer.clear("s")
+        assert await reader.load("s") == []
+        await writer.append("s", [user("five")], run_id="r5")
+        assert await reader.load("s") == [user("five")]

@@ -12,7 +12,9 @@ import os
 import sqlite3
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -51,15 +53,56 @@ MIGRATIONS: Migrations = {
         )
         """,
         "CREATE INDEX lovia_session_segments_order ON lovia_session_segments (session_id, seq)",
+        # one row per session ever written, never deleted: ``revision`` grows with every
+        # change and ``rewrites`` with every change that is not an append, so a reader can
+        # tell "unchanged" and "only appended to" from one indexed lookup
+        """
+        CREATE TABLE lovia_session_heads (
+            session_id  TEXT    PRIMARY KEY,
+            revision    INTEGER NOT NULL,
+            rewrites    INTEGER NOT NULL
+        )
+        """,
     ),
 }
 
 _SELECT = (
-    "SELECT run_id, entries, meta FROM lovia_session_segments WHERE session_id = ? ORDER BY seq"
+    "SELECT seq, run_id, entries, meta FROM lovia_session_segments "
+    "WHERE session_id = ? AND seq > ? ORDER BY seq"
 )
+_BUMP = (
+    "INSERT INTO lovia_session_heads (session_id, revision, rewrites) VALUES (?, 1, ?) "
+    "ON CONFLICT (session_id) DO UPDATE SET revision = revision + 1, "
+    "rewrites = rewrites + excluded.rewrites"
+)
+CACHED_SESSIONS = 32
 
-Row = tuple[str, str, str | None]
+Row = tuple[int, str, str, str | None]
 Planner = Callable[[list[Segment]], MaintenancePlan]
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """A decoded row, kept in the cache and never handed out as is."""
+
+    run_id: str
+    entries: list[TranscriptEntry]
+    meta: str | None  # JSON text: parsed afresh for each caller, so each gets its own copy
+
+    def segment(self) -> Segment:
+        return Segment(
+            self.run_id, list(self.entries), json.loads(self.meta) if self.meta else None
+        )
+
+
+@dataclass(frozen=True)
+class _Cached:
+    """A session's decoded segments as of ``revision``, up to row ``last_seq``."""
+
+    revision: int
+    rewrites: int
+    last_seq: int
+    stored: tuple[_Stored, ...]
 
 
 class SQLiteSession:
@@ -73,6 +116,9 @@ class SQLiteSession:
 
     def __init__(self, path: str | os.PathLike[str], *, wal: bool = False) -> None:
         self._db = SQLiteDatabase(path, wal=wal, component="session", migrations=MIGRATIONS)
+        # decoded sessions, touched only on the store's thread; checked against the file's
+        # revision on every read, so writes by other stores or processes are always seen
+        self._cache: OrderedDict[str, _Cached] = OrderedDict()
 
     @property
     def path(self) -> str:
@@ -82,11 +128,13 @@ class SQLiteSession:
 
     async def segments(self, session_id: str) -> list[Segment]:
         validate_id(session_id, "session_id")
-        rows = await self._db.read(lambda c: c.execute(_SELECT, (session_id,)).fetchall())
-        return [_decode(session_id, row) for row in rows]
+        stored = await self._db.read(lambda conn: self._read(conn, session_id))
+        return [s.segment() for s in stored]
 
     async def load(self, session_id: str) -> list[TranscriptEntry]:
-        return [e for seg in await self.segments(session_id) for e in seg.entries]
+        validate_id(session_id, "session_id")
+        stored = await self._db.read(lambda conn: self._read(conn, session_id))
+        return [e for s in stored for e in s.entries]
 
     async def append(
         self,
@@ -106,23 +154,29 @@ class SQLiteSession:
 
         def insert(conn: sqlite3.Connection) -> None:
             # the unique key, not a read-then-write, keeps concurrent appends of one run single
-            conn.execute(
+            added = conn.execute(
                 "INSERT INTO lovia_session_segments (session_id, run_id, entries, meta, "
                 "n_entries, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (session_id, run_id) DO NOTHING",
                 (session_id, rid, data, meta_text, len(items), title, now, now),
-            )
+            ).rowcount
+            if added:
+                conn.execute(_BUMP, (session_id, 0))
 
         await self._db.write(insert)
         return rid
 
     async def clear(self, session_id: str) -> None:
         validate_id(session_id, "session_id")
-        await self._db.write(
-            lambda c: c.execute(
+
+        def delete(conn: sqlite3.Connection) -> None:
+            gone = conn.execute(
                 "DELETE FROM lovia_session_segments WHERE session_id = ?", (session_id,)
-            )
-        )
+            ).rowcount
+            if gone:
+                conn.execute(_BUMP, (session_id, 1))
+
+        await self._db.write(delete)
 
     # -- maintenance (built-in stores only; not part of the protocol) -----------------------
 
@@ -184,6 +238,34 @@ class SQLiteSession:
         """Read, plan and apply in one write transaction, so no append slips in between."""
         return await self._db.write(lambda conn: _apply(conn, session_id, plan_for))
 
+    def _read(self, conn: sqlite3.Connection, session_id: str) -> tuple[_Stored, ...]:
+        """The session's decoded rows: from the cache, plus only the rows added since."""
+        conn.execute("BEGIN")  # one snapshot for the head and the rows
+        try:
+            head = conn.execute(
+                "SELECT revision, rewrites FROM lovia_session_heads WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()
+            if head is None:
+                return ()
+            revision, rewrites = int(head[0]), int(head[1])
+            cached = self._cache.get(session_id)
+            if cached is not None and cached.revision == revision:
+                self._cache.move_to_end(session_id)
+                return cached.stored
+            if cached is None or cached.rewrites != rewrites:
+                cached = _Cached(0, rewrites, 0, ())  # trimmed, rewound or cleared: start over
+            rows = conn.execute(_SELECT, (session_id, cached.last_seq)).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        stored = cached.stored + tuple(_decode(session_id, row) for row in rows)
+        last_seq = int(rows[-1][0]) if rows else cached.last_seq
+        self._cache[session_id] = _Cached(revision, rewrites, last_seq, stored)
+        self._cache.move_to_end(session_id)
+        while len(self._cache) > CACHED_SESSIONS:
+            self._cache.popitem(last=False)
+        return stored
+
     # -- lifetime ---------------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -207,8 +289,11 @@ class SQLiteSession:
 
 def _apply(conn: sqlite3.Connection, session_id: str, plan_for: Planner) -> MaintenancePlan:
     """Load the session's segments, plan, and write the plan back (inside one transaction)."""
-    rows = conn.execute(_SELECT, (session_id,)).fetchall()
-    plan: MaintenancePlan = plan_for([_decode(session_id, row) for row in rows])
+    rows = conn.execute(_SELECT, (session_id, 0)).fetchall()
+    plan: MaintenancePlan = plan_for([_decode(session_id, row).segment() for row in rows])
+    if plan.empty:
+        return plan
+    conn.execute(_BUMP, (session_id, 1))
     now = time.time()
     for seg in plan.replace:
         conn.execute(
@@ -243,9 +328,9 @@ def _encode_meta(meta: dict[str, Any] | None) -> str | None:
         ) from exc
 
 
-def _decode(session_id: str, row: Row) -> Segment:
-    """One stored row as a ``Segment``; a row that does not decode is an error, never skipped."""
-    run_id, data, meta_text = row
+def _decode(session_id: str, row: Row) -> _Stored:
+    """One stored row, decoded; a row that does not decode is an error, never skipped."""
+    _, run_id, data, meta_text = row
     try:
         entries = entries_from_json(data)
         meta = json.loads(meta_text) if meta_text is not None else None
@@ -261,4 +346,4 @@ def _decode(session_id: str, row: Row) -> Segment:
             f"session {session_id!r}, run {run_id!r}: stored meta is not an object",
             hint="rewind the session to before this run or restore the file from a backup",
         )
-    return Segment(run_id, entries, meta)
+    return _Stored(run_id, entries, meta_text)
