@@ -14,7 +14,9 @@ import pytest
 
 from lovia import Checkpointer, InMemoryCheckpointer, SQLiteCheckpointer
 
-BACKENDS = ["memory", "sqlite"]
+from .pg import drop_prefix, fresh_prefix, postgres_dsn
+
+BACKENDS = ["memory", "sqlite", "postgres"]
 
 
 class CheckpointBackend:
@@ -26,6 +28,9 @@ class CheckpointBackend:
         self.durable = name != "memory"
         self._opened: list[Any] = []
         self._memory = InMemoryCheckpointer()
+        # postgres: a private table prefix, dropped after the test
+        self.dsn = postgres_dsn() if name == "postgres" else ""
+        self.prefix = fresh_prefix()
 
     def open(self) -> Checkpointer:
         cp: Checkpointer
@@ -33,6 +38,10 @@ class CheckpointBackend:
             cp = self._memory  # the process is the storage: "reopening" is the same object
         elif self.name == "sqlite":
             cp = SQLiteCheckpointer(self.path)
+        elif self.name == "postgres":
+            from lovia import PostgresCheckpointer
+
+            cp = PostgresCheckpointer(self.dsn, table_prefix=self.prefix)
         else:  # pragma: no cover - a backend named in BACKENDS without a branch here
             raise AssertionError(f"no opener for backend {self.name!r}")
         self._opened.append(cp)
@@ -43,6 +52,8 @@ class CheckpointBackend:
             close = getattr(cp, "close", None)
             if close is not None:
                 await close()
+        if self.dsn:
+            drop_prefix(self.dsn, self.prefix)
 
 
 @pytest.fixture(params=BACKENDS)

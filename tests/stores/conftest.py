@@ -15,7 +15,9 @@ import pytest
 from lovia import InMemorySession
 from lovia.stores.sqlite_session import SQLiteSession
 
-SESSION_BACKENDS = ["memory", "sqlite"]
+from .pg import drop_prefix, fresh_prefix, postgres_dsn
+
+SESSION_BACKENDS = ["memory", "sqlite", "postgres"]
 
 
 class SessionBackend:
@@ -27,6 +29,9 @@ class SessionBackend:
         self.durable = name != "memory"
         self._memory = InMemorySession()
         self._opened: list[Any] = []
+        # postgres: a private table prefix, dropped after the test
+        self.dsn = postgres_dsn() if name == "postgres" else ""
+        self.prefix = fresh_prefix()
 
     def open(self) -> Any:
         """A store with the built-in maintenance methods (typed ``Any``: they are not protocol)."""
@@ -35,6 +40,10 @@ class SessionBackend:
             store = self._memory  # the process is the storage: "reopening" is the same object
         elif self.name == "sqlite":
             store = SQLiteSession(self.path)
+        elif self.name == "postgres":
+            from lovia import PostgresSession
+
+            store = PostgresSession(self.dsn, table_prefix=self.prefix)
         else:  # pragma: no cover - a backend listed without a branch here
             raise AssertionError(f"no opener for session backend {self.name!r}")
         self._opened.append(store)
@@ -45,6 +54,8 @@ class SessionBackend:
             close = getattr(store, "close", None)
             if close is not None:
                 await close()
+        if self.dsn:
+            drop_prefix(self.dsn, self.prefix)
 
 
 @pytest.fixture(params=SESSION_BACKENDS)

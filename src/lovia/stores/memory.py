@@ -11,6 +11,7 @@ from typing import Any
 
 from ..transcript import TranscriptEntry
 from .checkpoint import RunHead, RunSnapshot, validate_id
+from .lease import MemoryLeases
 from .maintenance import (
     MaintenancePlan,
     RewindResult,
@@ -135,7 +136,7 @@ class InMemorySession:
         self._times[session_id] = (created, now)
 
 
-class InMemoryCheckpointer:
+class InMemoryCheckpointer(MemoryLeases):
     """A ``Checkpointer`` in a dict: no crash recovery, since it dies with the process (E4)."""
 
     def __init__(self) -> None:

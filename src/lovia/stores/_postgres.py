@@ -1,0 +1,203 @@
+"""The PostgreSQL plumbing both PostgreSQL stores share: a pool, a versioned schema per
+component, and one execute seam.
+
+Every statement goes through ``PostgresDatabase.read`` / ``write`` (the one execute seam), so
+tracing, counting and error translation live here. Table names are composed from a
+validated prefix with ``psycopg.sql.Identifier``; values are always bound parameters.
+Connections are in autocommit mode: a read is one statement, a write is one explicit
+transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import sql
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from ..errors import SchemaError, StoreError, UserError
+
+__all__ = ["Conn", "Migrations", "PostgresDatabase", "check_prefix"]
+
+T = TypeVar("T")
+Conn = psycopg.AsyncConnection[Any]
+Migrations = Mapping[int, Sequence[str]]
+"""Schema version -> statements bringing ``v - 1`` to ``v``; ``{name}`` is a prefixed table."""
+
+_PREFIX = re.compile(r"[a-z_][a-z0-9_]{0,39}\Z")
+CONNECT_TIMEOUT_S = 10.0
+
+
+def check_prefix(prefix: Any) -> str:
+    """A table prefix: lower-case letters, digits and ``_``, at most 40 characters."""
+    if not isinstance(prefix, str) or not _PREFIX.match(prefix):
+        raise UserError(
+            f"table_prefix {prefix!r} is not a plain SQL identifier prefix",
+            hint="use lower-case letters, digits and '_' (starting with a letter or '_'), "
+            "at most 40 characters, e.g. 'lovia_' or 'tenant7_'",
+        )
+    return prefix
+
+
+class PostgresDatabase:
+    """One store's view of a PostgreSQL database: its tables under ``prefix``."""
+
+    def __init__(
+        self,
+        dsn_or_pool: str | AsyncConnectionPool[Any],
+        *,
+        prefix: str,
+        component: str,
+        migrations: Migrations,
+        tables: Sequence[str],
+        min_size: int = 1,
+        max_size: int = 4,
+        close_pool: bool | None = None,
+    ) -> None:
+        self.prefix = check_prefix(prefix)
+        self.component = component
+        self.migrations = migrations
+        self.version = max(migrations)
+        self.names = {t: sql.Identifier(prefix + t) for t in ("meta", *tables)}
+        if isinstance(dsn_or_pool, AsyncConnectionPool):
+            self._pool = dsn_or_pool
+            self._dsn: str | None = None
+            self._close_pool = bool(close_pool)
+        elif isinstance(dsn_or_pool, str) and dsn_or_pool:
+            self._pool = AsyncConnectionPool(
+                dsn_or_pool,
+                min_size=min_size,
+                max_size=max_size,
+                kwargs={"autocommit": True},
+                open=False,
+            )
+            self._dsn = dsn_or_pool
+            self._close_pool = True if close_pool is None else close_pool
+        else:
+            raise UserError(
+                f"a PostgreSQL store needs a DSN string or an AsyncConnectionPool, got "
+                f"{type(dsn_or_pool).__name__}",
+                hint="pass 'postgresql://user@host:5432/db' or psycopg_pool.AsyncConnectionPool",
+            )
+        self._ready = False
+        self._ready_lock: asyncio.Lock | None = None
+        self._closed = False
+
+    @property
+    def pool(self) -> AsyncConnectionPool[Any]:
+        return self._pool
+
+    def q(self, text: str) -> sql.Composed:
+        """``text`` with ``{table}`` placeholders replaced by this store's prefixed tables."""
+        return sql.SQL(text).format(**self.names)
+
+    # -- the execute seam -------------------------------------------------------------------
+
+    async def read(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
+        """Run ``fn(conn)`` on a pooled connection in autocommit mode."""
+        return await self._use(fn, transaction=False)
+
+    async def write(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
+        """Run ``fn(conn)`` in one transaction: committed whole or rolled back whole."""
+        return await self._use(fn, transaction=True)
+
+    async def _use(self, fn: Callable[[Conn], Awaitable[T]], *, transaction: bool) -> T:
+        if self._closed:
+            raise UserError("this PostgreSQL store is closed", hint="open a new store")
+        await self._ensure_ready()
+        try:
+            async with self._pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
+                if not transaction:
+                    return await fn(conn)
+                async with conn.transaction():
+                    return await fn(conn)
+        except PoolTimeout as exc:
+            raise _unreachable(exc) from exc
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"PostgreSQL error: {exc}",
+                hint="check the server log; the statement was rolled back",
+            ) from exc
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._close_pool:
+            await self._pool.close()
+
+    # -- the schema -------------------------------------------------------------------------
+
+    async def _ensure_ready(self) -> None:
+        if self._ready:
+            return
+        if self._ready_lock is None:
+            self._ready_lock = asyncio.Lock()
+        async with self._ready_lock:
+            if self._ready:
+                return
+            try:
+                if self._dsn is not None:
+                    # a direct first connection fails at once with the server's own reason,
+                    # where a pool would retry until its timeout
+                    async with await psycopg.AsyncConnection.connect(
+                        self._dsn, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT_S)
+                    ) as conn:
+                        async with conn.transaction():
+                            await self._migrate(conn)
+                    await self._pool.open(wait=False)
+                else:
+                    await self._pool.open(wait=False)
+                    async with self._pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
+                        async with conn.transaction():
+                            await self._migrate(conn)
+            except PoolTimeout as exc:
+                raise _unreachable(exc) from exc
+            except psycopg.OperationalError as exc:
+                raise _unreachable(exc) from exc
+            except psycopg.Error as exc:
+                raise StoreError(
+                    f"could not prepare the {self.component} tables: {exc}",
+                    hint="check that the database user may create tables; nothing was changed",
+                ) from exc
+            self._ready = True
+
+    async def _migrate(self, conn: Conn) -> None:
+        # one migrator at a time per prefix: two processes starting together must not both
+        # create the tables
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"lovia:{self.prefix}",)
+        )
+        await conn.execute(
+            self.q("CREATE TABLE IF NOT EXISTS {meta} (key text PRIMARY KEY, value text NOT NULL)")
+        )
+        key = f"schema:{self.component}"
+        cur = await conn.execute(self.q("SELECT value FROM {meta} WHERE key = %s"), (key,))
+        row = await cur.fetchone()
+        current = int(row[0]) if row else 0
+        if current > self.version:
+            raise SchemaError(
+                f"the {self.component} tables under prefix {self.prefix!r} have schema version "
+                f"{current}; this lovia reads up to version {self.version}",
+                hint="upgrade lovia to use these tables; they were left unchanged",
+            )
+        for version in range(current + 1, self.version + 1):
+            for statement in self.migrations[version]:
+                await conn.execute(self.q(statement))
+        if current != self.version:
+            await conn.execute(
+                self.q(
+                    "INSERT INTO {meta} (key, value) VALUES (%s, %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                ),
+                (key, str(self.version)),
+            )
+
+
+def _unreachable(exc: Exception) -> StoreError:
+    return StoreError(
+        f"could not connect to PostgreSQL: {exc}",
+        hint="check the DSN (postgresql://user@host:5432/db) and that the server is running",
+    )

@@ -1,0 +1,275 @@
+"""``PostgresCheckpointer``: runs in PostgreSQL, shared by every worker and host.
+
+The same logical schema as ``SQLiteCheckpointer``: one head row per run in
+``checkpoint_runs`` and one row per ``append`` in ``checkpoint_batches``. A save is a single
+statement (an upsert of the head whose ``RETURNING`` feeds the batch insert), so it costs one
+round trip and O(new entries) whatever the run's length. ``run_leases`` holds the run leases
+(``acquire_lease`` / ``renew_lease`` / ``release_lease``), timed by the database server's
+clock so hosts with skewed clocks still agree on who holds a run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+from pydantic import ValidationError
+
+from ..errors import StoreError, UserError
+from ..transcript import TranscriptEntry, entries_from_json, entries_to_json
+from ._postgres import Conn, Migrations, PostgresDatabase
+from .checkpoint import RUN_STATUSES, RunHead, RunSnapshot, validate_id
+from .lease import check_lease_args
+
+__all__ = ["PostgresCheckpointer"]
+
+MIGRATIONS: Migrations = {
+    1: (
+        """CREATE TABLE {checkpoint_runs} (
+            run_key     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            run_id      text             NOT NULL UNIQUE,
+            head        text             NOT NULL,
+            status      text             NOT NULL,
+            session_id  text,
+            entry_count integer          NOT NULL,
+            next_seq    integer          NOT NULL,
+            created_at  double precision NOT NULL,
+            updated_at  double precision NOT NULL
+        )""",
+        "CREATE INDEX ON {checkpoint_runs} (updated_at)",
+        """CREATE TABLE {checkpoint_batches} (
+            run_key bigint  NOT NULL REFERENCES {checkpoint_runs} (run_key) ON DELETE CASCADE,
+            seq     integer NOT NULL,
+            entries text    NOT NULL,
+            PRIMARY KEY (run_key, seq)
+        )""",
+        """CREATE TABLE {run_leases} (
+            run_id     text        PRIMARY KEY,
+            owner      text        NOT NULL,
+            expires_at timestamptz NOT NULL
+        )""",
+    ),
+}
+
+_UPSERT = """INSERT INTO {checkpoint_runs} AS r (run_id, head, status, session_id,
+        entry_count, next_seq, created_at, updated_at)
+    VALUES (%(run_id)s, %(head)s, %(status)s, %(session_id)s, %(count)s, %(bump)s,
+        extract(epoch FROM clock_timestamp()), %(updated_at)s)
+    ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, status = excluded.status,
+        session_id = excluded.session_id, entry_count = r.entry_count + excluded.entry_count,
+        next_seq = r.next_seq + excluded.next_seq, updated_at = excluded.updated_at
+    RETURNING run_key, next_seq"""
+
+_SAVE_WITH_BATCH = (
+    "WITH r AS (" + _UPSERT + ") "
+    "INSERT INTO {checkpoint_batches} (run_key, seq, entries) "
+    "SELECT run_key, next_seq - 1, %(batch)s FROM r"
+)
+
+_LOAD = """SELECT r.run_key, r.run_id, r.head, b.entries FROM {checkpoint_runs} r
+    LEFT JOIN {checkpoint_batches} b ON b.run_key = r.run_key"""
+
+
+class PostgresCheckpointer:
+    """A ``Checkpointer`` in PostgreSQL; many workers on many hosts may share it.
+
+    ``dsn_or_pool`` and ``table_prefix`` work as for ``PostgresSession`` (the two may share
+    a pool and a prefix). Tables: ``<prefix>checkpoint_runs``, ``<prefix>checkpoint_batches``
+    and ``<prefix>run_leases``. Besides the protocol: ``list_runs``, the run-lease methods,
+    ``close`` and ``async with``.
+    """
+
+    def __init__(
+        self,
+        dsn_or_pool: str | AsyncConnectionPool[Any],
+        *,
+        table_prefix: str = "lovia_",
+        min_size: int = 1,
+        max_size: int = 4,
+        close_pool: bool | None = None,
+    ) -> None:
+        self._db = PostgresDatabase(
+            dsn_or_pool,
+            prefix=table_prefix,
+            component="checkpoint",
+            migrations=MIGRATIONS,
+            tables=("checkpoint_runs", "checkpoint_batches", "run_leases"),
+            min_size=min_size,
+            max_size=max_size,
+            close_pool=close_pool,
+        )
+
+    @property
+    def table_prefix(self) -> str:
+        return self._db.prefix
+
+    async def __aenter__(self) -> PostgresCheckpointer:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the store (and its pool, when the store opened it)."""
+        await self._db.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresCheckpointer(table_prefix={self._db.prefix!r})"
+
+    # -- the protocol -----------------------------------------------------------------------
+
+    async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
+        """Add ``entries`` after the stored ones and replace the head, in one statement."""
+        validate_id(run_id, "run_id")
+        if not isinstance(head, RunHead):
+            raise UserError(f"head must be a RunHead, got {type(head).__name__}")
+        # Encode before any I/O, so a value JSON cannot hold fails with nothing written.
+        params: dict[str, Any] = {
+            "run_id": run_id,
+            "head": _encode_head(run_id, head),
+            "status": head.status,
+            "session_id": head.session_id,
+            "count": len(entries),
+            "bump": 1 if entries else 0,
+            "updated_at": head.updated_at,  # the head's own time orders list_runs everywhere
+            "batch": entries_to_json(entries).decode() if entries else None,
+        }
+        statement = self._db.q(_SAVE_WITH_BATCH if entries else _UPSERT)
+
+        async def save(conn: Conn) -> None:
+            await conn.execute(statement, params)
+
+        await self._db.read(save)  # one statement: atomic without an explicit transaction
+
+    async def load(self, run_id: str) -> RunSnapshot | None:
+        """The run's entries in order with its latest head, or ``None`` for an unknown id."""
+        validate_id(run_id, "run_id")
+        query = self._db.q(_LOAD + " WHERE r.run_id = %s ORDER BY b.seq")
+
+        async def read(conn: Conn) -> list[Any]:
+            cur = await conn.execute(query, (run_id,))
+            return await cur.fetchall()
+
+        rows = await self._db.read(read)
+        if not rows:
+            return None
+        return _snapshot(run_id, rows[0][2], [r[3] for r in rows if r[3] is not None])
+
+    async def delete(self, run_id: str) -> None:
+        """Forget the run (head and entries); a later append starts it afresh."""
+        validate_id(run_id, "run_id")
+        delete = self._db.q("DELETE FROM {checkpoint_runs} WHERE run_id = %s")
+
+        async def drop(conn: Conn) -> None:
+            await conn.execute(delete, (run_id,))
+
+        await self._db.read(drop)
+
+    # -- maintenance (not part of the protocol) ---------------------------------------------
+
+    async def list_runs(self, *, statuses: Sequence[str] | None = None) -> list[RunSnapshot]:
+        """Every stored run (heads and entries), newest first, optionally only these statuses."""
+        wanted = _check_statuses(statuses)
+        if wanted == ():
+            return []
+        where = "" if wanted is None else " WHERE r.status = ANY(%s)"
+        query = self._db.q(_LOAD + where + " ORDER BY r.updated_at DESC, r.run_key DESC, b.seq")
+        params: tuple[Any, ...] = () if wanted is None else (list(wanted),)
+
+        async def read(conn: Conn) -> list[Any]:
+            cur = await conn.execute(query, params)
+            return await cur.fetchall()
+
+        grouped: dict[int, tuple[str, str, list[str]]] = {}
+        for run_key, rid, head_json, batch in await self._db.read(read):
+            found = grouped.setdefault(run_key, (rid, head_json, []))
+            if batch is not None:
+                found[2].append(batch)
+        return [_snapshot(rid, h, batches) for rid, h, batches in grouped.values()]
+
+    # -- run leases (see lovia.stores.lease) ------------------------------------------------
+
+    async def acquire_lease(self, run_id: str, owner: str, ttl: float) -> bool:
+        """Take the lease on ``run_id`` for ``ttl`` seconds: free, expired or already ours."""
+        check_lease_args(run_id, owner, ttl)
+        query = self._db.q(
+            "INSERT INTO {run_leases} AS l (run_id, owner, expires_at) "
+            "VALUES (%s, %s, clock_timestamp() + %s * interval '1 second') "
+            "ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, "
+            "expires_at = excluded.expires_at "
+            "WHERE l.owner = excluded.owner OR l.expires_at < clock_timestamp() "
+            "RETURNING 1"
+        )
+        return await self._lease_query(query, (run_id, owner, float(ttl)))
+
+    async def renew_lease(self, run_id: str, owner: str, ttl: float) -> bool:
+        """Extend our lease by ``ttl`` seconds; ``False`` when another owner has taken it."""
+        check_lease_args(run_id, owner, ttl)
+        query = self._db.q(
+            "UPDATE {run_leases} SET expires_at = clock_timestamp() + %s * interval '1 second' "
+            "WHERE run_id = %s AND owner = %s RETURNING 1"
+        )
+        return await self._lease_query(query, (float(ttl), run_id, owner))
+
+    async def release_lease(self, run_id: str, owner: str) -> None:
+        """Give the lease up (a no-op when ``owner`` no longer holds it)."""
+        check_lease_args(run_id, owner, 1.0)
+        query = self._db.q("DELETE FROM {run_leases} WHERE run_id = %s AND owner = %s")
+        await self._lease_query(query, (run_id, owner))
+
+    async def _lease_query(self, query: Any, params: tuple[Any, ...]) -> bool:
+        async def run(conn: Conn) -> bool:
+            cur = await conn.execute(query, params)
+            return cur.rowcount > 0
+
+        return await self._db.read(run)
+
+
+def _encode_head(run_id: str, head: RunHead) -> str:
+    try:
+        return json.dumps(head.to_dict(), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(
+            f"cannot checkpoint run {run_id!r}: its head does not fit JSON ({exc})",
+            hint="keep RunHead.output and context_state to JSON values (str, numbers, "
+            "lists, dicts)",
+        ) from exc
+
+
+def _snapshot(run_id: str, head_json: str, batches: list[str]) -> RunSnapshot:
+    try:
+        head = RunHead.from_dict(json.loads(head_json))
+        inner = [b.strip()[1:-1].strip() for b in batches]
+        entries = entries_from_json("[" + ",".join(i for i in inner if i) + "]")
+    except (ValueError, KeyError, TypeError, ValidationError) as exc:
+        raise StoreError(
+            f"the stored checkpoint of run {run_id!r} cannot be read: {exc}",
+            hint="delete the run (checkpointer.delete(run_id)) to start it again, or restore "
+            "the database from a backup",
+        ) from exc
+    return RunSnapshot.of(run_id, entries, head)
+
+
+def _check_statuses(statuses: Sequence[str] | None) -> tuple[str, ...] | None:
+    if statuses is None:
+        return None
+    if isinstance(statuses, str):
+        raise UserError(
+            "statuses must be a list of statuses, not one string",
+            hint=f"pass statuses=[{statuses!r}]",
+        )
+    unknown = [s for s in statuses if s not in RUN_STATUSES]
+    if unknown:
+        raise UserError(
+            f"unknown run status {unknown[0]!r}",
+            hint=f"use any of {', '.join(RUN_STATUSES)}",
+        )
+    return tuple(statuses)
