@@ -329,3 +329,58 @@ async def test_a_cancelled_task_leaves_a_resumable_run(checkpointer: Checkpointe
     agent = agent.clone(model=ScriptedProvider([text("finished")]))
     result = await Runner.run(agent, [], checkpoint=CheckpointOptions(checkpointer, "r1"))
     assert result.output == "finished" and runs == [1, 1]
+
+
+# -- on_resume: what an in-flight call means ----------------------------------------------
+
+
+def once_then_stop(executed: list[str], **options: Any) -> Any:
+    @tool(**options)
+    def send(ctx: RunContext[Any], to: str) -> str:
+        """Send a message."""
+        executed.append(to)
+        if len(executed) == 1:
+            raise RunCancelled("the worker stopped while sending")
+        return f"sent to {to}"
+
+    return send
+
+
+async def test_on_resume_fail_refuses_to_run_an_in_flight_call_again(
+    checkpointer: Checkpointer,
+) -> None:
+    """E2: a tool that must not run twice stops the resume with UserError instead."""
+    executed: list[str] = []
+    send = once_then_stop(executed, on_resume="fail")
+    agent = Agent(name="a", model=ScriptedProvider([call("send", {"to": "ada"})]), tools=[send])
+    with pytest.raises(RunCancelled):
+        await Runner.run(agent, "go", checkpoint=CheckpointOptions(checkpointer, "r1"))
+    snap = await checkpointer.load("r1")
+    assert snap is not None and snap.started_calls == ("call_send",)
+    agent = agent.clone(model=ScriptedProvider([text("never")]))
+    with pytest.raises(UserError, match="call_send") as info:
+        await Runner.run(agent, [], checkpoint=CheckpointOptions(checkpointer, "r1"))
+    assert info.value.hint and executed == ["ada"]
+
+
+async def test_on_resume_callable_can_record_a_result_without_running_the_tool(
+    checkpointer: Checkpointer,
+) -> None:
+    """E2: the tool checks the outside world and reports what already happened."""
+    executed: list[str] = []
+
+    def already_sent(call: ToolCallEntry, ctx: RunContext[Any]) -> str:
+        return f"already sent in run {ctx.run_id}"
+
+    send = once_then_stop(executed, on_resume=already_sent)
+    agent = Agent(name="a", model=ScriptedProvider([call("send", {"to": "ada"})]), tools=[send])
+    with pytest.raises(RunCancelled):
+        await Runner.run(agent, "go", checkpoint=CheckpointOptions(checkpointer, "r1"))
+    model = ScriptedProvider([text("done")])
+    result = await Runner.run(
+        agent.clone(model=model), [], checkpoint=CheckpointOptions(checkpointer, "r1")
+    )
+    assert executed == ["ada"]
+    outputs = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
+    assert outputs == ["already sent in run r1"]
+    assert model.calls[0][-1]["content"] == "already sent in run r1"
