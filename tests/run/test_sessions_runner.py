@@ -10,6 +10,7 @@ import pytest
 
 from lovia import (
     Agent,
+    AssistantTextEntry,
     CheckpointOptions,
     InMemoryCheckpointer,
     InMemorySession,
@@ -28,6 +29,7 @@ from lovia import (
     tool,
 )
 from lovia.context import ContextRequest, ContextView
+from lovia.stores.sqlite_checkpoint import SQLiteCheckpointer
 from lovia.stores.sqlite_session import SQLiteSession
 from lovia.testing import ScriptedProvider, batch, call, text
 
@@ -264,3 +266,29 @@ async def test_a_stopped_run_can_be_saved_as_a_partial_without_dangling_calls(
     sent_calls = [c["id"] for m in prompt for c in m.get("tool_calls") or ()]
     sent_results = [m["tool_call_id"] for m in prompt if m["role"] == "tool"]
     assert sent_calls == sent_results == ["call_lookup"]
+
+
+async def test_rewound_runs_lose_their_checkpoints_and_start_afresh(tmp_path: Path) -> None:
+    """S10/S11: rewind_runs names the rewound runs; with their checkpoints deleted, the same
+    run id runs again instead of replaying the undone answer. Both stores share one file."""
+    path = tmp_path / "app.db"
+    async with SQLiteSession(path, wal=True) as session, SQLiteCheckpointer(path, wal=True) as cp:
+        model = ScriptedProvider([text("first answer"), text("second answer"), text("redone")])
+        a = agent(model)
+        await Runner.run(
+            a, "q1", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "run-1")
+        )
+        opts = CheckpointOptions(cp, "run-2")
+        await Runner.run(a, "q2", session=session, session_id="u1", checkpoint=opts)
+
+        # regenerate: cut before run-2's question, then send the question again
+        done = await session.rewind_runs("u1", keep_entries=2)
+        assert (done.removed, done.affected_run_ids) == (2, ("run-2",))
+        for run_id in done.affected_run_ids:
+            await cp.delete(run_id)
+        assert await cp.load("run-2") is None and await cp.load("run-1") is not None
+
+        again = await Runner.run(a, "q2", session=session, session_id="u1", checkpoint=opts)
+        assert again.output == "redone" and model.remaining == 0
+        assert [s.run_id for s in await session.segments("u1")] == ["run-1", "run-2"]
+        assert (await session.load("u1"))[-1] == AssistantTextEntry(content="redone")
