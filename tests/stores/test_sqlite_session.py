@@ -257,3 +257,26 @@ async def test_a_store_sees_every_change_another_store_makes_to_the_file(tmp_pat
         assert await reader.load("s") == []
         await writer.append("s", [user("five")], run_id="r5")
         assert await reader.load("s") == [user("five")]
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+async def test_a_file_written_by_schema_version_1_still_reads(tmp_path: Path) -> None:
+    """Persisted formats are versioned: a frozen version-1 file opens (and migrates) intact."""
+    path = tmp_path / "old.sqlite"
+    path.write_bytes((FIXTURES / "sessions-v1.sqlite").read_bytes())
+    async with SQLiteSession(path) as s:
+        segments = await s.segments("u1")
+        assert [seg.run_id for seg in segments] == ["run-1", "run-2"]
+        assert segments[0].meta == {"context_state": {"v": 1}}
+        assert segments[0].entries[0] == user("My project is called Atlas.")
+        assert [e.type for e in segments[1].entries] == [
+            "input",
+            "reasoning",
+            "tool_call",
+            "tool_result",
+            "assistant_text",
+        ]
+        assert await s.load("u2") == [user("other")]
+        assert await s.rewind("u1", keep_entries=2) == 5
