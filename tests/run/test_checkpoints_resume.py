@@ -384,3 +384,70 @@ async def test_on_resume_callable_can_record_a_result_without_running_the_tool(
     outputs = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
     assert outputs == ["already sent in run r1"]
     assert model.calls[0][-1]["content"] == "already sent in run r1"
+
+
+class SlowCommit:
+    """A checkpointer whose writes land a moment after the caller stopped waiting, as a
+    SQLite commit on the store's thread does when the awaiting task is cancelled."""
+
+    def __init__(self, inner: Checkpointer) -> None:
+        self.inner = inner
+        self.gate: asyncio.Event | None = None
+        self.waiting = asyncio.Event()
+
+    async def _append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
+        if self.gate is not None:
+            self.waiting.set()
+            await self.gate.wait()
+        await self.inner.append(run_id, entries, head)
+
+    async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
+        await asyncio.shield(asyncio.ensure_future(self._append(run_id, list(entries), head)))
+
+    async def load(self, run_id: str) -> Any:
+        return await self.inner.load(run_id)
+
+    async def delete(self, run_id: str) -> None:
+        await self.inner.delete(run_id)
+
+
+async def test_cancelling_a_run_during_a_save_stores_each_entry_once(
+    checkpointer: Checkpointer,
+) -> None:
+    """C2: a save cut off by task cancellation still lands; the final save must not add its
+    entries a second time."""
+    slow = SlowCommit(checkpointer)
+
+    @tool
+    async def arm(ctx: RunContext[Any]) -> str:
+        """Make the next save slow."""
+        slow.gate = asyncio.Event()
+        return "armed"
+
+    agent = Agent(name="a", model=ScriptedProvider([call("arm", {}), text("x")]), tools=[arm])
+    task = asyncio.create_task(Runner.run(agent, "go", checkpoint=CheckpointOptions(slow, "r1")))
+    await slow.waiting.wait()  # the save of arm's result is in flight
+    task.cancel()
+    await asyncio.sleep(0)
+    assert slow.gate is not None
+    slow.gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(5):
+        await asyncio.sleep(0)  # let every write that was started land
+    snap = await checkpointer.load("r1")
+    assert snap is not None
+    results = [e for e in snap.entries if isinstance(e, ToolResultEntry)]
+    assert [r.output for r in results] == ["armed"]
+    resumed = await Runner.run(
+        agent.clone(model=ScriptedProvider([text("done")])),
+        [],
+        checkpoint=CheckpointOptions(checkpointer, "r1"),
+    )
+    assert resumed.output == "done"
+    assert [type(e).__name__ for e in resumed.entries] == [
+        "InputEntry",
+        "ToolCallEntry",
+        "ToolResultEntry",
+        "AssistantTextEntry",
+    ]

@@ -156,6 +156,8 @@ class RunDriver:
         snapshot, run_id = await self._plan()
         if snapshot is not None and snapshot.status == "completed":
             return await self._replay(snapshot)
+        if snapshot is not None and not snapshot.entries:
+            snapshot = None  # it failed before its input was saved: start it with this input
         await self._setup(run_id, snapshot)
         self.provider(self.state.agent)  # no model configured: fail before any event
         await self._emit(

@@ -8,6 +8,7 @@ the snapshot deleted. Without a checkpointer or a session the calls cost nothing
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ class RunRecorder:
     """Writes one run to its checkpointer and session."""
 
     __slots__ = (
+        "_inflight",
         "checkpointer",
         "completed",
         "delete_on_success",
@@ -52,6 +54,7 @@ class RunRecorder:
         self.session_id = session_id
         self.delete_on_success = delete_on_success
         self.saved = saved  # how many of the run's entries the checkpoint already holds
+        self._inflight: asyncio.Future[None] | None = None
         self.completed = False  # the checkpoint says "completed": nothing may overwrite it
 
     def head(
@@ -80,10 +83,23 @@ class RunRecorder:
         cp = self.checkpointer
         if cp is None:
             return
+        if self._inflight is not None:  # a save cut off by cancellation lands first
+            await asyncio.wait([self._inflight])
         entries: list[TranscriptEntry] = state.entries
         new = entries[self.saved :]
-        await cp.append(self.run_id, new, self.head(state, status, **head))
-        self.saved = len(entries)
+        count = len(entries)
+        # A write may commit after its awaiter was cancelled (SQLite runs on its own thread):
+        # `saved` follows the write itself, so the next save never appends these entries twice.
+        write = asyncio.ensure_future(cp.append(self.run_id, new, self.head(state, status, **head)))
+        write.add_done_callback(lambda done: self._landed(done, count))
+        self._inflight = write
+        await asyncio.shield(write)
+
+    def _landed(self, write: asyncio.Future[None], count: int) -> None:
+        if self._inflight is write:
+            self._inflight = None
+        if not write.cancelled() and write.exception() is None:
+            self.saved = count
 
     async def complete(self, state: Any, stored_output: Any) -> None:
         """C12: checkpoint completed, then session append, then delete_on_success."""

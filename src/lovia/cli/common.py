@@ -1,0 +1,119 @@
+"""What the commands share: the database path, the stores on it, and choosing the agents."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..agent import Agent
+from ..errors import UserError
+
+__all__ = [
+    "DEFAULT_DB",
+    "NO_MODEL_HINT",
+    "add_agent_options",
+    "add_db_option",
+    "load_agents",
+    "open_stores",
+    "print_json",
+]
+
+DEFAULT_DB = os.path.join(".lovia", "lovia.db")
+NO_MODEL_HINT = (
+    "set LOVIA_MODEL=openai:gpt-4.1 with OPENAI_API_KEY (any OpenAI-compatible server also "
+    "reads OPENAI_BASE_URL), or LOVIA_MODEL=anthropic:claude-sonnet-4-5 with "
+    "ANTHROPIC_API_KEY; or pass --demo for the offline demo agent"
+)
+DEFAULT_INSTRUCTIONS = "You are a helpful assistant. Answer clearly and briefly."
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        default=DEFAULT_DB,
+        metavar="PATH",
+        help=f"SQLite file holding sessions and checkpoints (default: {DEFAULT_DB})",
+    )
+
+
+def add_agent_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--app",
+        metavar="MODULE:ATTR",
+        help="serve your own agent: an Agent, a {name: agent} mapping, or a function "
+        "returning one (default: an assistant on LOVIA_MODEL)",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="use the offline demo agent (scripted answers, no API key needed)",
+    )
+
+
+def load_agents(app: str | None, demo: bool) -> dict[str, Agent]:
+    """The agents to serve: ``--app``, else ``--demo``, else ``LOVIA_MODEL``, else none."""
+    if app:
+        return _import_agents(app)
+    if demo:
+        from ..demo import demo_agent
+
+        agent = demo_agent()
+        return {agent.name: agent}
+    model = os.environ.get("LOVIA_MODEL")
+    if model:
+        return {"assistant": Agent("assistant", instructions=DEFAULT_INSTRUCTIONS, model=model)}
+    return {}
+
+
+def _import_agents(spec: str) -> dict[str, Agent]:
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise UserError(f"--app {spec!r} is not MODULE:ATTR", hint="e.g. --app myapp:agent")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # like uvicorn: modules beside you are importable
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UserError(
+            f"cannot import {module_name!r} for --app: {exc}",
+            hint="run lovia from the folder that holds the module, or set PYTHONPATH",
+        ) from exc
+    value: Any = module
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise UserError(f"{module_name!r} has no attribute {attr!r}")
+        value = getattr(value, part)
+    if callable(value) and not isinstance(value, Agent):
+        value = value()
+    if isinstance(value, Agent):
+        return {value.name: value}
+    if isinstance(value, Mapping) and value and all(isinstance(a, Agent) for a in value.values()):
+        return {str(k): v for k, v in value.items()}
+    raise UserError(
+        f"--app {spec!r} is a {type(value).__name__}, not an Agent or a {{name: agent}} mapping"
+    )
+
+
+def open_stores(db: str, *, create: bool) -> tuple[Any, Any]:
+    """``(SQLiteSession, SQLiteCheckpointer)`` on one file, both with ``wal=True`` (S12)."""
+    from ..stores.sqlite import SQLiteCheckpointer, SQLiteSession
+
+    path = Path(db)
+    if not path.exists():
+        if not create:
+            raise UserError(
+                f"no database at {db!r}",
+                hint="pass --db PATH, or start 'lovia web' / 'lovia chat' once to create it",
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return SQLiteSession(path, wal=True), SQLiteCheckpointer(path, wal=True)
+
+
+def print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))

@@ -1,0 +1,299 @@
+"""``lovia sessions ...`` and ``lovia runs ...``: look at and maintain the stores in ``--db``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..stores.checkpoint import RUN_STATUSES, CheckpointOptions, RunSnapshot
+from ..transcript import entry_to_dict
+from .common import add_agent_options, add_db_option, load_agents, open_stores, print_json
+from .render import describe_entry, print_event
+
+__all__ = ["add_runs_parser", "add_sessions_parser"]
+
+
+def _command(sub: Any, name: str, help: str, handler: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=help)
+    add_db_option(parser)
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def add_sessions_parser(sub: Any) -> None:
+    top = sub.add_parser(
+        "sessions",
+        help="list, show, export and maintain stored conversations",
+        description="Sessions are conversations (a chat of 'lovia web' is one session).",
+    )
+    cmds = top.add_subparsers(dest="action", metavar="ACTION", required=True)
+    _command(cmds, "list", "list sessions, most recently updated first", sessions_list)
+    p = _command(cmds, "show", "print a session's entries with their index", sessions_show)
+    p.add_argument("session_id")
+    p = _command(cmds, "export", "write a session's runs as JSON", sessions_export)
+    p.add_argument("session_id")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    p = _command(cmds, "trim", "cut old tool outputs down (S8)", sessions_trim)
+    p.add_argument("session_id")
+    p.add_argument("--keep-chars", type=int, default=400, help="characters kept (default 400)")
+    p.add_argument("--keep-runs", type=int, default=1, help="latest runs untouched (default 1)")
+    p = _command(cmds, "rewind", "keep only the first N entries (S10, S11)", sessions_rewind)
+    p.add_argument("session_id")
+    p.add_argument("--keep", type=int, required=True, metavar="N", help="entries to keep")
+    p = _command(cmds, "clear", "delete a session and its runs' checkpoints", sessions_clear)
+    p.add_argument("session_id")
+
+
+def add_runs_parser(sub: Any) -> None:
+    top = sub.add_parser(
+        "runs",
+        help="list, show, resume and delete checkpointed runs",
+        description="Runs are checkpoints: one per run, saved after every step.",
+    )
+    cmds = top.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = _command(cmds, "list", "list runs, newest first", runs_list)
+    p.add_argument("--status", action="append", choices=RUN_STATUSES, help="only this status")
+    p = _command(cmds, "show", "print a run's head and entries", runs_show)
+    p.add_argument("run_id")
+    p = _command(cmds, "resume", "finish a run that did not complete", runs_resume)
+    p.add_argument("run_id")
+    add_agent_options(p)
+    p = _command(cmds, "delete", "delete a run's checkpoint", runs_delete)
+    p.add_argument("run_id")
+
+
+def _when(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+
+async def sessions_list(args: argparse.Namespace) -> int:
+    session, cp = open_stores(args.db, create=False)
+    try:
+        infos = await session.list_sessions()
+    finally:
+        await session.close()
+        await cp.close()
+    rows = [
+        {
+            "session_id": i.session_id,
+            "title": i.title,
+            "runs": i.runs,
+            "entries": i.entries,
+            "created_at": i.created_at,
+            "updated_at": i.updated_at,
+        }
+        for i in infos
+    ]
+    if args.json:
+        print_json(rows)
+    elif not rows:
+        print("no sessions")
+    for r in [] if args.json else rows:
+        print(f"{r['session_id']}  {_when(r['updated_at'])}  {r['runs']} runs  {r['title'] or ''}")
+    return 0
+
+
+async def sessions_show(args: argparse.Namespace) -> int:
+    session, cp = open_stores(args.db, create=False)
+    try:
+        entries = await session.load(args.session_id)
+    finally:
+        await session.close()
+        await cp.close()
+    if args.json:
+        print_json([{"index": i, **entry_to_dict(e)} for i, e in enumerate(entries)])
+        return 0
+    if not entries:
+        print(f"session {args.session_id!r} is empty")
+    for i, e in enumerate(entries):
+        print(f"[{i}] {describe_entry(e)}")
+    return 0
+
+
+async def sessions_export(args: argparse.Namespace) -> int:
+    session, cp = open_stores(args.db, create=False)
+    try:
+        segments = await session.segments(args.session_id)
+    finally:
+        await session.close()
+        await cp.close()
+    data = {
+        "session_id": args.session_id,
+        "runs": [
+            {"run_id": s.run_id, "meta": s.meta, "entries": [entry_to_dict(e) for e in s.entries]}
+            for s in segments
+        ],
+    }
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    if args.out:
+        await asyncio.to_thread(Path(args.out).write_text, text + "\n", encoding="utf-8")
+        if not args.json:
+            print(f"wrote {len(segments)} runs to {args.out}")
+    else:
+        print(text)
+    return 0
+
+
+async def sessions_trim(args: argparse.Namespace) -> int:
+    session, cp = open_stores(args.db, create=False)
+    try:
+        count = await session.trim_tool_results(
+            args.session_id, keep_chars=args.keep_chars, keep_runs=args.keep_runs
+        )
+    finally:
+        await session.close()
+        await cp.close()
+    print_json({"trimmed": count}) if args.json else print(f"trimmed {count} tool results")
+    return 0
+
+
+async def sessions_rewind(args: argparse.Namespace) -> int:
+    from ..web.chats import ChatBook
+
+    session, cp = open_stores(args.db, create=False)
+    try:
+        done = await ChatBook(session, cp).rewind(args.session_id, args.keep)
+    finally:
+        await session.close()
+        await cp.close()
+    out = {"removed": done.removed, "checkpoints_deleted": list(done.affected_run_ids)}
+    if args.json:
+        print_json(out)
+    else:
+        print(f"removed {done.removed} entries; deleted {len(done.affected_run_ids)} checkpoints")
+    return 0
+
+
+async def sessions_clear(args: argparse.Namespace) -> int:
+    from ..web.chats import ChatBook
+
+    session, cp = open_stores(args.db, create=False)
+    try:
+        runs = await ChatBook(session, cp).delete(args.session_id)
+    finally:
+        await session.close()
+        await cp.close()
+    out = {"cleared": args.session_id, "checkpoints_deleted": runs}
+    print_json(out) if args.json else print(f"cleared {args.session_id} ({len(runs)} runs)")
+    return 0
+
+
+# -- runs -------------------------------------------------------------------------------------
+
+
+def _run_row(s: RunSnapshot) -> dict[str, Any]:
+    return {
+        "run_id": s.run_id,
+        "status": s.status,
+        "session_id": s.session_id,
+        "agent_name": s.agent_name,
+        "turns": s.turns,
+        "entries": len(s.entries),
+        "updated_at": s.updated_at,
+        "error": s.error,
+    }
+
+
+async def runs_list(args: argparse.Namespace) -> int:
+    session, cp = open_stores(args.db, create=False)
+    try:
+        runs = await cp.list_runs(statuses=args.status)
+    finally:
+        await session.close()
+        await cp.close()
+    rows = [_run_row(s) for s in runs]
+    if args.json:
+        print_json(rows)
+        return 0
+    if not rows:
+        print("no runs")
+    for r in rows:
+        print(
+            f"{r['run_id']}  {r['status']:<11}  {_when(r['updated_at'])}  "
+            f"session={r['session_id'] or '-'}  turns={r['turns']}"
+        )
+    return 0
+
+
+async def runs_show(args: argparse.Namespace) -> int:
+    session, cp = open_stores(args.db, create=False)
+    try:
+        snap = await cp.load(args.run_id)
+    finally:
+        await session.close()
+        await cp.close()
+    if snap is None:
+        raise UserError(f"no run {args.run_id!r} in {args.db!r}", hint="see 'lovia runs list'")
+    if args.json:
+        print_json({**_run_row(snap), "entries": [entry_to_dict(e) for e in snap.entries]})
+        return 0
+    row = _run_row(snap)
+    print(f"run {snap.run_id}: {snap.status}, agent {snap.agent_name}, {snap.turns} turns")
+    print(f"session: {row['session_id'] or '-'}; updated {_when(snap.updated_at)}")
+    if snap.error:
+        print(f"error: {snap.error.get('message')}")
+    for i, e in enumerate(snap.entries):
+        print(f"[{i}] {describe_entry(e)}")
+    return 0
+
+
+async def runs_resume(args: argparse.Namespace) -> int:
+    from ..run.runner import Runner
+    from .common import NO_MODEL_HINT
+
+    agents = load_agents(args.app, args.demo)
+    session, cp = open_stores(args.db, create=False)
+    try:
+        snap = await cp.load(args.run_id)
+        if snap is None:
+            raise UserError(f"no run {args.run_id!r} in {args.db!r}", hint="see 'lovia runs list'")
+        if not agents:
+            raise UserError("no agent to resume the run with", hint=NO_MODEL_HINT)
+        from ..run.resume import reachable_agents
+
+        agent = next(
+            (a for a in agents.values() if snap.agent_name in reachable_agents(a)),
+            next(iter(agents.values())),
+        )
+        handle = Runner.stream(
+            agent,
+            [],
+            session=session if snap.session_id else None,
+            session_id=snap.session_id,
+            checkpoint=CheckpointOptions(cp, snap.run_id, if_run_exists="resume_only"),
+        )
+        async for event in handle:
+            if not args.json:
+                print_event(event, sys.stdout)
+        result = await handle.result()
+    finally:
+        await session.close()
+        await cp.close()
+    if args.json:
+        print_json({"run_id": result.run_id, "output": result.output, "turns": result.turns})
+    return 0
+
+
+async def runs_delete(args: argparse.Namespace) -> int:
+    session, cp = open_stores(args.db, create=False)
+    try:
+        existed = await cp.load(args.run_id) is not None
+        await cp.delete(args.run_id)
+    finally:
+        await session.close()
+        await cp.close()
+    if args.json:
+        print_json({"deleted": args.run_id, "existed": existed})
+    else:
+        print(f"deleted run {args.run_id}" if existed else f"no run {args.run_id}; nothing done")
+    return 0

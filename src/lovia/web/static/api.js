@@ -1,0 +1,96 @@
+// The HTTP API, as the page uses it. Auth rides on the HttpOnly cookie set by /?token=...,
+// so nothing here ever sees the token.
+
+export class ApiError extends Error {
+  constructor(status, detail, hint) {
+    super(detail || `HTTP ${status}`);
+    this.status = status;
+    this.hint = hint || null;
+  }
+}
+
+async function check(response) {
+  if (response.ok) return response;
+  let detail = `HTTP ${response.status}`;
+  let hint = null;
+  try {
+    const body = await response.json();
+    detail = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail);
+    hint = body.hint || null;
+  } catch (_) { /* not JSON */ }
+  throw new ApiError(response.status, detail, hint);
+}
+
+export async function getJSON(path) {
+  const response = await check(await fetch(path, { credentials: "same-origin" }));
+  return response.json();
+}
+
+export async function send(method, path, body) {
+  const response = await check(await fetch(path, {
+    method,
+    credentials: "same-origin",
+    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  }));
+  return response.status === 204 ? null : response.json();
+}
+
+// POST that answers with SSE: calls onEvent(event, seq) for each frame until the stream ends.
+export async function stream(path, body, onEvent) {
+  const response = await check(await fetch(path, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify(body || {}),
+  }));
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const parsed = parseFrame(frame);
+      if (parsed) onEvent(parsed.event, parsed.seq);
+    }
+  }
+}
+
+function parseFrame(frame) {
+  let seq = null;
+  const data = [];
+  for (const line of frame.split("\n")) {
+    if (line.startsWith("id:")) seq = Number(line.slice(3).trim());
+    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+  }
+  if (seq === null || data.length === 0) return null;
+  return { seq, event: JSON.parse(data.join("\n")) };
+}
+
+export const EVENT_TYPES = [
+  "run_started", "turn_started", "text_delta", "reasoning_delta", "message_completed",
+  "tool_call_started", "tool_call_completed", "handoff", "turn_ended", "context_compacted",
+  "run_completed", "run_failed",
+];
+
+// Follow a live run with EventSource (GET, cookie auth); closes itself at the terminal event.
+export function follow(chatId, after, onEvent) {
+  const source = new EventSource(`/api/chats/${encodeURIComponent(chatId)}/events?after=${after}`);
+  for (const type of EVENT_TYPES) {
+    source.addEventListener(type, (message) => {
+      const event = JSON.parse(message.data);
+      if (event.type === "run_completed" || event.type === "run_failed") source.close();
+      onEvent(event, Number(message.lastEventId));
+    });
+  }
+  source.onerror = () => {
+    // the run ended between the page load and the connection: reload the stored chat
+    if (source.readyState === EventSource.CLOSED) onEvent({ type: "follow_closed" }, 0);
+  };
+  return source;
+}

@@ -1,0 +1,171 @@
+// Turning transcript entries and live events into DOM. Model text is Markdown rendered by
+// marked and then sanitized by DOMPurify; everything else goes in as textContent only.
+
+import { marked } from "./vendor/marked.esm.js";
+import DOMPurify from "./vendor/purify.es.js";
+
+marked.setOptions({ gfm: true, breaks: false });
+
+export function markdown(target, text) {
+  const html = marked.parse(text || "", { async: false });
+  target.innerHTML = DOMPurify.sanitize(html, { USE_PROFILES: { html: true } });
+  for (const link of target.querySelectorAll("a[href]")) {
+    link.target = "_blank";
+    link.rel = "noopener noreferrer";
+  }
+}
+
+export function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = text;
+  return node;
+}
+
+function prettyJSON(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch (_) {
+    return text;
+  }
+}
+
+// One assistant answer: text parts, folded reasoning, folded tool calls, in order.
+export class AnswerView {
+  constructor(container) {
+    this.node = el("article", "msg assistant");
+    this.node.dataset.testid = "answer";
+    this.body = el("div", "answer-body");
+    this.node.append(this.body);
+    this.actions = el("div", "actions");
+    this.node.append(this.actions);
+    container.append(this.node);
+    this.text = null;
+    this.textSource = "";
+    this.tools = new Map();
+    this.pendingRender = false;
+  }
+
+  addText(delta) {
+    if (this.text === null) {
+      this.text = el("div", "md");
+      this.textSource = "";
+      this.body.append(this.text);
+    }
+    this.textSource += delta;
+    if (!this.pendingRender) {
+      this.pendingRender = true;
+      requestAnimationFrame(() => {
+        this.pendingRender = false;
+        if (this.text) markdown(this.text, this.textSource);
+      });
+    }
+  }
+
+  endText() {
+    if (this.text) markdown(this.text, this.textSource);
+    this.text = null;
+  }
+
+  addReasoning(content) {
+    const box = el("details", "reasoning");
+    box.append(el("summary", null, "Reasoning"), el("pre", null, content));
+    this.body.append(box);
+  }
+
+  addToolCall(call) {
+    this.endText();
+    const box = el("details", "tool");
+    box.dataset.testid = "tool-call";
+    const summary = el("summary");
+    summary.append(el("span", "tool-name", call.name), el("span", "tool-state", "running…"));
+    const args = el("pre", "tool-args", prettyJSON(call.arguments || "{}"));
+    const result = el("pre", "tool-result", "");
+    box.append(summary, el("div", "label", "Arguments"), args, el("div", "label", "Result"), result);
+    this.body.append(box);
+    this.tools.set(call.call_id, { box, result, state: summary.lastChild });
+    return box;
+  }
+
+  addToolResult(callId, output, isError) {
+    const found = this.tools.get(callId);
+    if (!found) return;
+    found.result.textContent = output;
+    found.state.textContent = isError ? "error" : "done";
+    found.box.classList.toggle("error", Boolean(isError));
+  }
+
+  note(text, className) {
+    this.endText();
+    this.body.append(el("div", `note ${className || ""}`, text));
+  }
+}
+
+export function userBubble(container, text, { onEdit } = {}) {
+  const node = el("article", "msg user");
+  node.dataset.testid = "user-message";
+  const body = el("div", "user-text", text);
+  node.append(body);
+  if (onEdit) {
+    const actions = el("div", "actions");
+    const button = el("button", "link", "Edit");
+    button.type = "button";
+    button.dataset.testid = "edit";
+    button.addEventListener("click", () => startEdit(node, body, text, onEdit));
+    actions.append(button);
+    node.append(actions);
+  }
+  container.append(node);
+  return node;
+}
+
+function startEdit(node, body, text, onEdit) {
+  if (node.querySelector("textarea")) return;
+  const area = el("textarea", "edit-area");
+  area.value = text;
+  area.dataset.testid = "edit-input";
+  const save = el("button", "primary", "Save & send");
+  save.type = "button";
+  save.dataset.testid = "edit-save";
+  const cancel = el("button", null, "Cancel");
+  cancel.type = "button";
+  const bar = el("div", "edit-bar");
+  bar.append(save, cancel);
+  body.hidden = true;
+  node.append(area, bar);
+  area.focus();
+  const close = () => { area.remove(); bar.remove(); body.hidden = false; };
+  cancel.addEventListener("click", close);
+  save.addEventListener("click", () => {
+    const value = area.value.trim();
+    if (value) { close(); onEdit(value); }
+  });
+}
+
+// Render stored entries: user inputs as bubbles, everything between them as one answer.
+export function renderEntries(container, entries, { onEdit, offset = 0 } = {}) {
+  const results = new Map();
+  for (const e of entries) if (e.type === "tool_result") results.set(e.call_id, e);
+  let answer = null;
+  const answers = [];
+  entries.forEach((e, i) => {
+    if (e.type === "input") {
+      if (e.role !== "user") return;
+      answer = null;
+      const text = typeof e.content === "string" ? e.content
+        : e.content.map((p) => p.text || "").join("");
+      const index = e.index ?? offset + i;
+      userBubble(container, text, { onEdit: onEdit ? (v) => onEdit(index, v) : null });
+      return;
+    }
+    if (!answer) { answer = new AnswerView(container); answers.push(answer); }
+    if (e.type === "assistant_text") { answer.endText(); answer.addText(e.content); answer.endText(); }
+    else if (e.type === "reasoning") answer.addReasoning(e.content);
+    else if (e.type === "tool_call") {
+      answer.addToolCall(e);
+      const r = results.get(e.call_id);
+      if (r) answer.addToolResult(e.call_id, r.output, r.is_error);
+    }
+  });
+  return answers;
+}
