@@ -261,3 +261,31 @@ async def test_reasoning_from_another_provider_is_not_sent_to_anthropic(
         {"role": "assistant", "content": [{"type": "text", "text": "earlier answer"}]},
         {"role": "user", "content": [{"type": "text", "text": "now"}]},
     ]
+
+
+async def test_redacted_thinking_is_kept_and_sent_back_unchanged(
+    server: ProtocolServer, anthropic_model: AnthropicProvider
+) -> None:
+    redacted = anthropic_event(
+        "content_block_start",
+        {"index": 0, "content_block": {"type": "redacted_thinking", "data": "opaque-bytes"}},
+    )
+    server.add(
+        Reply(
+            events=[
+                anthropic_start(),
+                redacted,
+                anthropic_event("content_block_stop", {"index": 0}),
+                *anthropic_tool_block(1, "toolu_1", "add", ['{"a": 1, "b": 2}']),
+                *anthropic_end("tool_use", 9),
+            ]
+        ),
+        Reply(events=anthropic_text_stream("3")),
+    )
+
+    result = await Runner.run(agent(anthropic_model), "1+2")
+
+    kept = result.entries[1]
+    assert isinstance(kept, ReasoningEntry) and kept.metadata == {"redacted": "opaque-bytes"}
+    assistant = server.requests[1].body["messages"][1]
+    assert assistant["content"][0] == {"type": "redacted_thinking", "data": "opaque-bytes"}
