@@ -1,4 +1,4 @@
-# The project's commands. `make hello` and `make test` are the README's two commands.
+# The project's commands. `make web` and `make test` are the README's two commands.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -17,7 +17,12 @@ install: $(STAMP)
 hello: install
 	$(BIN)/python examples/01_hello.py
 
+# the chat page on http://127.0.0.1:8000/ (the offline demo agent unless LOVIA_MODEL is set)
+web: install
+	$(BIN)/lovia web $(if $(LOVIA_MODEL),,--demo)
+
 test: install
+	bash scripts/install-browser.sh || echo "make test: no Chromium; the browser tests will skip"
 	$(BIN)/python -m pytest -q
 
 lint: install

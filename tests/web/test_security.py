@@ -39,9 +39,7 @@ async def test_every_api_route_answers_401_without_the_token(
     refused = await client.request(method, path, json=body)
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"] == "Bearer"
-    wrong = await client.request(
-        method, path, json=body, headers={"Authorization": "Bearer nope"}
-    )
+    wrong = await client.request(method, path, json=body, headers={"Authorization": "Bearer nope"})
     assert wrong.status_code == 401
 
 

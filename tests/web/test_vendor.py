@@ -24,8 +24,6 @@ def test_vendored_files_match_the_manifest_checksums() -> None:
 
 def test_the_page_imports_only_the_vendored_copies() -> None:
     static = resources.files("lovia.web") / "static"
-    sources = "".join(
-        p.read_text() for p in static.iterdir() if p.name.endswith((".js", ".html"))
-    )
+    sources = "".join(p.read_text() for p in static.iterdir() if p.name.endswith((".js", ".html")))
     assert "./vendor/marked.esm.js" in sources and "./vendor/purify.es.js" in sources
     assert "http://" not in sources and "https://" not in sources  # nothing from the network
