@@ -49,6 +49,8 @@ Summarizer = Union[
 _STATE_VERSION = 1
 _MAX_INFOS = 200_000  # entries whose estimate and digest are cached per policy
 _MEMOS = 4  # views remembered for incremental rendering (one per concurrent run)
+_MIN_SAMPLE = 1_000  # estimated tokens below which a reported count does not move the ratio
+_MIN_RATIO, _MAX_RATIO = 0.5, 3.0
 
 
 @dataclass(slots=True)
@@ -60,7 +62,7 @@ class _Decisions:
     summary_upto: int = 0
     summary: str = ""
     summary_kept: int = -1  # the latest user message inside the summarized span, kept verbatim
-    hold: int = 0  # raw size at which compaction last fell short: no retry until it grows
+    hold: int = 0  # where the protected tail began when compaction last fell short
 
     def key(self) -> tuple[Any, ...]:
         return (
@@ -124,7 +126,8 @@ class Compaction:
         # Recall makes sense once markers can appear ahead of time or outputs are archived;
         # a default agent (unknown window, no store) keeps a clean tool list, and its rare
         # overflow markers then say what was cleared without naming a tool it lacks.
-        self._recall = make_recall_tool(store) if (context_window or store) else None
+        has_markers = context_window is not None or store is not None
+        self._recall = make_recall_tool(store) if has_markers else None
         self._infos: dict[int, Info] = {}
         self._memos: list[_Memo] = []
 
@@ -152,14 +155,16 @@ class Compaction:
         rendered, raw = self._render(infos, decisions, memo)
         compacted: ContextCompacted | None = None
         budget = self._budget((sys_raw + raw) * ratio, request.attempt)
-        if budget is not None and self._should_compact(decisions, sys_raw + raw, ratio, budget):
+        if budget is not None and self._should_compact(
+            decisions, infos, sys_raw + raw, ratio, budget
+        ):
             compacted = await self._compact(
                 request, infos, decisions, sys_raw, raw, ratio, budget[1]
             )
             if compacted is not None:
                 rendered, raw = self._render(infos, decisions, None)
             over = (sys_raw + raw) * ratio > budget[0]
-            decisions.hold = sys_raw + raw if over and not request.attempt else 0
+            decisions.hold = self._protected(infos, budget, ratio) if over else 0
         self._remember(body, infos, decisions, rendered, raw)
         new_state = _dump(decisions, body, ratio, sys_raw + raw)
         return ContextView([*system, *rendered], new_state, compacted)
@@ -178,12 +183,22 @@ class Compaction:
         return budget * self.compact_at, budget * self.compact_to
 
     def _should_compact(
-        self, d: _Decisions, raw: int, ratio: float, budget: tuple[float, float]
+        self,
+        d: _Decisions,
+        infos: list[Info],
+        raw: int,
+        ratio: float,
+        budget: tuple[float, float],
     ) -> bool:
         if raw * ratio <= budget[0]:
             return False
-        # After a compaction fell short, wait for 10% growth instead of rescanning each turn.
-        return budget[0] == 0.0 or not d.hold or raw > d.hold * 1.1
+        if budget[0] == 0.0 or not d.hold:
+            return True
+        # Compaction fell short last time: only a tail that moved on frees anything new.
+        return self._protected(infos, budget, ratio) > d.hold
+
+    def _protected(self, infos: list[Info], budget: tuple[float, float], ratio: float) -> int:
+        return protected_start(infos, self._keep_recent(budget[1]) / ratio)
 
     def _keep_recent(self, target: float) -> float:
         if self.keep_recent_tokens is not None:
@@ -202,7 +217,7 @@ class Compaction:
     ) -> ContextCompacted | None:
         before = (sys_raw + raw) * ratio
         goal = target / ratio - sys_raw  # what the body may cost, in raw tokens
-        prot = protected_start(infos, self._keep_recent(target) / ratio)
+        prot = self._protected(infos, (0.0, target), ratio)
         steps: list[str] = []
         raw, n = _offload_huge(infos, d, prot, raw, self._recall is not None)
         if n:
@@ -248,7 +263,8 @@ class Compaction:
             saved += _shown(infos, d, i, self._recall is not None).tokens
         else:
             upto = limit  # the limit is always a turn boundary
-        if upto <= start:
+        kept = _last_user(infos, start, upto)
+        if upto - start <= (kept >= 0):  # nothing to summarize but the message we keep
             return raw, 0
         recall = self._recall is not None
         span = [i.entry for i in _head(infos, d)]
@@ -257,7 +273,6 @@ class Compaction:
         if not text:
             log.warning("the summarizer returned no text; the span was left as it was")
             return raw, 0
-        kept = _last_user(infos, start, upto)
         d.summary_upto, d.summary = upto, text
         d.summary_kept = kept if kept >= 0 else d.summary_kept
         return self._render(infos, d, None)[1], upto - start
@@ -343,7 +358,8 @@ def _shown(infos: list[Info], d: _Decisions, i: int, recall: bool) -> Info:
     if info.is_result:
         if i < d.cleared_upto:
             return info.cleared(recall)
-        if d.offloaded and d.offloaded.get(str(i)) == info.digest_if_huge():
+        offloaded = d.offloaded.get(str(i)) if d.offloaded else None
+        if offloaded is not None and offloaded == info.digest_if_huge():
             return info.preview(recall)
     return info
 
@@ -430,8 +446,10 @@ def _ratio(state: dict[str, Any], request: ContextRequest) -> float:
     ratio = float(ratio) if isinstance(ratio, (int, float)) and ratio > 0 else 1.0
     sent = state.get("sent")
     reported = request.reported_input_tokens
-    if not request.attempt and reported and isinstance(sent, int) and sent > 0:
-        ratio = min(4.0, max(0.5, reported / sent))
+    # Small prompts say little: a provider's fixed costs (tool schemas, framing) dominate.
+    if not request.attempt and reported and isinstance(sent, int) and sent >= _MIN_SAMPLE:
+        measured = min(_MAX_RATIO, max(_MIN_RATIO, reported / sent))
+        ratio = (ratio + measured) / 2  # smoothed: one odd turn does not swing the budget
     return ratio
 
 

@@ -1,0 +1,81 @@
+"""Builders shared by the context-policy tests: tools with big outputs, view checks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from lovia import ContextOverflowError, tool
+from lovia.events import RunEvent
+from lovia.testing import ScriptedProvider
+
+Message = dict[str, Any]
+
+
+def page(n: int, chars: int) -> str:
+    """A deterministic, distinct tool output of exactly ``chars`` characters."""
+    unit = f"page {n} line: the quick brown fox jumps over the lazy dog. "
+    return (unit * (chars // len(unit) + 1))[:chars]
+
+
+def fetch_tool(chars: int, runs: list[int] | None = None) -> Any:
+    """A ``fetch(n)`` tool returning ``page(n, chars)``; appends ``n`` to ``runs``."""
+
+    @tool
+    def fetch(n: int) -> str:
+        """Fetch page n."""
+        if runs is not None:
+            runs.append(n)
+        return page(n, chars)
+
+    return fetch
+
+
+def tool_messages(messages: list[Message]) -> list[Message]:
+    return [m for m in messages if m["role"] == "tool"]
+
+
+def assert_paired(messages: list[Message]) -> None:
+    """Every tool message answers a call made earlier in the view, and every call is answered."""
+    open_calls: list[str] = []
+    for m in messages:
+        for c in m.get("tool_calls") or ():
+            open_calls.append(c["id"])
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in open_calls, f"result without its call: {m}"
+            open_calls.remove(m["tool_call_id"])
+    assert open_calls == [], f"calls without results: {open_calls}"
+
+
+def dumped(messages: list[Message]) -> list[str]:
+    return [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in messages]
+
+
+def of_type(events: Sequence[RunEvent], name: str) -> list[RunEvent]:
+    return [e for e in events if e.type == name]
+
+
+class RefusingProvider:
+    """Wraps a ScriptedProvider and refuses the first ``refusals`` calls as too long."""
+
+    name = "refusing"
+    model = "refusing"
+    supports_json_schema = True
+
+    def __init__(self, inner: ScriptedProvider, refusals: int) -> None:
+        self.inner = inner
+        self.refusals = refusals
+        self.refused_sizes: list[int] = []
+
+    async def stream(self, entries: Sequence[Any], **kwargs: Any) -> AsyncIterator[Any]:
+        if self.refusals > 0:
+            self.refusals -= 1
+            self.refused_sizes.append(sum(len(json.dumps(e.model_dump())) for e in entries))
+            raise ContextOverflowError("prompt is too long for this model")
+        async for delta in self.inner.stream(entries, **kwargs):
+            yield delta
+
+
+def view_size(messages: list[Message]) -> int:
+    return sum(len(json.dumps(m)) for m in messages)
