@@ -256,3 +256,21 @@ async def test_a_server_that_omits_call_ids_still_pairs_results(
     tool_message = server.requests[1].body["messages"][-1]
     assert tool_message == {"role": "tool", "tool_call_id": call.call_id, "content": "2"}
     assert result.usage == Usage(input_tokens=10, output_tokens=5)
+
+
+async def test_max_tokens_goes_out_under_the_name_the_endpoint_reads(
+    server: ProtocolServer,
+) -> None:
+    server.add(Reply(events=openai_text_stream("hi")), Reply(events=openai_text_stream("hi")))
+    capped = ModelSettings(max_tokens=64)
+    async with OpenAIChatProvider(
+        "o-model", base_url=server.url, api_key="k", max_tokens_param="max_completion_tokens"
+    ) as renamed:
+        await Runner.run(agent(renamed, settings=capped), "hi")
+    async with OpenAIChatProvider("local", base_url=server.url, api_key="k") as local:
+        await Runner.run(agent(local, settings=capped), "hi")
+
+    assert server.requests[0].body["max_completion_tokens"] == 64
+    assert "max_tokens" not in server.requests[0].body
+    assert server.requests[1].body["max_tokens"] == 64
+    assert OpenAIChatProvider("gpt-x", api_key="k").max_tokens_param == "max_completion_tokens"

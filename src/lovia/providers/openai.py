@@ -49,6 +49,8 @@ class OpenAIChatProvider:
     ``openai.AsyncOpenAI`` you configured yourself (its retries are yours then).
     ``send_reasoning=True`` sends earlier reasoning back as ``reasoning_content``, for servers
     that want it (DeepSeek's thinking mode with tools); by default it is dropped.
+    ``ModelSettings.max_tokens`` is sent as ``max_completion_tokens`` to api.openai.com and as
+    ``max_tokens`` elsewhere; ``max_tokens_param`` overrides the name.
     """
 
     name = "openai"
@@ -63,6 +65,7 @@ class OpenAIChatProvider:
         timeout: float = 600.0,
         supports_json_schema: bool = True,
         send_reasoning: bool = False,
+        max_tokens_param: str | None = None,
     ) -> None:
         self.model = model
         self.supports_json_schema = supports_json_schema
@@ -86,6 +89,12 @@ class OpenAIChatProvider:
                 http_client=one_shot_http_client(openai, timeout),
             )
         self.client = client
+        # OpenAI's own API wants max_completion_tokens (reasoning models refuse max_tokens);
+        # the compatible servers all read max_tokens.
+        host = getattr(getattr(client, "base_url", None), "host", "")
+        self.max_tokens_param = max_tokens_param or (
+            "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+        )
 
     def __repr__(self) -> str:
         return f"OpenAIChatProvider({self.model!r}, base_url={str(self.client.base_url)!r})"
@@ -132,6 +141,8 @@ class OpenAIChatProvider:
             req["response_format"] = response_format
         if settings is not None:
             _apply_settings(req, settings, has_tools=bool(tools))
+            if "max_tokens" in req and self.max_tokens_param != "max_tokens":
+                req[self.max_tokens_param] = req.pop("max_tokens")
         return req
 
     async def stream(
