@@ -65,10 +65,11 @@ async def test_entries_load_in_append_order_over_many_batches(checkpointer: Chec
     """C2: a long run is the concatenation of its saves, in order."""
     expected: list[TranscriptEntry] = []
     for i in range(60):
-        batch: list[TranscriptEntry] = [
+        pair: list[TranscriptEntry] = [
             ToolCallEntry(call_id=f"c{i}", name="step", arguments=f'{{"i": {i}}}'),
             ToolResultEntry(call_id=f"c{i}", output=f"done {i}"),
-        ][: 1 + i % 2]
+        ]
+        batch = pair[: 1 + i % 2]
         expected.extend(batch)
         await checkpointer.append("long", batch, head(turns=i))
     snap = await checkpointer.load("long")
