@@ -5,10 +5,11 @@ Run: python benchmarks/session_growth.py [--quick] [--wal] [--profile]
 The session grows to 100, 1,000 and 3,000 prior runs (each: a user input, one tool call with
 a ~1 KB result, a final text). At each size it times one more run through ``Runner.run``
 (load the history, two scripted model calls, one tool, append the segment) on a store that
-has served the session before, and at the largest size a bare ``load()`` on a fresh store
-(nothing decoded yet, as in a new process) and on a warm one, plus a first run on a fresh
-store. Targets: the largest "one more run" at most 10x the
-smallest, and ``load()`` of 3,000 runs under 100 ms. ``--quick`` uses 10/100/300 runs.
+has served the session before. At the largest size it also times ``load()`` on a fresh
+store (nothing decoded yet, as in a new process) and on a warm one, a first run on a fresh
+store, and the longest event-loop stall during a cold load (decoding runs on the store's
+thread). Targets: the largest "one more run" at most 10x the smallest, and ``load()`` of
+3,000 runs under 100 ms. ``--quick`` uses 10/100/300 runs.
 """
 
 from __future__ import annotations
@@ -79,6 +80,33 @@ async def cold(path: Path, wal: bool, sid: str, what: str) -> float:
         return await one_more_run(fresh, sid)
 
 
+async def longest_stall(job: Any) -> float:
+    """The longest the event loop went without running a 1 ms ticker while ``job`` ran."""
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    task = asyncio.create_task(ticker())
+    await asyncio.sleep(0)
+    await job
+    done.set()
+    await task
+    return max(gaps, default=0.0)
+
+
+async def cold_stall(path: Path, wal: bool, sid: str) -> float:
+    async with SQLiteSession(path, wal=wal) as fresh:
+        await fresh.list_sessions()
+        return await longest_stall(fresh.load(sid))
+
+
 def median_ms(samples: list[float]) -> float:
     return round(statistics.median(samples) * 1000, 3)
 
@@ -100,6 +128,7 @@ async def measure(sizes: list[int], repeats: int, wal: bool, path: Path) -> dict
         entries = len(await session.load(sid))
     cold_loads = [await cold(path, wal, sid, "load") for _ in range(repeats)]
     cold_runs = [await cold(path, wal, sid, "run") for _ in range(repeats)]
+    stalls = [await cold_stall(path, wal, sid) for _ in range(repeats)]
     size_bytes = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
     smallest, largest = str(sizes[0]), str(sizes[-1])
     return {
@@ -113,6 +142,7 @@ async def measure(sizes: list[int], repeats: int, wal: bool, path: Path) -> dict
         "load_target_ms": 100,
         f"load_{largest}_runs_cached_ms": median_ms(load_samples),
         f"first_run_of_a_new_store_at_{largest}_ms": median_ms(cold_runs),
+        "longest_event_loop_stall_during_cold_load_ms": median_ms(stalls),
         "entries_loaded": entries,
         "database_bytes": size_bytes,
     }
