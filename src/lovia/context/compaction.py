@@ -21,16 +21,17 @@ import asyncio
 import logging
 import operator
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from ..errors import UserError
 from ..events import ContextCompacted
-from ..transcript import InputEntry, ToolCallEntry, ToolResultEntry, TranscriptEntry
+from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry
 from ._render import Info, info_for, leading_system, protected_start, starts_block
+from .decisions import Decisions, carried_ratio, dump_decisions, load_decisions
 from .policy import ContextRequest, ContextView
-from .recall import make_recall_tool
-from .results import ResultStore
+from .recall import is_trimmed, make_recall_tool
+from .results import ResultStore, remember_call
 from .summary import summarize
 
 if TYPE_CHECKING:
@@ -46,35 +47,8 @@ Summarizer = Union[
 ]
 """A provider to summarize with, or a callable ``(entries) -> str`` (sync or async)."""
 
-_STATE_VERSION = 1
 _MAX_INFOS = 200_000  # entries whose estimate and digest are cached per policy
 _MEMOS = 4  # views remembered for incremental rendering (one per concurrent run)
-_MIN_SAMPLE = 1_000  # estimated tokens below which a reported count does not move the ratio
-_MIN_RATIO, _MAX_RATIO = 0.5, 3.0
-
-
-@dataclass(slots=True)
-class _Decisions:
-    """What the policy decided so far, in body positions (the transcript after the system)."""
-
-    cleared_upto: int = 0
-    offloaded: dict[str, str] = field(default_factory=dict)  # position -> digest
-    summary_upto: int = 0
-    summary: str = ""
-    summary_kept: int = -1  # the latest user message inside the summarized span, kept verbatim
-    hold: int = 0  # where the protected tail began when compaction last fell short
-
-    def key(self) -> tuple[Any, ...]:
-        return (
-            self.cleared_upto,
-            self.summary_upto,
-            self.summary,
-            self.summary_kept,
-            tuple(self.offloaded),
-        )
-
-    def empty(self) -> bool:
-        return not (self.cleared_upto or self.offloaded or self.summary_upto or self.hold)
 
 
 @dataclass(slots=True)
@@ -141,8 +115,8 @@ class Compaction:
         sys_n = leading_system(entries)
         system, body = list(entries[:sys_n]), entries[sys_n:]
         state = request.state if isinstance(request.state, dict) else {}
-        ratio = _ratio(state, request)
-        decisions = _load(state, body)
+        ratio = carried_ratio(state, request)
+        decisions = load_decisions(state, body)
         if self.context_window is None and self.store is None and not request.attempt:
             if decisions.empty():  # unknown window, nothing decided, nothing to archive
                 return ContextView(list(entries), dict(state))
@@ -166,7 +140,7 @@ class Compaction:
             over = (sys_raw + raw) * ratio > budget[0]
             decisions.hold = self._protected(infos, budget, ratio) if over else 0
         self._remember(body, infos, decisions, rendered, raw)
-        new_state = _dump(decisions, body, ratio, sys_raw + raw)
+        new_state = dump_decisions(decisions, body, ratio, sys_raw + raw)
         return ContextView([*system, *rendered], new_state, compacted)
 
     # -- budget and decisions ------------------------------------------------------------
@@ -184,7 +158,7 @@ class Compaction:
 
     def _should_compact(
         self,
-        d: _Decisions,
+        d: Decisions,
         infos: list[Info],
         raw: int,
         ratio: float,
@@ -209,7 +183,7 @@ class Compaction:
         self,
         request: ContextRequest,
         infos: list[Info],
-        d: _Decisions,
+        d: Decisions,
         sys_raw: int,
         raw: int,
         ratio: float,
@@ -245,7 +219,7 @@ class Compaction:
         self,
         request: ContextRequest,
         infos: list[Info],
-        d: _Decisions,
+        d: Decisions,
         prot: int,
         raw: int,
         goal: float,
@@ -280,7 +254,7 @@ class Compaction:
     # -- rendering -----------------------------------------------------------------------
 
     def _render(
-        self, infos: list[Info], d: _Decisions, memo: _Memo | None
+        self, infos: list[Info], d: Decisions, memo: _Memo | None
     ) -> tuple[list[TranscriptEntry], int]:
         """The body as the model sees it under ``d``, and its raw token estimate."""
         if memo is not None and memo.key == d.key():
@@ -344,7 +318,7 @@ class Compaction:
         self,
         body: Sequence[TranscriptEntry],
         infos: list[Info],
-        d: _Decisions,
+        d: Decisions,
         rendered: list[TranscriptEntry],
         raw: int,
     ) -> None:
@@ -352,7 +326,7 @@ class Compaction:
         self._memos = [memo, *self._memos][:_MEMOS]
 
 
-def _shown(infos: list[Info], d: _Decisions, i: int, recall: bool) -> Info:
+def _shown(infos: list[Info], d: Decisions, i: int, recall: bool) -> Info:
     """The body entry at ``i`` as the view shows it under ``d``."""
     info = infos[i]
     if info.is_result:
@@ -365,9 +339,6 @@ def _shown(infos: list[Info], d: _Decisions, i: int, recall: bool) -> Info:
 
 
 def _archive_all(store: ResultStore, infos: list[Info]) -> None:
-    from .recall import is_trimmed
-    from .results import remember_call
-
     for info in infos:
         entry = info.entry
         assert isinstance(entry, ToolResultEntry)
@@ -379,10 +350,10 @@ def _archive_all(store: ResultStore, infos: list[Info]) -> None:
 
 
 def _offload_huge(
-    infos: list[Info], d: _Decisions, prot: int, raw: int, recall: bool
+    infos: list[Info], d: Decisions, prot: int, raw: int, recall: bool
 ) -> tuple[int, int]:
     n = 0
-    for i in range(d.cleared_upto, prot):
+    for i in range(max(d.cleared_upto, d.summary_upto), prot):
         info = infos[i]
         key = str(i)
         if info.is_result and info.digest_if_huge() is not None and key not in d.offloaded:
@@ -394,15 +365,16 @@ def _offload_huge(
 
 
 def _clear_oldest(
-    infos: list[Info], d: _Decisions, prot: int, raw: int, goal: float, recall: bool
+    infos: list[Info], d: Decisions, prot: int, raw: int, goal: float, recall: bool
 ) -> tuple[int, int]:
     n = 0
     i = max(d.cleared_upto, d.summary_upto)
     while i < prot and raw > goal:
         info = infos[i]
-        if info.is_result:
+        marker = info.cleared(recall) if info.is_result else info
+        if marker is not info:  # outputs shorter than a marker are shown as they are
             shown = info.preview(recall) if str(i) in d.offloaded else info
-            raw -= shown.tokens - info.cleared(recall).tokens
+            raw -= shown.tokens - marker.tokens
             n += 1
         i += 1
     d.cleared_upto = max(d.cleared_upto, i)
@@ -418,7 +390,7 @@ def _last_user(infos: list[Info], start: int, stop: int) -> int:
     return -1
 
 
-def _head(infos: list[Info], d: _Decisions) -> list[Info]:
+def _head(infos: list[Info], d: Decisions) -> list[Info]:
     """What stands for the summarized span: the summary, then the kept user message."""
     if not d.summary_upto:
         return []
@@ -436,77 +408,3 @@ def _summary_entry(text: str) -> Info:
             + text,
         )
     )
-
-
-# -- state ------------------------------------------------------------------------------
-
-
-def _ratio(state: dict[str, Any], request: ContextRequest) -> float:
-    ratio = state.get("ratio")
-    ratio = float(ratio) if isinstance(ratio, (int, float)) and ratio > 0 else 1.0
-    sent = state.get("sent")
-    reported = request.reported_input_tokens
-    # Small prompts say little: a provider's fixed costs (tool schemas, framing) dominate.
-    if not request.attempt and reported and isinstance(sent, int) and sent >= _MIN_SAMPLE:
-        measured = min(_MAX_RATIO, max(_MIN_RATIO, reported / sent))
-        ratio = (ratio + measured) / 2  # smoothed: one odd turn does not swing the budget
-    return ratio
-
-
-def _load(state: dict[str, Any], body: Sequence[TranscriptEntry]) -> _Decisions:
-    """The decisions in ``state`` that still fit ``body``; anything else starts over."""
-    d = _Decisions()
-    if state.get("v") != _STATE_VERSION:
-        return d
-    upto = state.get("cleared_upto")
-    if isinstance(upto, int) and 0 < upto <= len(body):
-        if state.get("cleared_anchor") == fingerprint(body[upto - 1]):
-            d.cleared_upto = upto
-    offloaded = state.get("offloaded")
-    if isinstance(offloaded, dict):
-        d.offloaded = {
-            k: v
-            for k, v in offloaded.items()
-            if isinstance(k, str) and k.isdigit() and int(k) < len(body) and isinstance(v, str)
-        }
-    summary = state.get("summary")
-    if isinstance(summary, dict):
-        upto, text = summary.get("upto"), summary.get("text")
-        if isinstance(upto, int) and 0 < upto <= len(body) and isinstance(text, str) and text:
-            if summary.get("anchor") == fingerprint(body[upto - 1]):
-                d.summary_upto, d.summary = upto, text
-                kept = summary.get("kept")
-                d.summary_kept = kept if isinstance(kept, int) and kept < upto else -1
-    hold = state.get("hold")
-    d.hold = hold if isinstance(hold, int) and hold > 0 else 0
-    return d
-
-
-def _dump(d: _Decisions, body: Sequence[TranscriptEntry], ratio: float, raw: int) -> dict[str, Any]:
-    state: dict[str, Any] = {"v": _STATE_VERSION, "ratio": round(ratio, 4), "sent": raw}
-    if d.cleared_upto:
-        state["cleared_upto"] = d.cleared_upto
-        state["cleared_anchor"] = fingerprint(body[d.cleared_upto - 1])
-    if d.offloaded:
-        state["offloaded"] = d.offloaded
-    if d.summary_upto:
-        state["summary"] = {
-            "upto": d.summary_upto,
-            "anchor": fingerprint(body[d.summary_upto - 1]),
-            "text": d.summary,
-            "kept": d.summary_kept,
-        }
-    if d.hold:
-        state["hold"] = d.hold
-    return state
-
-
-def fingerprint(entry: TranscriptEntry) -> str:
-    """A cheap identity for the entry at a decision's position (type, id, size)."""
-    if isinstance(entry, ToolResultEntry):
-        return f"tool_result:{entry.call_id}:{len(entry.output)}"
-    if isinstance(entry, InputEntry):
-        return f"input:{entry.role}:{len(entry.text)}"
-    if isinstance(entry, ToolCallEntry):
-        return f"tool_call:{entry.call_id}:{len(entry.arguments)}"
-    return f"{entry.type}:{len(entry.content)}"
