@@ -12,6 +12,7 @@
     ├── RunCancelled                the run was cancelled through its ``CancelToken``
     ├── GuardrailTripped            an input or output guardrail refused the run
     ├── OutputValidationError       the final output does not fit ``output_type``
+    ├── RunBusy                     another worker holds the lease on this ``run_id``
     └── StoreError                  a stored record could not be read or written
         └── SchemaError             a database file is not lovia's, or is newer than this code
 
@@ -91,6 +92,10 @@ class OutputValidationError(LoviaError):
     """The model's final answer does not validate against the agent's ``output_type``."""
 
 
+class RunBusy(LoviaError):
+    """Another worker drives this ``run_id`` (it holds the run's lease), or took it over."""
+
+
 class StoreError(LoviaError):
     """A session or checkpoint store could not read or write a record."""
 
@@ -127,6 +132,7 @@ _BY_NAME: dict[str, type[LoviaError]] = {
         RunCancelled,
         GuardrailTripped,
         OutputValidationError,
+        RunBusy,
         StoreError,
         SchemaError,
     )

@@ -51,6 +51,7 @@ from ..transcript import (
 )
 from ..usage import Usage
 from .context import CancelToken, RunContext
+from .lease import RunLease
 from .model import stream_turn
 from .persist import RunRecorder
 from .result import RunResult
@@ -130,6 +131,7 @@ class RunDriver:
         self.sink = sink
         self.state = RunState(agent)
         self.recorder: RunRecorder | None = None
+        self.lease = RunLease.for_run(checkpoint)  # held from before _plan to the very end
         self.ctx: RunContext[Any] | None = None
         self._providers: dict[int, Provider] = {}
         self._tooling: dict[int, _Tooling] = {}
@@ -139,6 +141,7 @@ class RunDriver:
 
     async def run(self) -> RunResult:
         try:
+            await self.lease.acquire()
             return await self._run()
         except asyncio.CancelledError:
             if self.recorder is not None:
@@ -150,6 +153,8 @@ class RunDriver:
                 await self.recorder.end_badly(self.state, exc)
             await self._emit_failed(exc)
             raise
+        finally:
+            await self.lease.release()
 
     async def _run(self) -> RunResult:
         self._check_arguments()
@@ -242,6 +247,7 @@ class RunDriver:
             session_id=self.session_id,
             delete_on_success=bool(opts and opts.delete_on_success),
             saved=len(state.entries),
+            lease=self.lease,
         )
         self.ctx = RunContext(
             deps=self.deps,

@@ -18,6 +18,7 @@ from ..errors import LoviaError
 from ..stores.checkpoint import Checkpointer, RunHead, RunStatus
 from ..stores.session import Session
 from ..transcript import TranscriptEntry
+from .lease import RunLease
 
 __all__ = ["RunRecorder"]
 
@@ -32,6 +33,7 @@ class RunRecorder:
         "checkpointer",
         "completed",
         "delete_on_success",
+        "lease",
         "run_id",
         "saved",
         "session",
@@ -47,6 +49,7 @@ class RunRecorder:
         session_id: str | None,
         delete_on_success: bool = False,
         saved: int = 0,
+        lease: RunLease | None = None,
     ) -> None:
         self.run_id = run_id
         self.checkpointer = checkpointer
@@ -54,6 +57,7 @@ class RunRecorder:
         self.session_id = session_id
         self.delete_on_success = delete_on_success
         self.saved = saved  # how many of the run's entries the checkpoint already holds
+        self.lease = lease
         self._inflight: asyncio.Future[None] | None = None
         self.completed = False  # the checkpoint says "completed": nothing may overwrite it
 
@@ -83,6 +87,8 @@ class RunRecorder:
         cp = self.checkpointer
         if cp is None:
             return
+        if self.lease is not None:
+            await self.lease.confirm()  # a worker whose run was taken over must not write
         if self._inflight is not None:  # a save cut off by cancellation lands first
             await asyncio.wait([self._inflight])
         entries: list[TranscriptEntry] = state.entries

@@ -20,6 +20,7 @@ __all__ = [
     "CheckpointOptions",
     "Checkpointer",
     "IfRunExists",
+    "OnBusy",
     "RunHead",
     "RunSnapshot",
     "RunStatus",
@@ -27,6 +28,7 @@ __all__ = [
 
 RunStatus = Literal["running", "interrupted", "completed", "failed"]
 IfRunExists = Literal["resume", "restart", "fail", "resume_only"]
+OnBusy = Literal["wait", "fail"]
 RUN_STATUSES: tuple[str, ...] = ("running", "interrupted", "completed", "failed")
 _POLICIES: tuple[str, ...] = ("resume", "restart", "fail", "resume_only")
 
@@ -140,6 +142,13 @@ class CheckpointOptions:
 
     ``if_run_exists`` decides what an existing run id means: ``"resume"`` (continue it, or
     replay it when completed), ``"restart"``, ``"fail"`` or ``"resume_only"``.
+
+    With a ``run_id`` and a checkpointer that supports leases (every built-in one), the run
+    holds a lease on its id while it runs, renewed every ``lease_ttl / 3`` seconds, so no
+    other worker drives it at the same time. A run whose id is leased by a live worker waits
+    for it (``on_busy="wait"``, at most ``wait_timeout`` seconds when set) or raises
+    ``RunBusy`` at once (``on_busy="fail"``). A holder that stops renewing loses the lease
+    after ``lease_ttl`` seconds and the next run takes the run over. ``lease=False`` opts out.
     """
 
     checkpointer: Checkpointer
@@ -147,6 +156,10 @@ class CheckpointOptions:
     if_run_exists: IfRunExists = "resume"
     delete_on_success: bool = False
     resume_from: RunSnapshot | None = None
+    lease: bool = True
+    lease_ttl: float = 30.0
+    on_busy: OnBusy = "wait"
+    wait_timeout: float | None = None
 
     def __init__(
         self,
@@ -156,7 +169,12 @@ class CheckpointOptions:
         if_run_exists: IfRunExists = "resume",
         delete_on_success: bool = False,
         resume_from: RunSnapshot | None = None,
+        lease: bool = True,
+        lease_ttl: float = 30.0,
+        on_busy: OnBusy = "wait",
+        wait_timeout: float | None = None,
     ) -> None:
+        _check_lease_options(lease_ttl, on_busy, wait_timeout)
         if if_run_exists not in _POLICIES:
             raise UserError(
                 f"unknown if_run_exists policy {if_run_exists!r}",
@@ -184,6 +202,29 @@ class CheckpointOptions:
         set_(self, "if_run_exists", if_run_exists)
         set_(self, "delete_on_success", bool(delete_on_success))
         set_(self, "resume_from", resume_from)
+        set_(self, "lease", bool(lease))
+        set_(self, "lease_ttl", float(lease_ttl))
+        set_(self, "on_busy", on_busy)
+        set_(self, "wait_timeout", None if wait_timeout is None else float(wait_timeout))
+
+
+def _check_lease_options(ttl: Any, on_busy: Any, wait_timeout: Any) -> None:
+    def positive(value: Any) -> bool:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return number and value > 0 and value != float("inf")
+
+    if not positive(ttl):
+        raise UserError(
+            f"lease_ttl must be a positive number of seconds, got {ttl!r}",
+            hint="pass lease_ttl=30.0; a crashed worker's run is taken over after that long",
+        )
+    if on_busy not in ("wait", "fail"):
+        raise UserError(f"unknown on_busy {on_busy!r}", hint="use on_busy='wait' or 'fail'")
+    if wait_timeout is not None and not positive(wait_timeout):
+        raise UserError(
+            f"wait_timeout must be a positive number of seconds or None, got {wait_timeout!r}",
+            hint="pass wait_timeout=None to wait as long as the other worker runs",
+        )
 
 
 MAX_ID_CHARS = 512

@@ -1,0 +1,160 @@
+"""The run lease: while a worker drives a run, no other worker drives the same ``run_id``.
+
+``RunLease.for_run`` looks at the run's ``CheckpointOptions``; when the run has an id and its
+checkpointer supports leases (``lovia.stores.lease.LeaseStore``), ``acquire`` takes the lease
+before the snapshot is loaded (waiting or failing fast with ``RunBusy`` per ``on_busy``), a
+heartbeat task renews it every ``ttl / 3`` seconds, and ``release`` gives it up when the run
+ends. A holder that dies stops renewing, so its lease expires after ``ttl`` seconds and the
+next worker takes the run over and resumes it from its checkpoint.
+
+Before every checkpoint save the recorder calls ``confirm``: when the last renewal is older
+than ``ttl`` (this worker stalled, or the database was away) it renews first, and if the
+lease was taken over meanwhile the save raises ``RunBusy`` instead of writing, so a stale
+worker does not write over the new holder's progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+import uuid
+from typing import Any
+
+from ..errors import RunBusy
+from ..stores.checkpoint import CheckpointOptions
+from ..stores.lease import LeaseStore
+
+__all__ = ["RunLease", "default_owner"]
+
+log = logging.getLogger("lovia.run.lease")
+_MAX_POLL_S = 1.0
+
+
+def default_owner() -> str:
+    """``host/pid/random``: unique per run attempt, readable in the lease table."""
+    return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+
+
+class RunLease:
+    """The lease one run attempt holds on its ``run_id`` (a no-op when leasing is off)."""
+
+    def __init__(
+        self,
+        store: LeaseStore | None,
+        run_id: str | None,
+        *,
+        ttl: float = 30.0,
+        on_busy: str = "wait",
+        wait_timeout: float | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self.store = store if run_id is not None else None
+        self.run_id = run_id or ""
+        self.ttl = ttl
+        self.on_busy = on_busy
+        self.wait_timeout = wait_timeout
+        self.owner = owner or default_owner()
+        self.held = False
+        self.lost = False
+        self._renewed_at = 0.0
+        self._heartbeat: asyncio.Task[None] | None = None
+
+    @classmethod
+    def for_run(cls, options: CheckpointOptions | None) -> RunLease:
+        """The lease these options ask for; inactive without an id, or lease support."""
+        if options is None or not options.lease or options.run_id is None:
+            return cls(None, None)
+        store = options.checkpointer
+        if not isinstance(store, LeaseStore):
+            return cls(None, None)  # a custom checkpointer: runs go unguarded, as documented
+        return cls(
+            store,
+            options.run_id,
+            ttl=options.lease_ttl,
+            on_busy=options.on_busy,
+            wait_timeout=options.wait_timeout,
+        )
+
+    @property
+    def active(self) -> bool:
+        return self.store is not None
+
+    async def acquire(self) -> None:
+        """Take the lease, waiting or failing per ``on_busy``; then start the heartbeat."""
+        store = self.store
+        if store is None:
+            return
+        started = time.monotonic()
+        pause = 0.05
+        while not await store.acquire_lease(self.run_id, self.owner, self.ttl):
+            waited = time.monotonic() - started
+            if self.on_busy == "fail" or (
+                self.wait_timeout is not None and waited + pause > self.wait_timeout
+            ):
+                raise RunBusy(
+                    f"run {self.run_id!r} is being driven by another worker"
+                    + (f" (waited {waited:.1f} s)" if waited >= 0.05 else ""),
+                    hint="let that worker finish, then submit the run again (it replays), "
+                    "or pass CheckpointOptions(..., on_busy='wait'); a crashed worker's lease "
+                    f"expires after lease_ttl={self.ttl:g} s",
+                )
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, _MAX_POLL_S, self.ttl / 3)
+        self.held = True
+        self._renewed_at = time.monotonic()
+        self._heartbeat = asyncio.ensure_future(self._beat())
+
+    async def confirm(self) -> None:
+        """Raise ``RunBusy`` unless this worker still holds the lease: it must not write."""
+        if not self.held:
+            return
+        if not self.lost and time.monotonic() - self._renewed_at > self.ttl:
+            await self._renew()  # stale: someone may have taken over in the meantime
+        if self.lost:
+            raise RunBusy(
+                f"run {self.run_id!r} was taken over by another worker: this worker stopped "
+                f"renewing its lease for longer than lease_ttl={self.ttl:g} s",
+                hint="raise lease_ttl above the longest pause a worker can have (a blocking "
+                "tool, a GC stall); the other worker carries the run on",
+            )
+
+    async def release(self) -> None:
+        """Stop the heartbeat and give the lease up; never raises over the run's outcome."""
+        beat, self._heartbeat = self._heartbeat, None
+        if beat is not None:
+            beat.cancel()
+            await asyncio.gather(beat, return_exceptions=True)
+        if self.store is None or not self.held:
+            return
+        self.held = False
+        try:
+            await self.store.release_lease(self.run_id, self.owner)
+        except BaseException as exc:  # it expires on its own; the run's result stands
+            log.warning("could not release the lease on run %s: %r", self.run_id, exc)
+
+    async def _beat(self) -> None:
+        while not self.lost:
+            await asyncio.sleep(self.ttl / 3)
+            await self._renew()
+
+    async def _renew(self) -> None:
+        store = self.store
+        assert store is not None
+        try:
+            renewed = await store.renew_lease(self.run_id, self.owner, self.ttl)
+        except Exception as exc:  # a blip: try again next beat, until the ttl runs out
+            log.warning("could not renew the lease on run %s: %r", self.run_id, exc)
+            renewed = time.monotonic() - self._renewed_at < self.ttl
+        else:
+            if renewed:
+                self._renewed_at = time.monotonic()
+        if not renewed and not self.lost:
+            self.lost = True
+            log.warning("lost the lease on run %s to another worker", self.run_id)
+
+    def __repr__(self) -> str:
+        state: Any = "held" if self.held else ("lost" if self.lost else "free")
+        return f"RunLease({self.run_id!r}, owner={self.owner!r}, {state})"

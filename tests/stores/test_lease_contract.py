@@ -1,0 +1,106 @@
+"""The run-lease contract, run against every checkpointer backend in ``BACKENDS``.
+
+A lease on a run id has one owner at a time and an expiry; an expired lease is taken over
+(so a crashed worker's run is resumed by the next one). Issue 8.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from lovia import UserError
+from lovia.stores.lease import LeaseStore
+from tests.stores.checkpoint_backends import CheckpointBackend, checkpoint_backend, checkpointer
+
+__all__ = ["checkpoint_backend", "checkpointer"]  # fixtures used by name
+
+
+async def test_built_in_checkpointers_support_leases(checkpointer: Any) -> None:
+    assert isinstance(checkpointer, LeaseStore)
+
+
+async def test_a_free_run_is_acquired_and_then_busy_for_others(checkpointer: Any) -> None:
+    assert await checkpointer.acquire_lease("r1", "worker-a", 30.0) is True
+    assert await checkpointer.acquire_lease("r1", "worker-b", 30.0) is False
+    assert await checkpointer.acquire_lease("r2", "worker-b", 30.0) is True  # per run id
+
+
+async def test_the_holder_may_acquire_again(checkpointer: Any) -> None:
+    assert await checkpointer.acquire_lease("r1", "worker-a", 30.0)
+    assert await checkpointer.acquire_lease("r1", "worker-a", 30.0)
+
+
+async def test_renew_succeeds_only_for_the_holder(checkpointer: Any) -> None:
+    await checkpointer.acquire_lease("r1", "worker-a", 30.0)
+    assert await checkpointer.renew_lease("r1", "worker-a", 30.0) is True
+    assert await checkpointer.renew_lease("r1", "worker-b", 30.0) is False
+    assert await checkpointer.renew_lease("unleased", "worker-a", 30.0) is False
+
+
+async def test_release_frees_the_run_only_for_its_owner(checkpointer: Any) -> None:
+    await checkpointer.acquire_lease("r1", "worker-a", 30.0)
+    await checkpointer.release_lease("r1", "worker-b")  # not the owner: no effect
+    assert await checkpointer.acquire_lease("r1", "worker-b", 30.0) is False
+    await checkpointer.release_lease("r1", "worker-a")
+    assert await checkpointer.acquire_lease("r1", "worker-b", 30.0) is True
+    await checkpointer.release_lease("never-leased", "worker-a")  # fine
+
+
+async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_renew(
+    checkpointer: Any,
+) -> None:
+    """A holder that stopped renewing (it died) loses the run to the next worker."""
+    assert await checkpointer.acquire_lease("r1", "dead-worker", 0.2)
+    await asyncio.sleep(0.35)  # let the lease run out: no heartbeat renewed it
+    assert await checkpointer.acquire_lease("r1", "next-worker", 30.0) is True
+    assert await checkpointer.renew_lease("r1", "dead-worker", 30.0) is False
+    assert await checkpointer.acquire_lease("r1", "dead-worker", 30.0) is False
+
+
+async def test_a_renewed_lease_outlives_its_first_ttl(checkpointer: Any) -> None:
+    assert await checkpointer.acquire_lease("r1", "worker-a", 0.4)
+    for _ in range(3):
+        await asyncio.sleep(0.15)
+        assert await checkpointer.renew_lease("r1", "worker-a", 0.4)
+    assert await checkpointer.acquire_lease("r1", "worker-b", 30.0) is False
+
+
+async def test_leases_do_not_touch_the_stored_run(checkpointer: Any) -> None:
+    from lovia import InputEntry, RunHead
+
+    await checkpointer.append("r1", [InputEntry(role="user", content="x")], RunHead("a"))
+    await checkpointer.acquire_lease("r1", "worker-a", 30.0)
+    await checkpointer.delete("r1")
+    assert await checkpointer.load("r1") is None
+    assert await checkpointer.acquire_lease("r1", "worker-b", 30.0) is False
+
+
+async def test_a_durable_backend_shares_leases_across_instances(
+    checkpoint_backend: CheckpointBackend,
+) -> None:
+    """Two processes (here: two instances on one storage) see one lease table."""
+    if not checkpoint_backend.durable:
+        pytest.skip("in-memory leases live in one process")
+    first: Any = checkpoint_backend.open()
+    second: Any = checkpoint_backend.open()
+    assert await first.acquire_lease("r1", "worker-a", 30.0)
+    assert await second.acquire_lease("r1", "worker-b", 30.0) is False
+
+
+async def test_many_contenders_get_one_lease(checkpoint_backend: CheckpointBackend) -> None:
+    stores: list[Any] = [checkpoint_backend.open() for _ in range(4)]
+    results = await asyncio.gather(
+        *(s.acquire_lease("hot", f"worker-{i}", 30.0) for i, s in enumerate(stores * 2))
+    )
+    assert sum(results) == 1
+
+
+@pytest.mark.parametrize(
+    "args", [("", "w", 1.0), ("r", "", 1.0), ("r", "w", 0), ("r", "w", -1.0), ("r", "w", True)]
+)
+async def test_bad_lease_arguments_are_user_errors(checkpointer: Any, args: Any) -> None:
+    with pytest.raises(UserError):
+        await checkpointer.acquire_lease(*args)
