@@ -32,13 +32,12 @@ PREVIEW_CHARS = 300
 class Info:
     """One entry with its token estimate; for tool results, its digest and markers."""
 
-    __slots__ = ("_cleared", "_digest", "_preview", "archived", "entry", "is_result", "tokens")
+    __slots__ = ("_cleared", "_digest", "_preview", "entry", "is_result", "tokens")
 
     def __init__(self, entry: TranscriptEntry) -> None:
         self.entry = entry
         self.tokens = entry_tokens(entry)
         self.is_result = isinstance(entry, ToolResultEntry)
-        self.archived = False
         self._digest: str | None = None
         self._cleared: Info | None = None
         self._preview: Info | None = None

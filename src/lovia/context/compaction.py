@@ -47,7 +47,7 @@ Summarizer = Union[
 ]
 """A provider to summarize with, or a callable ``(entries) -> str`` (sync or async)."""
 
-_MAX_INFOS = 200_000  # entries whose estimate and digest are cached per policy
+_MAX_ARCHIVED = 100_000  # (digest, call id) pairs remembered as archived by this instance
 _MEMOS = 4  # views remembered for incremental rendering (one per concurrent run)
 
 
@@ -102,7 +102,9 @@ class Compaction:
         # overflow markers then say what was cleared without naming a tool it lacks.
         has_markers = context_window is not None or store is not None
         self._recall = make_recall_tool(store) if has_markers else None
-        self._infos: dict[int, Info] = {}
+        # Only small, content-derived data is kept between calls: the last few views (for
+        # incremental rendering) and which outputs this instance has archived already.
+        self._archived: dict[tuple[str, str], None] = {}
         self._memos: list[_Memo] = []
 
     def tools(self) -> Sequence[Tool]:
@@ -275,37 +277,29 @@ class Compaction:
     ) -> list[Info]:
         start = len(memo.infos) if memo is not None else 0
         infos = list(memo.infos) if memo is not None else []
-        cache = self._infos
         archive = self.store is not None
         for e in body[start:]:
-            info = cache.get(id(e))
-            if info is None or info.entry is not e:
-                info = info_for(e)
-                if len(cache) >= _MAX_INFOS:
-                    for k in list(cache)[: _MAX_INFOS // 2]:  # drop the older half
-                        del cache[k]
-                cache[id(e)] = info
-            if archive and info.is_result and not info.archived:
-                pending.append(info)
+            info = info_for(e)
+            if archive and isinstance(e, ToolResultEntry):
+                if (info.digest(), e.call_id) not in self._archived:
+                    pending.append(info)
             infos.append(info)
         return infos
 
     def _system_infos(self, system: list[TranscriptEntry]) -> list[Info]:
-        out = []
-        for e in system:
-            info = self._infos.get(id(e))
-            if info is None or info.entry is not e:
-                info = self._infos[id(e)] = info_for(e)
-            out.append(info)
-        return out
+        return [info_for(e) for e in system]
 
     async def _archive(self, pending: list[Info]) -> None:
         store = self.store
         assert store is not None
-        todo = [i for i in pending if not i.archived]
-        if not todo:
-            return
-        await asyncio.to_thread(_archive_all, store, todo)
+        await asyncio.to_thread(_archive_all, store, pending)
+        archived = self._archived
+        for info in pending:
+            assert isinstance(info.entry, ToolResultEntry)
+            archived[(info.digest(), info.entry.call_id)] = None
+        if len(archived) > _MAX_ARCHIVED:  # forget the older half; a re-put is a no-op
+            for key in list(archived)[: _MAX_ARCHIVED // 2]:
+                del archived[key]
 
     def _memo_for(self, body: Sequence[TranscriptEntry]) -> _Memo | None:
         for memo in self._memos:
@@ -346,7 +340,6 @@ def _archive_all(store: ResultStore, infos: list[Info]) -> None:
             digest = info.digest()
             store.put(digest, entry.output)
             remember_call(store, entry.call_id, digest)
-        info.archived = True
 
 
 def _offload_huge(
