@@ -154,3 +154,36 @@ async def test_a_state_from_another_transcript_is_ignored_not_trusted() -> None:
     view = await policy.prepare(ContextRequest(await session.load("s"), bogus, ScriptedProvider()))
     assert [e.type for e in view.entries] == ["input", "assistant_text"]
     assert "cleared_upto" not in view.state
+
+
+async def test_overflow_with_a_known_window_compacts_below_what_was_refused() -> None:
+    """The estimate said the view fits, the provider disagreed: the retry halves it."""
+    inner = ScriptedProvider([*pages_script(0, 4), text("done"), text("again")])
+    refusing = RefusingProvider(inner, refusals=0)
+    policy = Compaction(context_window=100_000, reserve_output_tokens=1_000)
+    agent = Agent("a", model=refusing, tools=[fetch_tool(3_000)], context_policy=policy)
+    session = InMemorySession()
+    await Runner.run(agent, "read four pages", session=session, session_id="s")
+    full = view_size(inner.calls[-1])
+
+    refusing.refusals = 1
+    handle = Runner.stream(agent, "once more", session=session, session_id="s")
+    events = [e async for e in handle]
+    assert (await handle.result()).output == "again"
+    (compacted,) = [e for e in events if e.type == "context_compacted"]
+    assert compacted.to_dict()["reason"] == "overflow"
+    assert view_size(inner.calls[-1]) < full / 2
+    assert_paired(inner.calls[-1])
+
+
+def test_impossible_settings_are_refused_with_a_hint() -> None:
+    from lovia import UserError
+
+    for kwargs in (
+        {"compact_at": 0.5, "compact_to": 0.7},
+        {"compact_to": 0.0},
+        {"context_window": 8_000, "reserve_output_tokens": 8_000},
+    ):
+        with pytest.raises(UserError) as info:
+            Compaction(**kwargs)
+        assert info.value.hint
