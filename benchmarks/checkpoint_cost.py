@@ -97,30 +97,49 @@ def file_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
 
 
-async def timings(cp: SQLiteCheckpointer, steps: int, repeats: int) -> dict[str, Any]:
-    """Interleaved runs without and with ``cp`` (one long-lived store, as a worker has)."""
-    plain: list[float] = []
-    saved: list[float] = []
-    replay: list[float] = []
-    for i in range(repeats):
-        seconds, _ = await timed_run(steps, None)
-        plain.append(seconds)
-        run_id = f"run-{steps}-{i}"
-        seconds, result = await timed_run(steps, CheckpointOptions(cp, run_id))
-        saved.append(seconds)
+class Samples:
+    """Timings of one run length, gathered over several rounds."""
+
+    def __init__(self, steps: int) -> None:
+        self.steps = steps
+        self.plain: list[float] = []
+        self.saved: list[float] = []
+        self.replay: list[float] = []
+
+    async def add(self, cp: SQLiteCheckpointer, run_id: str) -> None:
+        """One run without and one with ``cp`` (one long-lived store, as a worker has)."""
+        seconds, _ = await timed_run(self.steps, None)
+        self.plain.append(seconds)
+        seconds, result = await timed_run(self.steps, CheckpointOptions(cp, run_id))
+        self.saved.append(seconds)
         start = time.perf_counter()
-        again = await Runner.run(agent_for(steps), "go", checkpoint=CheckpointOptions(cp, run_id))
-        replay.append(time.perf_counter() - start)
+        again = await Runner.run(
+            agent_for(self.steps), "go", checkpoint=CheckpointOptions(cp, run_id)
+        )
+        self.replay.append(time.perf_counter() - start)
         assert again.replayed and again.entries == result.entries
-    base, with_cp = statistics.median(plain), statistics.median(saved)
-    return {
-        "steps": steps,
-        "repeats": repeats,
-        "seconds_without_checkpoint": round(base, 5),
-        "seconds_with_checkpoint": round(with_cp, 5),
-        "per_step_overhead_ms": round((with_cp - base) / steps * 1e3, 4),
-        "replay_ms": round(statistics.median(replay) * 1e3, 3),
-    }
+
+    def figures(self) -> dict[str, Any]:
+        base, with_cp = statistics.median(self.plain), statistics.median(self.saved)
+        return {
+            "steps": self.steps,
+            "repeats": len(self.plain),
+            "seconds_without_checkpoint": round(base, 5),
+            "seconds_with_checkpoint": round(with_cp, 5),
+            "per_step_overhead_ms": round((with_cp - base) / self.steps * 1e3, 4),
+            "replay_ms": round(statistics.median(self.replay) * 1e3, 3),
+        }
+
+
+async def timings(cp: SQLiteCheckpointer, per_round: dict[int, int], rounds: int) -> list[Any]:
+    """Round-robin over the run lengths, so a machine that gets busier mid-way slows every
+    length alike instead of skewing the growth figure."""
+    samples = {n: Samples(n) for n in per_round}
+    for r in range(rounds):
+        for n, count in per_round.items():
+            for i in range(count):
+                await samples[n].add(cp, f"run-{n}-{r}-{i}")
+    return [s.figures() for s in samples.values()]
 
 
 async def sizes(steps: int, tmp: Path, empty: int) -> dict[str, Any]:
@@ -147,19 +166,16 @@ async def empty_db_bytes(tmp: Path) -> int:
 
 async def main(quick: bool) -> dict[str, Any]:
     steps = [10, 100] if quick else [10, 100, 1000]
-    repeats = {10: 5, 100: 2} if quick else {10: 30, 100: 10, 1000: 3}
+    per_round = {10: 10, 100: 2} if quick else {10: 10, 100: 3, 1000: 1}
     out: dict[str, Any] = {"quick": quick}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         await timed_run(20, None)  # warm caches (schemas, adapters)
-        for mode, wal in (("sqlite_wal", True), ("sqlite_default_journal", False)):
+        # fsync per commit makes the default journal slow: fewer rounds there
+        for mode, wal, rounds in (("sqlite_wal", True, 3), ("sqlite_default_journal", False, 1)):
             async with SQLiteCheckpointer(tmp / f"{mode}.db", wal=wal) as cp:
                 await cp.append("warm-up", [], RunHead("bench"))  # open + first write untimed
-                rows = []
-                for n in steps:
-                    # fsync per commit makes the default journal slow: fewer repeats there
-                    count = repeats[n] if wal else max(1, repeats[n] // 10)
-                    rows.append(await timings(cp, n, count))
+                rows = await timings(cp, per_round, 1 if quick else rounds)
             first, last = rows[0]["per_step_overhead_ms"], rows[-1]["per_step_overhead_ms"]
             out[mode] = {
                 "runs": rows,
