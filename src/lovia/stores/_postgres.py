@@ -65,7 +65,8 @@ class PostgresDatabase:
         self.names = {t: sql.Identifier(prefix + t) for t in ("meta", *tables)}
         if isinstance(dsn_or_pool, AsyncConnectionPool):
             self._pool = dsn_or_pool
-            self._dsn: str | None = None
+            info = dsn_or_pool.conninfo  # may be a callable in psycopg_pool >= 3.3
+            self._dsn: str | None = info if isinstance(info, str) else None
             self._close_pool = bool(close_pool)
         elif isinstance(dsn_or_pool, str) and dsn_or_pool:
             self._pool = AsyncConnectionPool(
@@ -143,7 +144,7 @@ class PostgresDatabase:
                     # a direct first connection fails at once with the server's own reason,
                     # where a pool would retry until its timeout
                     async with await psycopg.AsyncConnection.connect(
-                        self._dsn, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT_S)
+                        self._dsn, **self._connect_kwargs()
                     ) as conn:
                         async with conn.transaction():
                             await self._migrate(conn)
@@ -163,6 +164,12 @@ class PostgresDatabase:
                     hint="check that the database user may create tables; nothing was changed",
                 ) from exc
             self._ready = True
+
+    def _connect_kwargs(self) -> dict[str, Any]:
+        """The pool's plain connection settings (password, sslmode...), for the first connect."""
+        given = self._pool.kwargs if isinstance(self._pool.kwargs, dict) else {}
+        plain = {k: v for k, v in given.items() if isinstance(v, (str, int)) and k != "autocommit"}
+        return {"connect_timeout": int(CONNECT_TIMEOUT_S), **plain, "autocommit": True}
 
     async def _migrate(self, conn: Conn) -> None:
         # one migrator at a time per prefix: two processes starting together must not both
