@@ -67,7 +67,9 @@ def worker(state: Path) -> None:
             result = await Runner.run(
                 agent,
                 "Send the December invoices.",
-                checkpoint=CheckpointOptions(checkpointer, RUN_ID),
+                # The killed worker still holds the run's lease until lease_ttl runs out
+                # (default 30 s); a short ttl keeps this demo quick.
+                checkpoint=CheckpointOptions(checkpointer, RUN_ID, lease_ttl=2.0),
             )
         print(f"  result: {result.output} (turns={result.turns}, model calls={len(model.calls)})")
 

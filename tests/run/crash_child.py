@@ -116,7 +116,11 @@ async def main() -> None:
             "do two units of work",
             session=KillBeforeAppend(session),
             session_id="jobs",
-            checkpoint=CheckpointOptions(KillAfterSave(cp), RUN_ID),
+            # A killed worker keeps its run lease until it expires: a short ttl keeps the
+            # re-submission quick. The wrapper (no lease support) is only used where it kills.
+            checkpoint=CheckpointOptions(
+                KillAfterSave(cp) if KILL_AT == "model-saved" else cp, RUN_ID, lease_ttl=1.0
+            ),
         )
     results = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
     print(

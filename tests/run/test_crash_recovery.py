@@ -1,6 +1,7 @@
 """Crash recovery with real processes (C2, C6, C8, C10, C12): a worker killed with SIGKILL
 re-submits the same call and gets the right answer; only dangling calls run again; the
-session ends up holding the run exactly once."""
+session ends up holding the run exactly once. The killed worker's run lease (lease_ttl=1 s in
+the child) expires, and the re-submission takes the run over."""
 
 from __future__ import annotations
 
