@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -332,3 +333,35 @@ async def test_sqlite_shares_one_file_with_the_session_store(tmp_path: Path) -> 
     meta = _tables(path)
     assert meta["schema:checkpoint"] == "1"
     assert "schema:session" in meta
+
+
+async def test_concurrent_saves_of_many_runs_keep_each_run_in_order(
+    checkpointer: Checkpointer,
+) -> None:
+    """C2/C5: one store shared by many runs at once; each run sees only its own saves, in order."""
+
+    async def drive(run: int) -> None:
+        for step in range(15):
+            await checkpointer.append(f"run-{run}", [user(f"{run}:{step}")], head(turns=step))
+
+    await asyncio.gather(*(drive(r) for r in range(12)))
+    for r in range(12):
+        snap = await checkpointer.load(f"run-{r}")
+        assert snap is not None
+        assert snap.entries == [user(f"{r}:{s}") for s in range(15)]
+        assert snap.turns == 14
+
+
+async def test_a_large_tool_output_round_trips(checkpointer: Checkpointer) -> None:
+    """Tool outputs up to the 200,000-character default limit are stored whole."""
+    big = "".join(chr(0x41 + i % 26) for i in range(200_000)) + "\u00e9\u4e2d"
+    entries: list[TranscriptEntry] = [
+        ToolCallEntry(call_id="c", name="dump", arguments="{}"),
+        ToolResultEntry(call_id="c", output=big),
+    ]
+    await checkpointer.append("r", entries[:1], head())
+    await checkpointer.append("r", entries[1:], head(turns=1))
+    await checkpointer.append("r", [AssistantTextEntry(content="ok")], head(turns=2))
+    snap = await checkpointer.load("r")
+    assert snap is not None
+    assert snap.entries == [*entries, AssistantTextEntry(content="ok")]
