@@ -28,6 +28,14 @@ def add_parser(sub: Any) -> None:
         help="require this token on every API call; generated and printed when --host is "
         "not a loopback address and no token is given",
     )
+    parser.add_argument(
+        "--lease-ttl",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long a run of a crashed server stays locked before it can be resumed "
+        "(default: 30)",
+    )
     parser.set_defaults(handler=run_web)
 
 
@@ -44,7 +52,13 @@ def run_web(args: argparse.Namespace) -> int:
         token = generate_token()
     agents = load_agents(args.app, args.demo)
     session, checkpointer = open_stores(args.db, create=True)
-    app = create_app(agents, session=session, checkpointer=checkpointer, token=token)
+    app = create_app(
+        agents,
+        session=session,
+        checkpointer=checkpointer,
+        token=token,
+        lease_ttl=args.lease_ttl,
+    )
     print("\n".join(banner(args.host, args.port, token, agents, args.db)), flush=True)
     uvicorn.run(
         app,

@@ -50,17 +50,20 @@ def create_app(
     ui: bool = True,
     token: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    lease_ttl: float = 30.0,
 ) -> FastAPI:
     """The chat server for ``agents`` (one agent or ``{name: agent}``; empty = no model).
 
     Without stores it keeps chats in memory (gone on restart); pass ``SQLiteSession`` and
     ``SQLiteCheckpointer`` for durable chats and resumable runs. With ``token``, every
     ``/api`` route needs ``Authorization: Bearer <token>`` or the cookie set by
-    ``/?token=<token>``; otherwise it answers 401.
+    ``/?token=<token>``; otherwise it answers 401. Request bodies over ``max_body_bytes``
+    get 413. A run whose server died stays locked for ``lease_ttl`` seconds before another
+    server can resume it.
     """
     named = _agents_by_name(agents)
     chats = ChatBook(session or InMemorySession(), checkpointer or InMemoryCheckpointer())
-    supervisor = RunSupervisor(named, chats)
+    supervisor = RunSupervisor(named, chats, lease_ttl=lease_ttl)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

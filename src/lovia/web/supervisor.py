@@ -93,8 +93,11 @@ class LiveRun:
 class RunSupervisor:
     """Starts, stops and resumes the runs of every chat."""
 
-    def __init__(self, agents: Mapping[str, Agent], chats: ChatBook) -> None:
+    def __init__(
+        self, agents: Mapping[str, Agent], chats: ChatBook, *, lease_ttl: float = 30.0
+    ) -> None:
         self.agents = dict(agents)
+        self.lease_ttl = lease_ttl  # how long a crashed server's run stays locked
         self.chats = chats
         self.live: dict[str, LiveRun] = {}
         self._reserved: set[str] = set()
@@ -150,7 +153,12 @@ class RunSupervisor:
                 cancel_token=run.token,
                 session=self.chats.session,
                 session_id=chat_id,
-                checkpoint=CheckpointOptions(self.chats.checkpointer, run_id, if_run_exists=policy),
+                checkpoint=CheckpointOptions(
+                    self.chats.checkpointer,
+                    run_id,
+                    if_run_exists=policy,
+                    lease_ttl=self.lease_ttl,
+                ),
             )
             self.live[chat_id] = run
             self.chats.touch(chat_id, text)

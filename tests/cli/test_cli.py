@@ -1,0 +1,256 @@
+"""The real ``lovia`` entry point in subprocesses: help, chat, sessions, runs and web."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from lovia import Agent, Runner, SQLiteCheckpointer, SQLiteSession, tool
+from lovia.testing import ScriptedProvider, call, text
+
+ROOT = Path(__file__).resolve().parents[2]
+LOVIA = str(Path(sys.executable).with_name("lovia"))
+
+
+def lovia(
+    *args: str, cwd: Path = ROOT, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [LOVIA, *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60
+    )
+
+
+def as_json(done: subprocess.CompletedProcess[str]) -> Any:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+COMMANDS = [
+    [],
+    ["web"],
+    ["chat"],
+    ["sessions"],
+    *[["sessions", a] for a in ("list", "show", "export", "trim", "rewind", "clear")],
+    ["runs"],
+    *[["runs", a] for a in ("list", "show", "resume", "delete")],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "lovia")
+def test_every_command_has_help(command: list[str]) -> None:
+    done = lovia(*command, "--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage: lovia")
+    if command and command[-1] not in ("sessions", "runs"):
+        assert "--db" in done.stdout or not command
+
+
+def test_chat_streams_and_handles_history_and_rewind(tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    script = "calculate 2+3\n/history\n/rewind 2\n/history\n/new\n/history\n/quit\n"
+    done = lovia("chat", "--demo", "--db", str(db), "--session", "s1", stdin=script)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "[tool] calculate" in out and "The result is **5**." in out
+    assert "[3] assistant: The result is **5**." in out
+    assert "[removed 3 entries]" in out  # the call lost its result, so it went too (S10)
+    assert "[no history yet]" in out  # after /new
+    shown = as_json(lovia("sessions", "show", "s1", "--db", str(db), "--json"))
+    assert [e["type"] for e in shown] == ["input"]
+
+
+def test_ctrl_c_in_chat_stops_the_run_like_the_stop_button(tmp_path: Path) -> None:
+    """S6: the partial run is kept without its dangling call; the chat goes on."""
+    db = tmp_path / "chat.db"
+    proc = subprocess.Popen(
+        [LOVIA, "chat", "--demo", "--db", str(db), "--session", "s2"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("wait 20\n")
+    proc.stdin.flush()
+    seen = ""
+    while "[tool] wait" not in seen:
+        seen += proc.stdout.readline()
+    proc.send_signal(signal.SIGINT)
+    while "[stopped" not in seen:
+        line = proc.stdout.readline()
+        assert line, f"chat ended early: {seen}"
+        seen += line
+    out, err = proc.communicate("/history\n", timeout=30)
+    assert proc.returncode == 0, err
+    assert "[0] user: wait 20" in out and "[1]" not in out
+    runs = as_json(lovia("runs", "list", "--db", str(db), "--json"))
+    assert runs == []  # the stopped run's checkpoint is deleted
+
+
+def test_chat_without_a_model_says_which_variables_to_set(tmp_path: Path) -> None:
+    done = lovia("chat", "--db", str(tmp_path / "x.db"), stdin="")
+    assert done.returncode == 2
+    assert "LOVIA_MODEL" in done.stderr and "OPENAI_API_KEY" in done.stderr
+
+
+def test_store_commands_refuse_a_missing_database(tmp_path: Path) -> None:
+    done = lovia("sessions", "list", "--db", str(tmp_path / "none.db"))
+    assert done.returncode == 2 and "no database" in done.stderr and "hint" in done.stderr
+    assert not (tmp_path / "none.db").exists()
+
+
+@tool
+def fetch(page: int) -> str:
+    """Return a long page."""
+    return f"page {page}: " + "x" * 1000
+
+
+def _fill(db: Path) -> None:
+    async def go() -> None:
+        model = ScriptedProvider(
+            [call("fetch", {"page": 1}), text("got one"), call("fetch", {"page": 2}), text("two")]
+        )
+        agent = Agent("a", model=model, tools=[fetch])
+        async with SQLiteSession(db, wal=True) as s, SQLiteCheckpointer(db, wal=True) as cp:
+            from lovia import CheckpointOptions
+
+            for q in ("first", "second"):
+                await Runner.run(
+                    agent, q, session=s, session_id="u1", checkpoint=CheckpointOptions(cp)
+                )
+
+    asyncio.run(go())
+
+
+def test_sessions_commands_list_show_export_trim_rewind_clear(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    _fill(db)
+    d = str(db)
+    listed = as_json(lovia("sessions", "list", "--db", d, "--json"))
+    assert [(s["session_id"], s["runs"], s["entries"], s["title"]) for s in listed] == [
+        ("u1", 2, 8, "first")
+    ]
+    shown = as_json(lovia("sessions", "show", "u1", "--db", d, "--json"))
+    assert [e["index"] for e in shown] == list(range(8))
+    out = tmp_path / "u1.json"
+    lovia("sessions", "export", "u1", "--db", d, "--out", str(out))
+    exported = json.loads(out.read_text())
+    assert [len(r["entries"]) for r in exported["runs"]] == [4, 4]
+    trimmed = as_json(lovia("sessions", "trim", "u1", "--db", d, "--keep-chars", "10", "--json"))
+    assert trimmed == {"trimmed": 1}
+    again = as_json(lovia("sessions", "trim", "u1", "--db", d, "--keep-chars", "10", "--json"))
+    assert again == {"trimmed": 0}  # S8: idempotent
+    second_run = exported["runs"][1]["run_id"]
+    rewound = as_json(lovia("sessions", "rewind", "u1", "--db", d, "--keep", "4", "--json"))
+    assert rewound == {"removed": 4, "checkpoints_deleted": [second_run]}  # S11
+    runs = as_json(lovia("runs", "list", "--db", d, "--json"))
+    assert [r["run_id"] for r in runs] == [exported["runs"][0]["run_id"]]
+    human = lovia("sessions", "show", "u1", "--db", d)
+    assert "[3] assistant: got one" in human.stdout and "[4]" not in human.stdout
+    cleared = as_json(lovia("sessions", "clear", "u1", "--db", d, "--json"))
+    assert cleared["checkpoints_deleted"] == [exported["runs"][0]["run_id"]]
+    assert as_json(lovia("sessions", "list", "--db", d, "--json")) == []
+    assert as_json(lovia("runs", "list", "--db", d, "--json")) == []
+
+
+def _interrupted_run(db: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A run of tests.web.apps' blocking agent, cancelled while its tool runs."""
+    sys.path.insert(0, str(ROOT))
+    from tests.web.apps import blocking
+
+    monkeypatch.setenv("LOVIA_TEST_BLOCK", "1")
+
+    async def go() -> str:
+        from lovia import CheckpointOptions, RunCancelled
+
+        async with SQLiteSession(db, wal=True) as s, SQLiteCheckpointer(db, wal=True) as cp:
+            opts = CheckpointOptions(cp, "run-1")
+            handle = Runner.stream(blocking, "go", session=s, session_id="c1", checkpoint=opts)
+            async for event in handle:
+                if event.type == "tool_call_started":
+                    handle.cancel("test")
+            with pytest.raises(RunCancelled):
+                await handle.result()
+        return "run-1"
+
+    try:
+        return asyncio.run(go())
+    finally:
+        monkeypatch.delenv("LOVIA_TEST_BLOCK")
+
+
+def test_runs_commands_list_show_resume_delete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """C7/C10 from the CLI: an interrupted run is listed, resumed to completion, deleted."""
+    db = tmp_path / "r.db"
+    run_id = _interrupted_run(db, monkeypatch)
+    d = str(db)
+    listed = as_json(lovia("runs", "list", "--db", d, "--status", "interrupted", "--json"))
+    assert [(r["run_id"], r["session_id"]) for r in listed] == [(run_id, "c1")]
+    shown = as_json(lovia("runs", "show", run_id, "--db", d, "--json"))
+    assert [e["type"] for e in shown["entries"]] == ["input", "tool_call"]
+    resumed = lovia("runs", "resume", run_id, "--db", d, "--app", "tests.web.apps:agents")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "finished after unblocked once" in resumed.stdout
+    assert as_json(lovia("runs", "show", run_id, "--db", d, "--json"))["status"] == "completed"
+    history = as_json(lovia("sessions", "show", "c1", "--db", d, "--json"))
+    assert [e["type"] for e in history] == ["input", "tool_call", "tool_result", "assistant_text"]
+    deleted = as_json(lovia("runs", "delete", run_id, "--db", d, "--json"))
+    assert deleted == {"deleted": run_id, "existed": True}
+    assert lovia("runs", "show", run_id, "--db", d).returncode == 2
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_web_on_a_public_host_prints_a_generated_token_and_requires_it(tmp_path: Path) -> None:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [LOVIA, "web", "--host", "0.0.0.0", "--port", str(port), "--db", str(tmp_path / "w.db")],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "LOVIA_MODEL"},
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith(f"lovia web: open http://0.0.0.0:{port}/?token=")
+        token = first.strip().split("?token=")[1]
+        banner = proc.stdout.readline() + proc.stdout.readline()
+        assert "no model configured" in banner and "LOVIA_MODEL" in banner
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                refused = httpx.get(f"{base}/api/chats")
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.1)
+        assert refused.status_code == 401
+        auth = {"Authorization": f"Bearer {token}"}
+        health = httpx.get(f"{base}/api/health", headers=auth).json()
+        assert "LOVIA_MODEL" in health["setup_hint"]
+        assert httpx.get(f"{base}/api/chats", headers=auth).json() == []
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0

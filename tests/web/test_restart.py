@@ -1,0 +1,116 @@
+"""A server killed mid-run: a new app on the same database offers the run and resumes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from lovia import (
+    InputEntry,
+    SQLiteCheckpointer,
+    SQLiteSession,
+    ToolCallEntry,
+    ToolResultEntry,
+)
+from lovia.web import create_app
+
+from .apps import agents
+from .conftest import events_of
+
+ROOT = Path(__file__).resolve().parents[2]
+LOVIA = Path(sys.executable).with_name("lovia")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def killed_server(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """``lovia web`` in a subprocess, killed (SIGKILL) while a tool of chat "r" runs."""
+    db = tmp_path / "lovia.db"
+    port = _free_port()
+    env = {**os.environ, "LOVIA_TEST_BLOCK": "1"}
+    command = [str(LOVIA), "web", "--app", "tests.web.apps:agents", "--db", str(db)]
+    proc = subprocess.Popen(
+        [*command, "--port", str(port), "--lease-ttl", "1"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/api/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or proc.poll() is not None:
+                out = proc.stdout.read().decode() if proc.stdout else ""
+                raise RuntimeError(f"lovia web did not start: {out}")
+            time.sleep(0.1)
+        run_id = ""
+        with httpx.stream(
+            "POST", f"{base}/api/chats/r/messages", json={"content": "go"}, timeout=30
+        ) as response:
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    event = json.loads(line[5:])
+                    run_id = run_id or event.get("run_id", "")
+                    if event["type"] == "tool_call_started":
+                        break
+        proc.send_signal(signal.SIGKILL)  # a crash: nothing gets to mark the run
+        proc.wait(timeout=10)
+        yield db, run_id
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+
+
+async def test_a_new_app_on_the_same_database_resumes_the_interrupted_run(
+    killed_server: tuple[Path, str], client_for: Any
+) -> None:
+    """C10 across processes: the page lists the run, and resume finishes it from its
+    checkpoint; the dangling tool call runs again, the model input is not repeated."""
+    db, run_id = killed_server
+    session = SQLiteSession(db, wal=True)
+    cp = SQLiteCheckpointer(db, wal=True)
+    client = client_for(create_app(agents, session=session, checkpointer=cp, lease_ttl=1))
+    offered = (await client.get("/api/runs/resumable")).json()
+    assert [(r["run_id"], r["chat_id"], r["status"]) for r in offered] == [(run_id, "r", "running")]
+    chats = (await client.get("/api/chats")).json()
+    assert chats[0]["id"] == "r" and chats[0]["pending"]["status"] == "running"
+    pending = (await client.get("/api/chats/r")).json()["pending"]
+    assert [e["type"] for e in pending["entries"]] == ["input", "tool_call"]
+    events = events_of(await client.post("/api/chats/r/resume"))
+    assert events[0]["type"] == "run_started" and events[0]["resumed"] is True
+    assert events[0]["run_id"] == run_id
+    assert events[-1]["result"]["output"] == "finished after unblocked once"
+    stored = await session.load("r")
+    assert [type(e) for e in stored][:3] == [InputEntry, ToolCallEntry, ToolResultEntry]
+    assert [e for e in stored if isinstance(e, InputEntry)] == [InputEntry(content="go")]
+    snap = await cp.load(run_id)
+    assert snap is not None and snap.status == "completed"
+    assert (await client.get("/api/runs/resumable")).json() == []
+    await session.close()
+    await cp.close()
