@@ -254,3 +254,16 @@ def test_web_on_a_public_host_prints_a_generated_token_and_requires_it(tmp_path:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=30)
     assert proc.returncode == 0
+
+
+def test_every_command_and_route_is_in_the_docs() -> None:
+    docs = (ROOT / "docs" / "web.md").read_text()
+    for command in COMMANDS:
+        if command:
+            assert f"lovia {' '.join(command)}" in docs, command
+    from lovia.web import create_app
+
+    paths = create_app({}).openapi()["paths"]
+    for path, methods in paths.items():
+        for method in methods:
+            assert f"{method.upper()} {path.replace('{chat_id}', '{id}')}" in docs, path
