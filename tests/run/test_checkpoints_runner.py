@@ -140,6 +140,15 @@ async def test_resume_only_with_a_stored_run_continues_it(checkpointer: Checkpoi
     assert result.entries[0] == InputEntry(role="user", content="do the job")
 
 
+async def test_resume_only_with_a_completed_run_replays_it(checkpointer: Checkpointer) -> None:
+    """C5 resume_only/exists (completed): continuing a finished run replays it."""
+    job, first = await completed_run(checkpointer, "r1")
+    agent, model = job.agent([])
+    opts = CheckpointOptions(checkpointer, "r1", if_run_exists="resume_only")
+    result = await Runner.run(agent, [], checkpoint=opts)
+    assert result.replayed and result.output == first.output and model.calls == []
+
+
 async def test_resume_only_with_nothing_stored_raises_and_stores_nothing(
     checkpointer: Checkpointer,
 ) -> None:
