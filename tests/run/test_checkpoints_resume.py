@@ -451,3 +451,43 @@ async def test_cancelling_a_run_during_a_save_stores_each_entry_once(
         "ToolResultEntry",
         "AssistantTextEntry",
     ]
+
+
+async def test_parallel_calls_keep_the_results_that_finished_before_the_stop(
+    checkpointer: Checkpointer,
+) -> None:
+    """C2/C10: of two concurrent calls, the one that finished is saved and never runs again;
+    the one that stopped the run runs again on resume."""
+    runs: list[str] = []
+    fast_saved = asyncio.Event()
+
+    @tool
+    async def fast(ctx: RunContext[Any]) -> str:
+        """Finish at once."""
+        runs.append("fast")
+        return "fast done"
+
+    @tool
+    async def slow(ctx: RunContext[Any]) -> str:
+        """Stop the run the first time, after fast's result is checkpointed."""
+        runs.append("slow")
+        if runs.count("slow") == 1:
+            for _ in range(5_000):  # until fast's result is in the checkpoint
+                snap = await checkpointer.load(ctx.run_id)
+                if snap and any(isinstance(e, ToolResultEntry) for e in snap.entries):
+                    fast_saved.set()
+                    break
+                await asyncio.sleep(0.001)
+            raise RunCancelled("stopped while slow ran")
+        return "slow done"
+
+    script = [batch(("fast", {}, "f"), ("slow", {}, "s"))]
+    agent = Agent(name="a", model=ScriptedProvider(script), tools=[fast, slow])
+    with pytest.raises(RunCancelled):
+        await Runner.run(agent, "go", checkpoint=CheckpointOptions(checkpointer, "r1"))
+    assert fast_saved.is_set()
+    agent = agent.clone(model=ScriptedProvider([text("both done")]))
+    result = await Runner.run(agent, [], checkpoint=CheckpointOptions(checkpointer, "r1"))
+    assert runs == ["fast", "slow", "slow"]
+    outputs = {e.call_id: e.output for e in result.entries if isinstance(e, ToolResultEntry)}
+    assert outputs == {"f": "fast done", "s": "slow done"}
