@@ -52,14 +52,14 @@ def _free_port() -> int:
 class Server:
     """uvicorn serving ``create_app`` in a thread; ``url`` is where it listens."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, agents: Any = None) -> None:
         import uvicorn
 
         from lovia.web import create_app
 
         self.db = db
         app = create_app(
-            demo_agent(delay=0.02),
+            demo_agent(delay=0.02) if agents is None else agents,
             session=SQLiteSession(db, wal=True),
             checkpointer=SQLiteCheckpointer(db, wal=True),
         )
@@ -273,3 +273,50 @@ def test_the_page_fits_a_phone(browser: Any, server: Server, tmp_path: Path) -> 
     p.wait_for_function("document.getElementById('sidebar').getBoundingClientRect().x >= 0")
     p.screenshot(path=str(tmp_path / "phone-menu.png"))
     context.close()
+
+
+def test_without_a_model_the_page_says_which_variables_to_set(browser: Any, tmp_path: Path) -> None:
+    with Server(tmp_path / "none.db", agents={}) as bare:
+        context = browser.new_context(bypass_csp=True)
+        p = context.new_page()
+        p.goto(bare.url)
+        p.wait_for_selector("body[data-ready=true]")
+        hint = p.locator("[data-testid=setup-hint]").inner_text()
+        assert "LOVIA_MODEL" in hint and "OPENAI_API_KEY" in hint and "--demo" in hint
+        assert p.locator("#input").is_disabled()
+        p.screenshot(path=str(tmp_path / "no-model.png"))
+        context.close()
+
+
+def test_a_run_cut_off_by_a_restart_is_offered_and_resumed(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page lists the interrupted run on start and resumes it from its checkpoint."""
+    from .apps import agents
+
+    db = tmp_path / "restart.db"
+    monkeypatch.setenv("LOVIA_TEST_BLOCK", "1")  # the first server's tool hangs
+    with Server(db, agents=agents) as first:
+        context = browser.new_context(bypass_csp=True)
+        p = context.new_page()
+        p.goto(first.url)
+        p.wait_for_selector("body[data-ready=true]")
+        _send(p, "go")
+        p.wait_for_selector("[data-testid=tool-call] >> text=running…")
+        context.close()  # the server shuts down next, interrupting the run
+    monkeypatch.delenv("LOVIA_TEST_BLOCK")
+    with Server(db, agents=agents) as second:
+        context = browser.new_context(bypass_csp=True)
+        p = context.new_page()
+        p.goto(second.url)
+        p.wait_for_selector("body[data-ready=true]")
+        p.click("[data-testid=open-resumable]")
+        p.wait_for_selector("[data-testid=pending] >> text=interrupted")
+        assert "no result yet" in p.locator("[data-testid=tool-call]").inner_text()
+        p.screenshot(path=str(tmp_path / "offered.png"))
+        p.click("[data-testid=resume]")
+        p.locator("[data-testid=answer]", has_text="finished after unblocked once").wait_for()
+        _wait_idle(p)
+        assert p.locator("[data-testid=pending]").count() == 0
+        assert p.locator("[data-testid=user-message]").count() == 1
+        context.close()

@@ -67,6 +67,13 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        unfinished = await chats.pending_runs()
+        if unfinished:
+            log.warning(
+                "%d run(s) did not finish before the last shutdown or crash; the page offers "
+                "to resume them (GET /api/runs/resumable)",
+                len(unfinished),
+            )
         yield
         await supervisor.close()
 

@@ -25,6 +25,7 @@ function setLive(live) {
   $("send").hidden = live;
   $("stop").hidden = !live;
   $("input").disabled = Boolean(state.setupHint);
+  $("send").disabled = Boolean(state.setupHint);
   document.body.classList.toggle("running", live);
   for (const b of document.querySelectorAll("[data-testid=edit], [data-testid=regenerate]")) {
     b.disabled = live;

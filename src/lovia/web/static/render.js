@@ -165,6 +165,7 @@ export function renderEntries(container, entries, { onEdit, offset = 0 } = {}) {
       answer.addToolCall(e);
       const r = results.get(e.call_id);
       if (r) answer.addToolResult(e.call_id, r.output, r.is_error);
+      else answer.tools.get(e.call_id).state.textContent = "no result yet";
     }
   });
   return answers;
