@@ -267,3 +267,15 @@ def test_every_command_and_route_is_in_the_docs() -> None:
     for path, methods in paths.items():
         for method in methods:
             assert f"{method.upper()} {path.replace('{chat_id}', '{id}')}" in docs, path
+
+
+def test_the_cli_and_the_chat_supervisor_load_without_fastapi() -> None:
+    """FastAPI and uvicorn are the web extra: only create_app and 'lovia web' need them."""
+    code = (
+        "import sys, lovia, lovia.cli, lovia.cli.chat, lovia.web, lovia.web.supervisor, "
+        "lovia.demo; "
+        "print(sorted(m for m in ('fastapi', 'uvicorn', 'starlette') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
