@@ -179,8 +179,14 @@ def _check_header(path: str) -> None:
     p = Path(path)
     if path == ":memory:" or not p.exists() or p.stat().st_size == 0:
         return
-    with p.open("rb") as f:
-        head = f.read(len(_SQLITE_MAGIC))
+    try:
+        with p.open("rb") as f:
+            head = f.read(len(_SQLITE_MAGIC))
+    except OSError as exc:  # a directory, no permission: ours to explain, not a raw OSError
+        raise StoreError(
+            f"cannot read {path!r}: {exc.strerror or exc}",
+            hint="point the store at a readable file (it is created when missing)",
+        ) from exc
     if head != _SQLITE_MAGIC:
         raise SchemaError(
             f"{path!r} is not a SQLite database",

@@ -1,0 +1,97 @@
+"""User-written stores for the failure tests: the four protocol methods around a built-in
+store, failing or pausing where a test says (a custom store is legal as ``session=``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from lovia import (
+    Checkpointer,
+    RunHead,
+    RunSnapshot,
+    Segment,
+    Session,
+    StoreError,
+    ToolCallEntry,
+    ToolResultEntry,
+    TranscriptEntry,
+)
+
+
+class FlakySession:
+    """A session whose first ``fail_appends`` appends raise, as a dropped connection would."""
+
+    def __init__(self, inner: Session, fail_appends: int = 1) -> None:
+        self.inner = inner
+        self.fail_appends = fail_appends
+
+    async def segments(self, session_id: str) -> list[Segment]:
+        return await self.inner.segments(session_id)
+
+    async def load(self, session_id: str) -> list[TranscriptEntry]:
+        return await self.inner.load(session_id)
+
+    async def append(
+        self,
+        session_id: str,
+        entries: Sequence[TranscriptEntry],
+        *,
+        run_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> str:
+        if self.fail_appends:
+            self.fail_appends -= 1
+            raise StoreError("the session store went away")
+        return await self.inner.append(session_id, entries, run_id=run_id, meta=meta)
+
+    async def clear(self, session_id: str) -> None:
+        await self.inner.clear(session_id)
+
+
+class PausingCheckpointer:
+    """A checkpointer whose ``pause_at``-th append waits on ``gate`` before saving."""
+
+    def __init__(self, inner: Checkpointer, pause_at: int) -> None:
+        self.inner = inner
+        self.pause_at = pause_at
+        self.appends = 0
+        self.paused = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
+        self.appends += 1
+        if self.appends == self.pause_at:
+            self.paused.set()
+            await self.gate.wait()
+        await self.inner.append(run_id, entries, head)
+
+    async def load(self, run_id: str) -> RunSnapshot | None:
+        return await self.inner.load(run_id)
+
+    async def delete(self, run_id: str) -> None:
+        await self.inner.delete(run_id)
+
+
+def assert_well_formed(entries: Sequence[TranscriptEntry]) -> None:
+    """Every tool result follows its call, and every call has exactly one result."""
+    calls = [e.call_id for e in entries if isinstance(e, ToolCallEntry)]
+    seen: set[str] = set()
+    results: list[str] = []
+    for e in entries:
+        if isinstance(e, ToolCallEntry):
+            seen.add(e.call_id)
+        elif isinstance(e, ToolResultEntry):
+            assert e.call_id in seen, f"orphaned result {e.call_id}"
+            results.append(e.call_id)
+    assert sorted(results) == sorted(calls), f"calls {calls} vs results {results}"
+
+
+def assert_prompts_well_formed(prompts: list[list[dict[str, Any]]]) -> None:
+    """No prompt sent to the model carries a tool call without its tool message."""
+    for i, messages in enumerate(prompts):
+        answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
+        for m in messages:
+            for c in m.get("tool_calls") or ():
+                assert c["id"] in answered, f"prompt {i} carries call {c['id']} without a result"
