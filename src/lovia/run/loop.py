@@ -493,7 +493,7 @@ class RunDriver:
         limit = tool.max_output_chars or self.state.agent.max_tool_output_chars
         if len(outcome.output) > limit:
             outcome = ToolOutcome(truncate_output(outcome.output, limit), outcome.is_error)
-        return outcome
+        return _storable(outcome)
 
     async def _decide_resumed(
         self, runs: list[tuple[ToolCallEntry, Tool | None]]
@@ -673,6 +673,17 @@ class RunDriver:
         if found is None:
             found = self._tooling[key] = _Tooling(self.all_tools(agent))
         return found
+
+
+def _storable(outcome: ToolOutcome) -> ToolOutcome:
+    """Escape lone surrogates (text decoded with ``surrogateescape``, odd file names): UTF-8
+    JSON cannot hold them, so the next save would fail, and fail again on every resume."""
+    try:
+        outcome.output.encode("utf-8")
+    except UnicodeEncodeError:
+        text = outcome.output.encode("utf-8", "backslashreplace").decode("utf-8")
+        return ToolOutcome(text, outcome.is_error)
+    return outcome
 
 
 def _batches(calls: Sequence[ToolCallEntry], tools: dict[str, Tool]) -> list[list[ToolCallEntry]]:
