@@ -111,10 +111,13 @@ class SQLiteDatabase:
                 raise
             try:
                 result = fn(conn)
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite rolls back by itself on a full disk or an I/O error; a second
+                # ROLLBACK would fail and hide the error the caller must see.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
             return result
         raise AssertionError("unreachable")
 
