@@ -16,8 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -34,7 +33,7 @@ from lovia import (
 from tests.stores.pg import drop_prefix, fresh_prefix, postgres_dsn
 
 arq = pytest.importorskip("arq")
-from arq.connections import ArqRedis, RedisSettings, create_pool  # noqa: E402
+from arq.connections import ArqRedis  # noqa: E402
 from arq.jobs import Job  # noqa: E402
 
 from lovia.workers import enqueue_run  # noqa: E402
@@ -60,25 +59,6 @@ def prefix(dsn: str) -> Iterator[str]:
     name = fresh_prefix()
     yield name
     drop_prefix(dsn, name)
-
-
-@pytest.fixture
-async def redis() -> AsyncIterator[tuple[ArqRedis, str]]:
-    """A Redis pool and a queue name (and job-id tag) no other test uses; cleaned after."""
-    try:
-        pool = await create_pool(RedisSettings(host="127.0.0.1", port=6379, conn_retries=0))
-    except Exception as exc:  # pragma: no cover - depends on the machine
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI must run the queue tests, but Redis is unreachable: {exc}")
-        pytest.skip(f"Redis at 127.0.0.1:6379 is unreachable: {exc}")
-    tag = uuid.uuid4().hex[:10]
-    try:
-        yield pool, tag
-    finally:
-        keys = [k async for k in pool.scan_iter(match=f"*{tag}*", count=1000)]
-        if keys:
-            await pool.delete(*keys)
-        await pool.aclose()
 
 
 class Fleet:

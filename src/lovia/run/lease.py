@@ -122,18 +122,24 @@ class RunLease:
             )
 
     async def release(self) -> None:
-        """Stop the heartbeat and give the lease up; never raises over the run's outcome."""
+        """Stop the heartbeat and give the lease up; a failure is logged, never raised.
+
+        A cancellation that arrives meanwhile still propagates; the lease then simply
+        expires after ``ttl`` seconds.
+        """
         beat, self._heartbeat = self._heartbeat, None
         if beat is not None:
             beat.cancel()
-            await asyncio.gather(beat, return_exceptions=True)
-        if self.store is None or not self.held:
-            return
-        self.held = False
         try:
-            await self.store.release_lease(self.run_id, self.owner)
-        except BaseException as exc:  # it expires on its own; the run's result stands
-            log.warning("could not release the lease on run %s: %r", self.run_id, exc)
+            if self.store is not None and self.held:
+                self.held = False
+                try:
+                    await self.store.release_lease(self.run_id, self.owner)
+                except Exception as exc:  # it expires on its own; the run's result stands
+                    log.warning("could not release the lease on run %s: %r", self.run_id, exc)
+        finally:
+            if beat is not None:
+                await asyncio.gather(beat, return_exceptions=True)
 
     async def _beat(self) -> None:
         while not self.lost:
