@@ -29,6 +29,9 @@ Migrations = Mapping[int, Sequence[str]]
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5_000
 _LOCK_RETRIES = 5
+_OPEN_LOCK = threading.Lock()
+_OPEN_FILES: dict[tuple[int, int], int] = {}
+"""(device, inode) -> how many lovia connections this process has open on that file."""
 
 
 class SQLiteDatabase:
@@ -54,6 +57,7 @@ class SQLiteDatabase:
         self._conn: sqlite3.Connection | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._open_lock = threading.Lock()
+        self._key: tuple[int, int] | None = None
         self._closed = False
 
     # -- the execute seam -------------------------------------------------------------------
@@ -79,7 +83,7 @@ class SQLiteDatabase:
     def _close_conn(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            conn.close()
+            self._release(conn)
 
     async def _submit(self, job: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
@@ -124,8 +128,15 @@ class SQLiteDatabase:
     # -- opening and the schema -------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        _check_header(self.path)
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        with _OPEN_LOCK:
+            # Closing any descriptor of a file drops every POSIX lock this process holds on
+            # it, so the header is read only while no other store here has the file open.
+            if not _OPEN_FILES.get(_file_key(self.path) or (-1, -1)):
+                _check_header(self.path)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._key = _file_key(self.path)
+            if self._key is not None:
+                _OPEN_FILES[self._key] = _OPEN_FILES.get(self._key, 0) + 1
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -138,13 +149,22 @@ class SQLiteDatabase:
                     raise StoreError(f"{self.path!r}: could not switch to WAL (got {mode!r})")
                 conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
-            conn.close()
+            self._release(conn)
             raise _store_error(self.path, exc) from exc
         except BaseException:
-            conn.close()
+            self._release(conn)
             raise
         self._conn = conn
         return conn
+
+    def _release(self, conn: sqlite3.Connection) -> None:
+        conn.close()
+        with _OPEN_LOCK:
+            key, self._key = self._key, None
+            if key is not None and _OPEN_FILES.get(key, 0) > 1:
+                _OPEN_FILES[key] -= 1
+            elif key is not None:
+                _OPEN_FILES.pop(key, None)
 
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -175,6 +195,14 @@ class SQLiteDatabase:
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, str(self.version)),
             )
+
+
+def _file_key(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _check_header(path: str) -> None:
