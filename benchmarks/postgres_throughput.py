@@ -123,7 +123,7 @@ def runs_per_second(dsn: str, prefix: str, workers: int, runs: int, latency: flo
         ready.acquire()
     start = time.time()  # one host: every process shares this clock
     go.set()
-    finished = [out.get(timeout=600) for _ in procs]
+    finished: list[float] = [out.get(timeout=600) for _ in procs]
     for p in procs:
         p.join()
         if p.exitcode != 0:

@@ -169,6 +169,12 @@ def test_lease_options_are_checked() -> None:
     from lovia import InMemoryCheckpointer, UserError
 
     cp = InMemoryCheckpointer()
-    for bad in ({"lease_ttl": 0}, {"lease_ttl": -1.0}, {"on_busy": "queue"}, {"wait_timeout": 0}):
+    bad_options: list[dict[str, Any]] = [
+        {"lease_ttl": 0},
+        {"lease_ttl": -1.0},
+        {"on_busy": "queue"},
+        {"wait_timeout": 0},
+    ]
+    for bad in bad_options:
         with pytest.raises(UserError):
-            CheckpointOptions(cp, "r", **bad)  # type: ignore[arg-type]
+            CheckpointOptions(cp, "r", **bad)
