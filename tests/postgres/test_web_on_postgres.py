@@ -1,9 +1,16 @@
 """Two web app instances on one PostgreSQL database share chats (issue 8: several
-``lovia web`` workers behind one load balancer)."""
+``lovia web`` workers behind one load balancer): in one process, and as two server
+processes on two ports."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -62,3 +69,72 @@ async def test_a_chat_written_through_one_app_is_seen_and_continued_by_the_other
     back = (await a.get(f"/api/chats/{chat}")).json()
     inputs = [e["content"] for e in back["entries"] if e["type"] == "input"]
     assert inputs == ["hello from a", "and from b"]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = [sys.executable, "-m", "uvicorn", "--factory", "tests.postgres.web_app:make_app"]
+SERVER += ["--host", "127.0.0.1", "--log-level", "warning"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def two_servers() -> Iterator[tuple[str, str]]:
+    """Two uvicorn processes serving the app on one database, on two ports."""
+    dsn = postgres_dsn()
+    prefix = fresh_prefix()
+    env = {**os.environ, "LOVIA_TEST_PREFIX": prefix, "PYTHONPATH": str(ROOT)}
+    ports = [_free_port(), _free_port()]
+    procs = [
+        subprocess.Popen(
+            [*SERVER, "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for port in ports
+    ]
+    try:
+        bases = [f"http://127.0.0.1:{port}" for port in ports]
+        for base, proc in zip(bases, procs, strict=True):
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    if httpx.get(f"{base}/api/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        yield bases[0], bases[1]
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        drop_prefix(dsn, prefix)
+
+
+async def test_two_server_processes_on_two_ports_share_chats(two_servers: tuple[str, str]) -> None:
+    base_a, base_b = two_servers
+    async with (
+        httpx.AsyncClient(base_url=base_a, timeout=30) as a,
+        httpx.AsyncClient(base_url=base_b, timeout=30) as b,
+    ):
+        chat = (await a.post("/api/chats")).json()["id"]
+        _answered(await a.post(f"/api/chats/{chat}/messages", json={"content": "first, on a"}))
+        assert chat in [c["id"] for c in (await b.get("/api/chats")).json()]
+        _answered(await b.post(f"/api/chats/{chat}/messages", json={"content": "then on b"}))
+        back = (await a.get(f"/api/chats/{chat}")).json()
+        inputs = [e["content"] for e in back["entries"] if e["type"] == "input"]
+        assert inputs == ["first, on a", "then on b"]
