@@ -104,3 +104,29 @@ async def test_many_contenders_get_one_lease(checkpoint_backend: CheckpointBacke
 async def test_bad_lease_arguments_are_user_errors(checkpointer: Any, args: Any) -> None:
     with pytest.raises(UserError):
         await checkpointer.acquire_lease(*args)
+
+
+# -- SQLite extras -----------------------------------------------------------------------
+
+
+async def test_sqlite_leases_are_a_versioned_component_and_a_newer_one_is_refused(
+    tmp_path: Any,
+) -> None:
+    """The lease table gets its own schema row; a newer lease schema is left untouched."""
+    import sqlite3
+
+    from lovia import SchemaError, SQLiteCheckpointer
+
+    path = tmp_path / "cp.db"
+    async with SQLiteCheckpointer(path) as cp:
+        assert await cp.acquire_lease("r1", "worker-a", 30.0)
+    with sqlite3.connect(path) as conn:
+        meta = dict(conn.execute("SELECT key, value FROM lovia_meta").fetchall())
+        assert meta["schema:lease"] == "1"
+        conn.execute("UPDATE lovia_meta SET value = '5' WHERE key = 'schema:lease'")
+    before = path.read_bytes()
+    async with SQLiteCheckpointer(path) as cp:
+        with pytest.raises(SchemaError) as info:
+            await cp.acquire_lease("r2", "worker-a", 30.0)
+        assert info.value.hint
+    assert path.read_bytes() == before
