@@ -67,6 +67,9 @@ def add_runs_parser(sub: Any) -> None:
     add_agent_options(p)
     p = _command(cmds, "delete", "delete a run's checkpoint", runs_delete)
     p.add_argument("run_id")
+    p = _command(cmds, "prune", "delete finished runs' checkpoints (sessions kept)", runs_prune)
+    p.add_argument("--older-than", type=_duration, help="only runs idle this long: 30d, 12h, 900")
+    p.add_argument("--status", action="append", choices=RUN_STATUSES, help="default: finished")
 
 
 def _when(ts: float) -> str:
@@ -296,4 +299,30 @@ async def runs_delete(args: argparse.Namespace) -> int:
         print_json({"deleted": args.run_id, "existed": existed})
     else:
         print(f"deleted run {args.run_id}" if existed else f"no run {args.run_id}; nothing done")
+    return 0
+
+
+def _duration(text: str) -> float:
+    """``30d``, ``12h``, ``15m``, ``90s`` or plain seconds."""
+    units = {"d": 86_400.0, "h": 3_600.0, "m": 60.0, "s": 1.0}
+    scale = units.get(text[-1:].lower(), 0.0)
+    try:
+        value = float(text[:-1] if scale else text) * (scale or 1.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (try 30d, 12h, 900)") from None
+    return value
+
+
+async def runs_prune(args: argparse.Namespace) -> int:
+    session, cp = open_stores(args.db, create=False)
+    try:
+        statuses = args.status or ["completed", "failed"]
+        pruned = await cp.prune(older_than=args.older_than, statuses=statuses)
+    finally:
+        await session.close()
+        await cp.close()
+    if args.json:
+        print_json({"pruned": pruned})
+    else:
+        print(f"pruned {pruned} runs; run 'sqlite3 {args.db} VACUUM' to shrink the file")
     return 0

@@ -20,6 +20,7 @@ from .maintenance import (
     title_of,
     trim_plan,
 )
+from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 from .session import Segment
 
 __all__ = ["InMemoryCheckpointer", "InMemorySession"]
@@ -170,6 +171,24 @@ class InMemoryCheckpointer(MemoryLeases):
             if statuses is None or h.status in statuses
         ]
         return sorted(out, key=lambda s: s.updated_at, reverse=True)
+
+    async def prune(
+        self,
+        *,
+        older_than: float | None = None,
+        statuses: Sequence[str] = DEFAULT_PRUNE_STATUSES,
+    ) -> int:
+        """Delete runs with these statuses last saved over ``older_than`` seconds ago;
+        returns how many. Sessions are untouched."""
+        cutoff, wanted = prune_filter(older_than, statuses)
+        gone = [
+            rid
+            for rid, (_, head) in self._runs.items()
+            if head.status in wanted and (cutoff is None or head.updated_at < cutoff)
+        ]
+        for rid in gone:
+            del self._runs[rid]
+        return len(gone)
 
 
 def _copy_head(head: RunHead) -> RunHead:

@@ -22,6 +22,7 @@ from ..errors import StoreError, UserError
 from ..transcript import TranscriptEntry, entries_from_json, entries_to_json
 from ._sqlite import Migrations, SQLiteDatabase
 from .checkpoint import RUN_STATUSES, RunHead, RunSnapshot, validate_id
+from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 from .sqlite_lease import SQLiteLeases
 
 __all__ = ["SQLiteCheckpointer"]
@@ -183,6 +184,36 @@ class SQLiteCheckpointer(SQLiteLeases):
         if wanted == ():
             return []
         return [_snapshot(self.path, row, blobs) for row, blobs in await self._db.read(read)]
+
+    async def prune(
+        self,
+        *,
+        older_than: float | None = None,
+        statuses: Sequence[str] = DEFAULT_PRUNE_STATUSES,
+    ) -> int:
+        """Delete runs with these statuses last saved over ``older_than`` seconds ago.
+
+        Returns how many runs were deleted, in one transaction; sessions in the same file
+        are untouched. A pruned ``run_id`` starts afresh when submitted again. The file keeps
+        its size (freed pages are reused); run ``VACUUM`` to shrink it (docs/guarantees.md).
+        """
+        cutoff, wanted = prune_filter(older_than, statuses)
+        if not wanted:
+            return 0
+
+        def drop(conn: sqlite3.Connection) -> int:
+            sql = "SELECT run_key FROM checkpoint_runs WHERE status IN "
+            sql += f"({', '.join('?' * len(wanted))})"
+            params: list[object] = list(wanted)
+            if cutoff is not None:
+                sql += " AND updated_at < ?"
+                params.append(cutoff)
+            keys = [(row[0],) for row in conn.execute(sql, params).fetchall()]
+            conn.executemany("DELETE FROM checkpoint_batches WHERE run_key = ?", keys)
+            conn.executemany("DELETE FROM checkpoint_runs WHERE run_key = ?", keys)
+            return len(keys)
+
+        return await self._db.write(drop)
 
 
 def _batches(conn: sqlite3.Connection, run_key: int) -> list[bytes]:
