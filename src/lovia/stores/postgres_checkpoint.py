@@ -23,6 +23,7 @@ from ..transcript import TranscriptEntry, entries_from_json, entries_to_json
 from ._postgres import Conn, Migrations, PostgresDatabase
 from .checkpoint import RUN_STATUSES, RunHead, RunSnapshot, validate_id
 from .lease import check_lease_args
+from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 
 __all__ = ["PostgresCheckpointer"]
 
@@ -194,6 +195,30 @@ class PostgresCheckpointer:
             if batch is not None:
                 found[2].append(batch)
         return [_snapshot(rid, h, batches) for rid, h, batches in grouped.values()]
+
+    async def prune(
+        self,
+        *,
+        older_than: float | None = None,
+        statuses: Sequence[str] = DEFAULT_PRUNE_STATUSES,
+    ) -> int:
+        """Delete runs with these statuses last saved over ``older_than`` seconds ago.
+
+        Returns how many runs were deleted, in one statement; sessions are untouched. A
+        pruned ``run_id`` starts afresh when submitted again.
+        """
+        cutoff, wanted = prune_filter(older_than, statuses)
+        if not wanted:
+            return 0
+        where = "" if cutoff is None else " AND updated_at < %s"
+        query = self._db.q("DELETE FROM {checkpoint_runs} WHERE status = ANY(%s)" + where)
+        params: tuple[Any, ...] = (list(wanted),) if cutoff is None else (list(wanted), cutoff)
+
+        async def drop(conn: Conn) -> int:
+            cur = await conn.execute(query, params)  # batches go with their run (CASCADE)
+            return cur.rowcount
+
+        return await self._db.read(drop)
 
     # -- run leases (see lovia.stores.lease) ------------------------------------------------
 
