@@ -1,6 +1,6 @@
 """Crash harness at scale: SIGKILL a realistic agent anywhere, re-submit, count the damage.
 
-    python benchmarks/chaos.py [--trials 500] [--seed 1]
+    python benchmarks/chaos.py [--trials 500] [--seed 1] [--quick]
 
 Each trial runs the agent of ``tests/chaos/child.py`` (parallel tool calls, a handoff, a
 charge guarded by ``on_resume``, a session and a checkpoint in one SQLite file) in child
@@ -34,7 +34,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="5 trials, for CI")
     args = parser.parse_args()
+    if args.quick:
+        args.trials = 5
     rng = random.Random(args.seed)
     started = time.perf_counter()
     totals: Counter[str] = Counter()
