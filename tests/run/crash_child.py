@@ -116,10 +116,11 @@ async def main() -> None:
             "do two units of work",
             session=KillBeforeAppend(session),
             session_id="jobs",
-            # A killed worker keeps its run lease until it expires: a short ttl keeps the
-            # re-submission quick. The wrapper (no lease support) is only used where it kills.
+            # The default 30 s lease with on_busy="fail": a re-submission must see that the
+            # killed worker (same host, dead pid) is gone and take the run over at once.
+            # The wrapper (no lease support) is only used where it kills.
             checkpoint=CheckpointOptions(
-                KillAfterSave(cp) if KILL_AT == "model-saved" else cp, RUN_ID, lease_ttl=1.0
+                KillAfterSave(cp) if KILL_AT == "model-saved" else cp, RUN_ID, on_busy="fail"
             ),
         )
     results = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]

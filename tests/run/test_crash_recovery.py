@@ -1,7 +1,8 @@
 """Crash recovery with real processes (C2, C6, C8, C10, C12): a worker killed with SIGKILL
 re-submits the same call and gets the right answer; only dangling calls run again; the
-session ends up holding the run exactly once. The killed worker's run lease (lease_ttl=1 s in
-the child) expires, and the re-submission takes the run over."""
+session ends up holding the run exactly once. The killed worker's run lease (the default 30 s,
+with on_busy="fail") is taken over at once, because its holder is a dead process on this
+host."""
 
 from __future__ import annotations
 

@@ -7,12 +7,16 @@ A lease on a run id has one owner at a time and an expiry; an expired lease is t
 from __future__ import annotations
 
 import asyncio
+import socket
+import sys
 from typing import Any
 
 import pytest
 
-from lovia import UserError
+from lovia import Agent, CheckpointOptions, Runner, UserError
+from lovia.run.lease import holder_is_dead
 from lovia.stores.lease import LeaseStore
+from lovia.testing import ScriptedProvider, text
 from tests.stores.checkpoint_backends import CheckpointBackend, checkpoint_backend, checkpointer
 
 __all__ = ["checkpoint_backend", "checkpointer"]  # fixtures used by name
@@ -58,6 +62,36 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_renew(
     assert await checkpointer.acquire_lease("r1", "next-worker", 30.0) is True
     assert await checkpointer.renew_lease("r1", "dead-worker", 30.0) is False
     assert await checkpointer.acquire_lease("r1", "dead-worker", 30.0) is False
+
+
+async def test_lease_holder_names_the_live_owner_only(checkpointer: Any) -> None:
+    assert await checkpointer.lease_holder("r1") is None
+    await checkpointer.acquire_lease("r1", "worker-a", 30.0)
+    assert await checkpointer.lease_holder("r1") == "worker-a"
+    await checkpointer.acquire_lease("r2", "worker-b", 0.1)
+    await asyncio.sleep(0.25)
+    assert await checkpointer.lease_holder("r2") is None  # expired: nobody holds it
+    await checkpointer.release_lease("r1", "worker-a")
+    assert await checkpointer.lease_holder("r1") is None
+
+
+async def test_a_lease_held_by_a_dead_local_process_is_taken_over_at_once(
+    checkpointer: Any,
+) -> None:
+    """A crashed worker re-submitted on the same host need not wait out the ttl."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "import os; print(os.getpid())", stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await child.communicate()
+    dead_owner = f"{socket.gethostname()}/{int(out)}/deadbeef"
+    assert holder_is_dead(dead_owner)
+    assert not holder_is_dead(f"other-host/{int(out)}/x")  # only the ttl can tell
+    assert await checkpointer.acquire_lease("job", dead_owner, 3600.0)
+
+    agent = Agent("a", model=ScriptedProvider([text("done")]))
+    options = CheckpointOptions(checkpointer, "job", on_busy="fail")
+    assert (await Runner.run(agent, "go", checkpoint=options)).output == "done"
+    assert await checkpointer.lease_holder("job") is None  # released at the end
 
 
 async def test_a_renewed_lease_outlives_its_first_ttl(checkpointer: Any) -> None:

@@ -27,7 +27,7 @@ from ..errors import RunBusy
 from ..stores.checkpoint import CheckpointOptions
 from ..stores.lease import LeaseStore
 
-__all__ = ["RunLease", "default_owner"]
+__all__ = ["RunLease", "default_owner", "holder_is_dead"]
 
 log = logging.getLogger("lovia.run.lease")
 _MAX_POLL_S = 1.0
@@ -36,6 +36,28 @@ _MAX_POLL_S = 1.0
 def default_owner() -> str:
     """``host/pid/random``: unique per run attempt, readable in the lease table."""
     return f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+
+
+def holder_is_dead(owner: str) -> bool:
+    """True when ``owner`` (``host/pid/...``) names a process of this host that has ended."""
+    host, _, rest = owner.partition("/")
+    pid_text = rest.partition("/")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False  # another host (or a custom owner): only the ttl can tell
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, owned by another user
+    try:  # a killed child its parent has not reaped yet is a zombie: dead for our purpose
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 class RunLease:
@@ -90,6 +112,8 @@ class RunLease:
         started = time.monotonic()
         pause = 0.05
         while not await store.acquire_lease(self.run_id, self.owner, self.ttl):
+            if await self._free_if_holder_died(store):
+                continue
             waited = time.monotonic() - started
             if self.on_busy == "fail" or (
                 self.wait_timeout is not None and waited + pause > self.wait_timeout
@@ -106,6 +130,20 @@ class RunLease:
         self.held = True
         self._renewed_at = time.monotonic()
         self._heartbeat = asyncio.ensure_future(self._beat())
+
+    async def _free_if_holder_died(self, store: LeaseStore) -> bool:
+        """Free a lease whose holder was a process on this host that no longer runs.
+
+        A crashed worker re-submitted on the same host then resumes at once instead of
+        waiting ``ttl`` seconds. The release is a compare-and-delete on the dead owner, so
+        of several re-submitters only one acquires.
+        """
+        holder = await store.lease_holder(self.run_id)
+        if holder is None or not holder_is_dead(holder):
+            return False
+        log.warning("run %s: its lease holder %s is gone; taking the run over", self.run_id, holder)
+        await store.release_lease(self.run_id, holder)
+        return True
 
     async def confirm(self) -> None:
         """Raise ``RunBusy`` unless this worker still holds the lease: it must not write."""

@@ -38,6 +38,10 @@ class LeaseStore(Protocol):
 
     async def release_lease(self, run_id: str, owner: str) -> None: ...
 
+    async def lease_holder(self, run_id: str) -> str | None:
+        """The owner of the unexpired lease on ``run_id`` (``None`` when it is free)."""
+        ...
+
 
 def check_lease_args(run_id: Any, owner: Any, ttl: Any) -> None:
     """``UserError`` for a bad run id, an empty owner or a ttl that is not a positive number."""
@@ -86,6 +90,12 @@ class MemoryLeases:
             return False
         table[run_id] = (owner, time.monotonic() + ttl)
         return True
+
+    async def lease_holder(self, run_id: str) -> str | None:
+        """The owner of the unexpired lease on ``run_id``, or ``None``."""
+        check_lease_args(run_id, "reader", 1.0)
+        held = self._leases().get(run_id)
+        return held[0] if held is not None and held[1] > time.monotonic() else None
 
     async def release_lease(self, run_id: str, owner: str) -> None:
         """Give the lease up (a no-op when ``owner`` no longer holds it)."""

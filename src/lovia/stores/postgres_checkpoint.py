@@ -250,6 +250,20 @@ class PostgresCheckpointer:
         query = self._db.q("DELETE FROM {run_leases} WHERE run_id = %s AND owner = %s")
         await self._lease_query(query, (run_id, owner))
 
+    async def lease_holder(self, run_id: str) -> str | None:
+        """The owner of the unexpired lease on ``run_id``, or ``None``."""
+        validate_id(run_id, "run_id")
+        query = self._db.q(
+            "SELECT owner FROM {run_leases} WHERE run_id = %s AND expires_at >= clock_timestamp()"
+        )
+
+        async def run(conn: Conn) -> str | None:
+            cur = await conn.execute(query, (run_id,))
+            row = await cur.fetchone()
+            return None if row is None else str(row[0])
+
+        return await self._db.read(run)
+
     async def _lease_query(self, query: Any, params: tuple[Any, ...]) -> bool:
         async def run(conn: Conn) -> bool:
             cur = await conn.execute(query, params)

@@ -74,6 +74,20 @@ class SQLiteLeases:
 
         await self._db.write(release)
 
+    async def lease_holder(self, run_id: str) -> str | None:
+        """The owner of the unexpired lease on ``run_id``, or ``None``."""
+        check_lease_args(run_id, "reader", 1.0)
+
+        def holder(conn: sqlite3.Connection) -> str | None:
+            _ensure_table(conn, self._db.path)
+            row = conn.execute(
+                "SELECT owner FROM lovia_run_leases WHERE run_id = ? AND expires_at >= ?",
+                (run_id, time.time()),
+            ).fetchone()
+            return None if row is None else str(row[0])
+
+        return await self._db.write(holder)
+
 
 def _ensure_table(conn: sqlite3.Connection, path: str) -> None:
     """Create (version 1) or check the lease component; a newer one is refused untouched."""
