@@ -8,7 +8,6 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ..agent import Agent
@@ -101,18 +100,11 @@ def _import_agents(spec: str) -> dict[str, Agent]:
 
 
 def open_stores(db: str, *, create: bool) -> tuple[Any, Any]:
-    """``(SQLiteSession, SQLiteCheckpointer)`` on one file, both with ``wal=True`` (S12)."""
-    from ..stores.sqlite import SQLiteCheckpointer, SQLiteSession
+    """The session store and checkpointer behind ``--db``: a SQLite path (both stores in one
+    file, ``wal=True``, S12) or a ``postgresql://`` URL."""
+    from ..stores.open import open_stores as open_db
 
-    path = Path(db)
-    if not path.exists():
-        if not create:
-            raise UserError(
-                f"no database at {db!r}",
-                hint="pass --db PATH, or start 'lovia web' / 'lovia chat' once to create it",
-            )
-        path.parent.mkdir(parents=True, exist_ok=True)
-    return SQLiteSession(path, wal=True), SQLiteCheckpointer(path, wal=True)
+    return open_db(db, create=create)
 
 
 def print_json(value: Any) -> None:
