@@ -1788,3 +1788,95 @@ async def test_tool_schema_uses_annotated_and_field_and_validates_before_running
     r = await Runner.run(Agent("a", model=m, tools=[pick]), "q")
     res = tool_results(r.entries)
     assert res[0].is_error is True and ran == [2] and res[1].output == "2x"
+
+
+async def test_run_failed_event_carries_the_error_result_raises() -> None:
+    """api.md Events: terminal RunFailed(error); errors surface from result()."""
+    boom = RuntimeError("boom")
+    events, handle = await events_of(Agent("a", model=ScriptedProvider([boom])), "x")
+    assert isinstance(events[-1], ev.RunFailed)
+    with pytest.raises((RuntimeError, LoviaError)) as info:
+        await handle.result()
+    assert events[-1].error is info.value
+
+
+async def test_input_guardrail_returning_non_empty_string_trips_before_model() -> None:
+    """api.md Guardrails: returning a non-empty string trips; the run fails GuardrailTripped."""
+
+    def no_pii(messages: Any, ctx: RunContext[Any]) -> str:
+        return "contains a phone number"
+
+    m = ScriptedProvider([text("x")])
+    with pytest.raises(GuardrailTripped):
+        await Runner.run(Agent("a", model=m, input_guardrails=[no_pii]), "call 555-1234")
+
+
+async def test_output_guardrail_raising_guardrail_tripped_fails_run() -> None:
+    """api.md Guardrails: an output guardrail raising GuardrailTripped(reason) fails the run."""
+
+    async def strict(output: Any, ctx: RunContext[Any]) -> None:
+        raise GuardrailTripped("no")
+
+    cp = InMemoryCheckpointer()
+    m = ScriptedProvider([text("x")])
+    with pytest.raises(GuardrailTripped):
+        await Runner.run(
+            Agent("a", model=m, output_guardrails=[strict]),
+            "q",
+            checkpoint=CheckpointOptions(cp, "r"),
+        )
+    snap = await cp.load("r")
+    assert snap is not None and snap.status == "failed"
+
+
+async def test_trim_leaves_short_outputs_and_keep_runs_zero_trims_every_run(
+    tmp_path: pathlib.Path,
+) -> None:
+    """api.md Sessions: trim counts only trimmed results; keep_chars=0 / keep_runs=0 are legal."""
+    for s in _stores(tmp_path):
+        seg = [
+            ToolCallEntry(call_id="a", name="t", arguments="{}"),
+            ToolResultEntry(call_id="a", output="short"),
+            ToolCallEntry(call_id="b", name="t", arguments="{}"),
+            ToolResultEntry(call_id="b", output="L" * 300),
+        ]
+        await s.append("u", seg, run_id="r1")
+        await s.append("u", seg, run_id="r2")
+        assert await s.trim_tool_results("u", keep_chars=100, keep_runs=0) == 2
+        outs = [e.output for e in await s.load("u") if e.type == "tool_result"]
+        assert outs[0] == outs[2] == "short"
+        assert outs[1].startswith("L" * 100) and "200" in outs[1][100:]
+        # keep_chars=0 now cuts the short ones to the bare marker; trimmed ones stay as they are
+        before = outs
+        assert await s.trim_tool_results("u", keep_chars=0, keep_runs=0) == 2
+        outs = [e.output for e in await s.load("u") if e.type == "tool_result"]
+        assert not outs[0].startswith("short") and "5" in outs[0]
+        assert outs[1] == before[1]
+
+
+async def test_unreachable_in_flight_agent_runs_no_dangling_call() -> None:
+    """api.md Behaviour details: unreachable in-flight agent: nothing executed (C11)."""
+    ran: list[str] = []
+
+    @tool
+    def work() -> str:
+        """Work."""
+        ran.append("work")
+        if len(ran) == 1:
+            raise RunCancelled("stop mid-call")
+        return "worked"
+
+    cp = InMemoryCheckpointer()
+    m = ScriptedProvider([call("transfer_to_helper", {}), call("work", {})])
+    front = Agent("front", model=m, handoffs=[Agent("helper", model=m, tools=[work])])
+    with pytest.raises(RunCancelled):
+        await Runner.run(front, "q", checkpoint=CheckpointOptions(cp, "r"))
+    before = await cp.load("r")
+    assert before is not None and before.agent_name == "helper"
+    m2 = ScriptedProvider([text("x")])
+    renamed = Agent(
+        "front", model=m2, tools=[work], handoffs=[Agent("aide", model=m2, tools=[work])]
+    )
+    with pytest.raises(UserError):
+        await Runner.run(renamed, [], checkpoint=CheckpointOptions(cp, "r"))
+    assert ran == ["work"] and m2.calls == [] and await cp.load("r") == before
