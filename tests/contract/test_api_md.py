@@ -1160,6 +1160,7 @@ async def test_replay_streams_only_run_completed_without_model_call() -> None:
     r = await handle.result()
     assert r.output == "x" and r.finish_reason is None and m.calls == []
     assert r.usage == first.usage and r.entries == first.entries
+    assert r.turns == first.turns and r.run_id == "r" and r.final_agent.name == "a"
 
 
 async def test_replay_invokes_zero_hooks_and_zero_output_guardrails() -> None:
@@ -1880,3 +1881,20 @@ async def test_unreachable_in_flight_agent_runs_no_dangling_call() -> None:
     with pytest.raises(UserError):
         await Runner.run(renamed, [], checkpoint=CheckpointOptions(cp, "r"))
     assert ran == ["work"] and m2.calls == [] and await cp.load("r") == before
+
+
+async def test_run_context_entries_are_live_within_a_turn() -> None:
+    """api.md Behaviour details: RunContext.entries is the live transcript (sequential tools)."""
+    views: list[list[str]] = []
+
+    @tool(parallel=False)
+    def look(n: int, ctx: RunContext[Any]) -> str:
+        """Look."""
+        views.append([f"{e.type}:{getattr(e, 'call_id', '')}" for e in ctx.entries])
+        return str(n)
+
+    m = ScriptedProvider([batch(("look", {"n": 1}, "a"), ("look", {"n": 2}, "b")), text("ok")])
+    r = await Runner.run(Agent("x", model=m, tools=[look]), "q")
+    assert views[0] == ["input:", "tool_call:a", "tool_call:b"]
+    assert views[1] == ["input:", "tool_call:a", "tool_call:b", "tool_result:a"]
+    assert r.turns == 2
