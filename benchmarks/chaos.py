@@ -1,6 +1,6 @@
 """Crash harness at scale: SIGKILL a realistic agent anywhere, re-submit, count the damage.
 
-    python benchmarks/chaos.py [--trials 500] [--seed 1] [--quick]
+    python benchmarks/chaos.py [--trials 500] [--seed 1] [--quick] [--postgres DSN]
 
 Each trial runs the agent of ``tests/chaos/child.py`` (parallel tool calls, a handoff, a
 charge guarded by ``on_resume``, a session and a checkpoint in one SQLite file) in child
@@ -17,12 +17,14 @@ import random
 import sys
 import tempfile
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.chaos.harness import (
+    Target,
     baseline,
     first_points,
     plan_kills,
@@ -35,6 +37,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="5 trials, for CI")
+    parser.add_argument("--postgres", metavar="DSN", help="the stores on PostgreSQL, not SQLite")
     args = parser.parse_args()
     if args.quick:
         args.trials = 5
@@ -48,7 +51,11 @@ def main() -> None:
         base = baseline(root / "baseline")
         points = base.points()
         for i, first in enumerate(first_points(rng, points, args.trials)):
-            trial = run_trial(root / f"t{i}", base, plan_kills(rng, points, first), wal=i % 2 == 1)
+            target = None
+            if args.postgres:
+                target = Target(args.postgres, prefix=f"chaos_{uuid.uuid4().hex[:8]}_")
+            kills = plan_kills(rng, points, first)
+            trial = run_trial(root / f"t{i}", base, kills, wal=i % 2 == 1, target=target)
             totals["kills"] += len(trial.kills)
             totals["attempts"] += trial.attempts
             totals["lost_entries"] += trial.lost_entries
@@ -61,6 +68,7 @@ def main() -> None:
             problems += [f"trial {i}: {p}" for p in trial.problems[:3]]
     report = {
         "trials": args.trials,
+        "backend": "postgres" if args.postgres else "sqlite",
         "seed": args.seed,
         "kill_points": len(points),
         **{

@@ -1,11 +1,12 @@
 """The agent a chaos trial runs in a child process, killing itself at one chosen point.
 
-    python child.py DB LOGDIR ATTEMPT [--wal] [--kill KIND:N] [--restart]
+    python child.py DB LOGDIR ATTEMPT [--wal] [--prefix P] [--kill KIND:N] [--restart]
 
 The agent is small but has every step the loop knows: three parallel tool calls (one a sync
 tool on a thread), a handoff, a charge that must take effect once (``on_resume`` checks the
 ledger, as a payment provider would be asked), two more parallel calls, and a final answer
-built from every tool output it saw. Session and checkpoint share one SQLite file.
+built from every tool output it saw. Session and checkpoint share one SQLite file, or one
+PostgreSQL database when DB is a ``postgresql://`` DSN (tables under ``--prefix``).
 
 ``--kill KIND:N`` SIGKILLs the process at the N-th occurrence (in this process) of KIND:
 ``cp_before`` / ``cp_after`` (a checkpoint save), ``sess_before`` / ``sess_after`` (the
@@ -23,7 +24,8 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from lovia import (
@@ -256,6 +258,22 @@ def check_well_formed(messages: list[dict[str, Any]]) -> None:
                 os._exit(VIOLATION_EXIT)
 
 
+@asynccontextmanager
+async def open_stores(db: str, *, wal: bool, prefix: str) -> AsyncIterator[tuple[Any, Any]]:
+    """A session and a checkpointer on one SQLite file or one PostgreSQL database."""
+    if db.startswith("postgresql://"):
+        from lovia import PostgresCheckpointer, PostgresSession
+
+        async with (
+            PostgresSession(db, table_prefix=prefix) as session,
+            PostgresCheckpointer(db, table_prefix=prefix) as cp,
+        ):
+            yield session, cp
+        return
+    async with SQLiteSession(db, wal=wal) as session, SQLiteCheckpointer(db, wal=wal) as cp:
+        yield session, cp
+
+
 async def main(argv: list[str]) -> int:
     db, logdir, attempt = argv[0], argv[1], int(argv[2])
     kill = argv[argv.index("--kill") + 1] if "--kill" in argv else None
@@ -266,7 +284,8 @@ async def main(argv: list[str]) -> int:
     executions = Log(os.path.join(logdir, "executions.log"))
     ledger = Log(os.path.join(logdir, "ledger.log"))
     agent = build_agent(points, executions, ledger, attempt)
-    async with SQLiteCheckpointer(db, wal=wal) as cp, SQLiteSession(db, wal=wal) as session:
+    prefix = argv[argv.index("--prefix") + 1] if "--prefix" in argv else "lovia_"
+    async with open_stores(db, wal=wal, prefix=prefix) as (session, cp):
         result = await Runner.run(
             agent,
             "Plan the trip and pay for it.",

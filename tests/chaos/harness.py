@@ -11,7 +11,7 @@ trial checks what the promise says (see docs/guarantees.md):
   re-executed dangling call may finish in another order);
 - no call whose result was stored before a kill ran again; the charge took effect once;
 - no prompt ever carried a tool call without its result (the child exits 3 if one did);
-- ``PRAGMA integrity_check`` says ``ok``.
+- ``PRAGMA integrity_check`` says ``ok`` (SQLite; PostgreSQL checks its own constraints).
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from typing import Any
 from lovia import (
     AssistantTextEntry,
     InputEntry,
-    SQLiteCheckpointer,
-    SQLiteSession,
     ToolResultEntry,
     TranscriptEntry,
     entry_to_dict,
 )
+
+from .child import open_stores
 
 CHILD = Path(__file__).with_name("child.py")
 RUN_ID = "chaos-run"
@@ -75,10 +75,44 @@ class Trial:
     prompt_violations: int = 0
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where a trial's stores live: one SQLite file, or tables under a prefix in PostgreSQL."""
+
+    db: str
+    prefix: str = "lovia_"
+
+    @property
+    def postgres(self) -> bool:
+        return self.db.startswith("postgresql://")
+
+    def drop(self) -> None:
+        """Remove a PostgreSQL trial's tables (a SQLite trial's file goes with its directory)."""
+        if not self.postgres:
+            return
+        import psycopg
+
+        with psycopg.connect(self.db, autocommit=True) as conn:
+            names = conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+                " AND starts_with(tablename, %s)",
+                (self.prefix,),
+            ).fetchall()
+            for (name,) in names:
+                conn.execute(f'DROP TABLE IF EXISTS "{name}" CASCADE')
+
+
 def child(
-    db: Path, logdir: Path, attempt: int, *, wal: bool, kill: str | None, restart: bool = False
+    target: Target,
+    logdir: Path,
+    attempt: int,
+    *,
+    wal: bool,
+    kill: str | None,
+    restart: bool = False,
 ) -> Any:
-    args = [sys.executable, str(CHILD), str(db), str(logdir), str(attempt)]
+    args = [sys.executable, str(CHILD), target.db, str(logdir), str(attempt)]
+    args += ["--prefix", target.prefix]
     if wal:
         args.append("--wal")
     if restart:
@@ -89,9 +123,9 @@ def child(
     return subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
 
 
-def seed(db: Path) -> None:
+def seed(target: Target) -> None:
     async def go() -> None:
-        async with SQLiteSession(db) as s:
+        async with open_stores(target.db, wal=False, prefix=target.prefix) as (s, _):
             await s.append(SESSION_ID, EARLIER, run_id="earlier")
 
     asyncio.run(go())
@@ -99,42 +133,36 @@ def seed(db: Path) -> None:
 
 def baseline(workdir: Path) -> Baseline:
     workdir.mkdir(parents=True, exist_ok=True)
-    db = workdir / "baseline.db"
-    seed(db)
-    done = child(db, workdir, 0, wal=False, kill=None)
+    target = Target(str(workdir / "baseline.db"))
+    seed(target)
+    done = child(target, workdir, 0, wal=False, kill=None)
     if done.returncode != 0:
         raise RuntimeError(f"the uninterrupted run failed:\n{done.stderr}")
     report = json.loads(done.stdout)
-    segments = _segments(db)
+    segments = _segments(target)
     return Baseline(report["output"], segments[-1][1], report["counts"])
 
 
-def _segments(db: Path) -> list[tuple[str, list[TranscriptEntry]]]:
+def _segments(target: Target) -> list[tuple[str, list[TranscriptEntry]]]:
     async def go() -> list[tuple[str, list[TranscriptEntry]]]:
-        async with SQLiteSession(db) as s:
+        async with open_stores(target.db, wal=False, prefix=target.prefix) as (s, _):
             return [(seg.run_id, seg.entries) for seg in await s.segments(SESSION_ID)]
 
     return asyncio.run(go())
 
 
-def _stored_results(db: Path) -> set[str]:
-    async def go() -> set[str]:
-        async with SQLiteCheckpointer(db) as cp:
-            snap = await cp.load(RUN_ID)
-        if snap is None:
-            return set()
-        return {e.call_id for e in snap.entries if isinstance(e, ToolResultEntry)}
-
-    return asyncio.run(go())
-
-
-def _checkpoint_entries(db: Path) -> tuple[str | None, list[TranscriptEntry]]:
+def _snapshot(target: Target) -> tuple[str | None, list[TranscriptEntry]]:
     async def go() -> tuple[str | None, list[TranscriptEntry]]:
-        async with SQLiteCheckpointer(db) as cp:
+        async with open_stores(target.db, wal=False, prefix=target.prefix) as (_, cp):
             snap = await cp.load(RUN_ID)
         return (None, []) if snap is None else (snap.status, snap.entries)
 
     return asyncio.run(go())
+
+
+def _stored_results(target: Target) -> set[str]:
+    _, entries = _snapshot(target)
+    return {e.call_id for e in entries if isinstance(e, ToolResultEntry)}
 
 
 def normalized(entries: list[TranscriptEntry]) -> list[str]:
@@ -153,11 +181,20 @@ def normalized(entries: list[TranscriptEntry]) -> list[str]:
 
 
 def run_trial(
-    workdir: Path, base: Baseline, kills: list[str], *, wal: bool, restart: bool = False
+    workdir: Path,
+    base: Baseline,
+    kills: list[str],
+    *,
+    wal: bool,
+    restart: bool = False,
+    target: Target | None = None,
 ) -> Trial:
-    """Run one trial in an empty ``workdir``; ``kills[i]`` is attempt i's kill point."""
+    """Run one trial in an empty ``workdir``; ``kills[i]`` is attempt i's kill point.
+
+    The stores live in ``workdir/chaos.db`` unless ``target`` names PostgreSQL tables.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
-    db = workdir / "chaos.db"
+    db = target or Target(str(workdir / "chaos.db"))
     seed(db)
     trial = Trial()
     stored_at_kill: list[tuple[int, set[str]]] = []
@@ -182,13 +219,16 @@ def run_trial(
         break
     else:
         trial.problems.append(f"not done after {MAX_ATTEMPTS} attempts")
-    _check(trial, db, workdir, base, output, stored_at_kill)
+    try:
+        _check(trial, db, workdir, base, output, stored_at_kill)
+    finally:
+        db.drop()
     return trial
 
 
 def _check(
     trial: Trial,
-    db: Path,
+    db: Target,
     workdir: Path,
     base: Baseline,
     output: str | None,
@@ -211,7 +251,7 @@ def _check(
     trial.extra_entries = sum((got - want).values())
     if ours and normalized(ours[0]) != normalized(base.entries):
         problems.append("the run's segment differs from the uninterrupted run's")
-    status, cp_entries = _checkpoint_entries(db)
+    status, cp_entries = _snapshot(db)
     if status != "completed" or (ours and cp_entries != ours[0]):
         problems.append(f"checkpoint is {status} or differs from the segment")
     # a call whose result was stored before a kill must never run in a later attempt
@@ -224,11 +264,14 @@ def _check(
     charges = (workdir / "ledger.log").read_text().split()
     if charges != ["c-charge"]:
         problems.append(f"the charge took effect {len(charges)} times")
-    with sqlite3.connect(db) as conn:
-        check = conn.execute("PRAGMA integrity_check").fetchone()[0]
-    conn.close()
-    if check != "ok":
-        problems.append(f"integrity_check: {check}")
+    if not db.postgres:
+        conn = sqlite3.connect(db.db)
+        try:
+            check = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        finally:
+            conn.close()
+        if check != "ok":
+            problems.append(f"integrity_check: {check}")
 
 
 def plan_kills(rng: random.Random, points: list[str], first: str) -> list[str]:

@@ -3,10 +3,14 @@ no finished work: 50 trials with a fixed seed (C2, C6, C10, C12, S5; docs/guaran
 
 from __future__ import annotations
 
+import os
 import random
+import uuid
 from pathlib import Path
 
-from .harness import Baseline, baseline, first_points, plan_kills, run_trial
+import pytest
+
+from .harness import Baseline, Target, baseline, first_points, plan_kills, run_trial
 
 SEED = 20261202
 TRIALS = 50
@@ -40,3 +44,26 @@ def test_the_harness_notices_a_resubmission_that_starts_over(tmp_path: Path) -> 
     assert trial.kills == [after_charge]
     assert trial.reexecuted_completed > 0
     assert any("the charge took effect 2 times" in p for p in trial.problems)
+
+
+PG_TRIALS = 20
+
+
+def test_the_same_crashes_on_postgresql_lose_and_repeat_nothing(tmp_path: Path) -> None:
+    """The harness on PostgresSession + PostgresCheckpointer: 20 trials, fixed seed."""
+    dsn = os.environ.get("LOVIA_TEST_POSTGRES_DSN")
+    if not dsn:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("CI must run the PostgreSQL chaos trials: set LOVIA_TEST_POSTGRES_DSN")
+        pytest.skip("LOVIA_TEST_POSTGRES_DSN is not set")
+    base = baseline(tmp_path / "baseline")
+    points = base.points()
+    rng = random.Random(SEED + 1)
+    failures: list[str] = []
+    for i, first in enumerate(first_points(rng, points, PG_TRIALS)):
+        target = Target(dsn, prefix=f"chaos_{uuid.uuid4().hex[:8]}_")
+        trial = run_trial(
+            tmp_path / f"t{i}", base, plan_kills(rng, points, first), wal=False, target=target
+        )
+        failures += [f"trial {i} (kills {trial.kills}): {p}" for p in trial.problems]
+    assert failures == []

@@ -139,8 +139,9 @@ def test_two_processes_resuming_one_run_without_the_lease_is_the_documented_fail
     assert rows(db, "SELECT run_id, n_entries FROM lovia_session_segments") == [("r1", 4)]
     executions = len(log.read_text().split())
     (count,) = rows(db, "SELECT entry_count FROM checkpoint_runs")[0]
-    # either they overlapped (the failure) or one finished before the other began (replay)
-    assert (executions, count) in ((2, 6), (1, 4))
+    # they overlapped in the tool (the failure), or the second arrived after the first
+    # stored the result (one model turn twice), or after it finished (a replay)
+    assert (executions, count) in ((2, 6), (1, 5), (1, 4))
 
 
 class HeldModel:
