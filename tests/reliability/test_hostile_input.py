@@ -248,3 +248,28 @@ async def test_a_tool_call_without_a_name_fails_the_run_and_stores_no_half_turn(
     snap = await cp.load("r")
     assert snap is not None and snap.status == "failed"
     assert snap.entries == [InputEntry(role="user", content="go")]
+
+
+async def test_a_model_reply_with_lone_surrogates_is_stored_escaped(tmp_path: Path) -> None:
+    """A model may send a lone ``\\ud83d`` escape in its JSON; the turn is saved with it
+    escaped instead of failing the save (and every retry) with a serialization error."""
+    model = ScriptedProvider([call("echo", {"x": "a\ud83d"}), text("half an emoji: \ud83d")])
+
+    @tool
+    def echo(x: str) -> str:
+        """Echo."""
+        return x
+
+    path = tmp_path / "s.db"
+    async with SQLiteSession(path) as s, SQLiteCheckpointer(path) as cp:
+        result = await Runner.run(
+            Agent("a", model=model, tools=[echo]),
+            "go",
+            session=s,
+            session_id="u1",
+            checkpoint=CheckpointOptions(cp, "r1"),
+        )
+        stored = await s.load("u1")
+    assert result.output == "half an emoji: \\ud83d"
+    assert stored == result.entries
+    assert_well_formed(stored)

@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import PydanticSerializationError
+
 from .. import events as ev
 from ..errors import ContextOverflowError, LoviaError, ProviderError
 from ..providers.base import Provider, ToolSpec
@@ -22,6 +24,9 @@ from ..transcript import (
     ToolCallEntry,
     TranscriptEntry,
     UsageDelta,
+    entries_to_json,
+    entry_from_dict,
+    entry_to_dict,
 )
 from ..usage import Usage
 
@@ -163,7 +168,27 @@ async def _once(
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
-    return ModelTurn(asm.entries(), asm.usage, asm.finish_reason)
+    return ModelTurn(_storable(asm.entries()), asm.usage, asm.finish_reason)
+
+
+def _storable(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
+    """``entries`` with lone surrogates escaped (a model may send ``\\ud83d`` alone in its
+    JSON): UTF-8 JSON cannot hold them, so the turn's save would fail with a foreign error."""
+    try:
+        entries_to_json(entries)
+    except PydanticSerializationError:
+        return [entry_from_dict(_escape_surrogates(entry_to_dict(e))) for e in entries]
+    return entries
+
+
+def _escape_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [_escape_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _escape_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _response_format(agent: Agent, provider: Provider) -> dict[str, Any] | None:
