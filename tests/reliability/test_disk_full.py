@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,18 +133,47 @@ async def test_a_run_that_fills_the_disk_stays_resumable_and_finishes_after_spac
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 
 
-async def test_a_read_only_database_refuses_writes_and_still_reads(small_fs: Path) -> None:
-    path = small_fs / "chat.db"
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[tuple[Path, Any]]:
+    """A directory and a switch that makes it read-only: a remounted tmpfs as root (root
+    ignores file modes), file modes otherwise."""
+    point = tmp_path / "ro"
+    point.mkdir()
+    mounted = os.geteuid() == 0 and _mount(point, "size=1m")
+    if os.geteuid() == 0 and not mounted:
+        pytest.skip("root here cannot mount a tmpfs, and file modes do not stop root")
+
+    def switch(on: bool) -> None:
+        if mounted:
+            _remount(point, "ro" if on else "rw")
+            return
+        for p in [point, *point.iterdir()]:
+            p.chmod((0o555 if p.is_dir() else 0o444) if on else 0o755)
+
+    try:
+        yield point, switch
+    finally:
+        switch(False)
+        if mounted:
+            subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+async def test_a_read_only_database_refuses_writes_and_still_reads(
+    read_only: tuple[Path, Any],
+) -> None:
+    directory, make_read_only = read_only
+    path = directory / "chat.db"
     async with SQLiteSession(path) as s:
         await s.append("u1", ENTRIES, run_id="r1")
     before = path.read_bytes()
-    _remount(small_fs, "ro")
+    make_read_only(True)
     async with SQLiteSession(path) as s:
+        assert [seg.run_id for seg in await s.segments("u1")] == ["r1"]
         with pytest.raises(StoreError) as info:
             await s.append("u1", ENTRIES, run_id="r2")
         assert info.value.hint
     assert path.read_bytes() == before
-    _remount(small_fs, "rw")
+    make_read_only(False)
     async with SQLiteSession(path) as s:
         assert [seg.run_id for seg in await s.segments("u1")] == ["r1"]
 
