@@ -157,8 +157,14 @@ class ScriptedProvider:
 
 
 def to_messages(entries: Sequence[TranscriptEntry]) -> list[dict[str, Any]]:
-    """Chat-format messages for ``entries`` (consecutive assistant entries share a message)."""
+    """Chat-format messages for ``entries`` (consecutive assistant entries share a message).
+
+    The system message always comes first, once: an empty one when the agent has no
+    instructions, so ``calls[i][0]`` is the system message in every prompt.
+    """
     out: list[dict[str, Any]] = []
+    if not entries or not (isinstance(entries[0], InputEntry) and entries[0].role == "system"):
+        out.append({"role": "system", "content": ""})
     for e in entries:
         if isinstance(e, InputEntry):
             out.append({"role": e.role, "content": e.content})

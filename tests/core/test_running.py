@@ -122,7 +122,7 @@ async def test_input_may_be_messages_or_entries() -> None:
         agent,
         [{"role": "user", "content": "first"}, {"role": "assistant", "content": "noted"}],
     )
-    assert [m["role"] for m in model.calls[0]] == ["user", "assistant"]
+    assert [m["role"] for m in model.calls[0]] == ["system", "user", "assistant"]
     with pytest.raises(UserError, match="cannot use int"):
         await Runner.run(agent, [42])
 

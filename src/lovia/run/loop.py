@@ -307,7 +307,11 @@ class RunDriver:
                 )
             state.turn += 1
             await self._emit(ev.TurnStarted(state.turn, state.agent.name))
-            message = await self._model_turn()
+            try:
+                message = await self._model_turn()
+            except BaseException:
+                state.turn -= 1  # a model call that produced nothing is not a turn
+                raise
             state.entries.extend(message)
             await self._save()
             await self._emit(ev.MessageCompleted(message))
