@@ -3,7 +3,11 @@ decides what a resumed run does with a dangling one (C10, E2; docs/guarantees.md
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import signal
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +20,7 @@ from lovia import (
     RunCancelled,
     RunContext,
     Runner,
+    SQLiteCheckpointer,
     ToolCallEntry,
     ToolResultEntry,
     UserError,
@@ -215,3 +220,49 @@ async def test_a_failed_in_doubt_run_can_be_repaired_by_recording_the_result() -
     assert result.output == "paid"
     assert pay.charged == ["r1:5"]
     assert [m["content"] for m in model.calls[0] if m["role"] == "tool"] == [fixed.output]
+
+
+KILLED_IN_TOOL = """
+import asyncio, os, signal, sys
+from lovia import Agent, CheckpointOptions, Runner, SQLiteCheckpointer, tool
+from lovia.testing import ScriptedProvider, call
+
+@tool(on_resume="fail")
+def wire(cents: int) -> str:
+    '''Wire money.'''
+    os.kill(os.getpid(), signal.SIGKILL)  # the process dies inside the tool
+    return "sent"
+
+async def main() -> None:
+    agent = Agent("payer", model=ScriptedProvider([call("wire", {"cents": 5}, call_id="w1")]),
+                  tools=[wire])
+    async with SQLiteCheckpointer(sys.argv[1]) as cp:
+        await Runner.run(agent, "pay", checkpoint=CheckpointOptions(cp, "r1"))
+
+asyncio.run(main())
+"""
+
+
+async def test_a_process_killed_inside_a_fail_tool_leaves_the_call_in_doubt(
+    tmp_path: Path,
+) -> None:
+    """A real SIGKILL inside the tool: the head on disk names the started call, and the
+    resume refuses to run it again."""
+    db = tmp_path / "runs.db"
+    child = await asyncio.create_subprocess_exec(sys.executable, "-c", KILLED_IN_TOOL, str(db))
+    assert await child.wait() == -signal.SIGKILL
+    async with SQLiteCheckpointer(db) as cp:
+        snap = await cp.load("r1")
+        assert snap is not None and snap.status == "running"
+        assert snap.started_calls == ("w1",)
+        agent, model = _agent([], [text("never")])
+
+        @tool(on_resume="fail")
+        def wire(cents: int) -> str:
+            """Wire money."""
+            raise AssertionError("must not run again")
+
+        agent = agent.clone(tools=[wire])
+        with pytest.raises(UserError, match="w1"):
+            await Runner.run(agent, "pay", checkpoint=CheckpointOptions(cp, "r1"))
+        assert model.calls == []
