@@ -29,6 +29,12 @@ class Usage:
             self.cache_write_tokens + other.cache_write_tokens,
         )
 
+    def __radd__(self, other: object) -> Usage:
+        # sum(usages) starts from 0
+        if other == 0:
+            return self
+        return NotImplemented
+
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
 

@@ -106,6 +106,7 @@ async def test_usage_is_summed_over_turns_and_finish_reason_is_the_last() -> Non
     assert result.usage.total_tokens == result.usage.input_tokens + result.usage.output_tokens
     assert result.finish_reason == "stop"
     assert Usage(1, 2) + Usage(3, 4) == Usage(4, 6)
+    assert sum([Usage(1, 2), Usage(3, 4)]) == Usage(4, 6)
 
 
 async def test_result_entries_hold_the_input_and_no_system_prompt() -> None:
