@@ -11,8 +11,9 @@ PostgreSQL database when DB is a ``postgresql://`` DSN (tables under ``--prefix`
 ``--kill KIND:N`` SIGKILLs the process at the N-th occurrence (in this process) of KIND:
 ``cp_before`` / ``cp_after`` (a checkpoint save), ``sess_before`` / ``sess_after`` (the
 session append), ``tool_start`` / ``tool_end`` (inside a tool, before and after its effect),
-``model`` (inside a model call). It prints the output and how often each point was passed, as
-JSON. ``--restart`` re-submits wrongly (``if_run_exists="restart"``), to show the harness sees it.
+``model`` (inside a model call), ``lease`` (just after taking the run's lease). It prints
+the output and how often each point was passed, as JSON. ``--restart`` re-submits wrongly
+(``if_run_exists="restart"``), to show the harness sees it.
 Every tool execution and every charge effect is appended to a log file and fsync'ed before
 the tool goes on, so the parent sees them even when the kill follows at once.
 """
@@ -90,7 +91,7 @@ class Log:
 class KillingCheckpointer:
     """Wraps a checkpointer: a kill point before and after every save."""
 
-    def __init__(self, inner: SQLiteCheckpointer, points: Points) -> None:
+    def __init__(self, inner: Any, points: Points) -> None:
         self.inner = inner
         self.points = points
 
@@ -100,10 +101,28 @@ class KillingCheckpointer:
         self.points.passed("cp_after")
 
     async def load(self, run_id: str) -> RunSnapshot | None:
-        return await self.inner.load(run_id)
+        snap: RunSnapshot | None = await self.inner.load(run_id)
+        return snap
 
     async def delete(self, run_id: str) -> None:
         await self.inner.delete(run_id)
+
+    # the run lease passes through, so every attempt also takes over a killed one's lease
+    async def acquire_lease(self, run_id: str, owner: str, ttl: float) -> bool:
+        taken = bool(await self.inner.acquire_lease(run_id, owner, ttl))
+        if taken:
+            self.points.passed("lease")  # holding the lease, nothing loaded yet
+        return taken
+
+    async def renew_lease(self, run_id: str, owner: str, ttl: float) -> bool:
+        return bool(await self.inner.renew_lease(run_id, owner, ttl))
+
+    async def release_lease(self, run_id: str, owner: str) -> None:
+        await self.inner.release_lease(run_id, owner)
+
+    async def lease_holder(self, run_id: str) -> str | None:
+        holder = await self.inner.lease_holder(run_id)
+        return None if holder is None else str(holder)
 
 
 class KillingSession:

@@ -47,7 +47,16 @@ EARLIER: list[TranscriptEntry] = [
     AssistantTextEntry(content="hello"),
 ]
 MAX_ATTEMPTS = 8
-KINDS = ("cp_before", "cp_after", "sess_before", "sess_after", "tool_start", "tool_end", "model")
+KINDS = (
+    "lease",
+    "cp_before",
+    "cp_after",
+    "sess_before",
+    "sess_after",
+    "tool_start",
+    "tool_end",
+    "model",
+)
 
 
 @dataclass
