@@ -10,7 +10,9 @@ semantics (S8, S10) are written once and cannot drift between backends.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,15 +23,20 @@ from ..transcript import (
     ToolResultEntry,
     TranscriptEntry,
 )
+from .checkpoint import validate_id
 from .session import Segment
 
 __all__ = [
     "MaintenancePlan",
+    "Planner",
     "RewindResult",
     "SessionInfo",
+    "SessionMaintenance",
+    "append_run_id",
     "check_count",
     "is_trimmed",
     "rewind_plan",
+    "session_info",
     "title_of",
     "trim_marker",
     "trim_plan",
@@ -214,3 +221,68 @@ def title_of(entries: Sequence[TranscriptEntry]) -> str | None:
             if text:
                 return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
     return None
+
+
+def append_run_id(session_id: str, run_id: str | None) -> str:
+    """Check ``append``'s ids; the run id to store (a new one when ``run_id`` is ``None``)."""
+    validate_id(session_id, "session_id")
+    return validate_id(run_id, "run_id") if run_id is not None else uuid.uuid4().hex
+
+
+def session_info(row: Sequence[Any]) -> SessionInfo:
+    """A ``list_sessions`` row (id, runs, entries, created, updated, title) as ``SessionInfo``."""
+    return SessionInfo(
+        str(row[0]), int(row[1]), int(row[2] or 0), float(row[3]), float(row[4]), row[5]
+    )
+
+
+# -- the maintenance methods, once for every built-in store ----------------------------------
+
+Planner = Callable[[list[Segment]], MaintenancePlan]
+
+
+class SessionMaintenance(ABC):
+    """``trim_tool_results``, ``rewind`` and ``rewind_runs`` for a store that can ``_maintain``.
+
+    Each built-in session store inherits these and supplies only ``_maintain``: load the
+    session's segments, ask the planner and apply the plan, all in one transaction.
+    """
+
+    async def trim_tool_results(
+        self, session_id: str, *, keep_chars: int = 400, keep_runs: int = 1
+    ) -> int:
+        """Cut stored tool outputs to ``keep_chars`` except in the last ``keep_runs`` runs (S8).
+
+        Returns how many outputs were trimmed; a second call trims nothing. Without a
+        ``FileResultStore`` on the context policy a trimmed output is gone for good (S9).
+        """
+        validate_id(session_id, "session_id")
+        trim_plan([], keep_chars=keep_chars, keep_runs=keep_runs)  # bad arguments fail first
+
+        def plan(segments: list[Segment]) -> MaintenancePlan:
+            return trim_plan(segments, keep_chars=keep_chars, keep_runs=keep_runs)
+
+        return (await self._maintain(session_id, plan)).count
+
+    async def rewind(self, session_id: str, *, keep_entries: int) -> int:
+        """Keep the first ``keep_entries`` entries of ``load()`` and drop the rest (S10).
+
+        Returns how many entries were removed (tool calls whose results were cut count too).
+        Use ``rewind_runs`` to learn which runs changed, and delete their checkpoints (S11).
+        """
+        return (await self.rewind_runs(session_id, keep_entries=keep_entries)).removed
+
+    async def rewind_runs(self, session_id: str, *, keep_entries: int) -> RewindResult:
+        """``rewind``, also naming the runs it truncated or deleted (delete their checkpoints)."""
+        validate_id(session_id, "session_id")
+        rewind_plan([], keep_entries=keep_entries)  # bad arguments fail before any I/O
+
+        def plan(segments: list[Segment]) -> MaintenancePlan:
+            return rewind_plan(segments, keep_entries=keep_entries)
+
+        result = await self._maintain(session_id, plan)
+        return RewindResult(result.count, result.affected_run_ids)
+
+    @abstractmethod
+    async def _maintain(self, session_id: str, plan_for: Planner) -> MaintenancePlan:
+        """Load the session's segments, plan with ``plan_for`` and apply it, atomically."""

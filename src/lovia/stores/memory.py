@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,11 +13,11 @@ from .checkpoint import RunHead, RunSnapshot, validate_id
 from .lease import MemoryLeases
 from .maintenance import (
     MaintenancePlan,
-    RewindResult,
+    Planner,
     SessionInfo,
-    rewind_plan,
+    SessionMaintenance,
+    append_run_id,
     title_of,
-    trim_plan,
 )
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 from .session import Segment
@@ -26,7 +25,7 @@ from .session import Segment
 __all__ = ["InMemoryCheckpointer", "InMemorySession"]
 
 
-class InMemorySession:
+class InMemorySession(SessionMaintenance):
     """A ``Session`` in a dict, for tests and throwaway chats: it dies with the process (E4).
 
     Besides the protocol it has the built-in maintenance methods (``trim_tool_results``,
@@ -58,8 +57,7 @@ class InMemorySession:
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
     ) -> str:
-        validate_id(session_id, "session_id")
-        run_id = validate_id(run_id, "run_id") if run_id is not None else uuid.uuid4().hex
+        run_id = append_run_id(session_id, run_id)
         segments = self._sessions.setdefault(session_id, [])
         if any(s.run_id == run_id for s in segments):
             return run_id
@@ -74,37 +72,6 @@ class InMemorySession:
 
     # -- maintenance (built-in stores only; not part of the protocol) -----------------------
 
-    async def trim_tool_results(
-        self, session_id: str, *, keep_chars: int = 400, keep_runs: int = 1
-    ) -> int:
-        """Cut stored tool outputs to ``keep_chars`` except in the last ``keep_runs`` runs (S8).
-
-        Returns how many outputs were trimmed; a second call trims nothing.
-        """
-        validate_id(session_id, "session_id")
-        async with self._lock:
-            segments = self._sessions.get(session_id, [])
-            plan = trim_plan(segments, keep_chars=keep_chars, keep_runs=keep_runs)
-            self._apply(session_id, plan)
-        return plan.count
-
-    async def rewind(self, session_id: str, *, keep_entries: int) -> int:
-        """Keep the first ``keep_entries`` entries of ``load()`` and drop the rest (S10).
-
-        Returns how many entries were removed (tool calls whose results were cut count too).
-        Use ``rewind_runs`` to learn which runs changed, and delete their checkpoints (S11).
-        """
-        return (await self.rewind_runs(session_id, keep_entries=keep_entries)).removed
-
-    async def rewind_runs(self, session_id: str, *, keep_entries: int) -> RewindResult:
-        """``rewind``, also naming the runs it truncated or deleted (delete their checkpoints)."""
-        validate_id(session_id, "session_id")
-        async with self._lock:
-            segments = self._sessions.get(session_id, [])
-            plan = rewind_plan(segments, keep_entries=keep_entries)
-            self._apply(session_id, plan)
-        return RewindResult(plan.count, plan.affected_run_ids)
-
     async def list_sessions(self) -> list[SessionInfo]:
         """Every non-empty session, most recently changed first."""
         out: list[SessionInfo] = []
@@ -115,6 +82,12 @@ class InMemorySession:
                 SessionInfo(sid, len(segments), len(entries), created, updated, title_of(entries))
             )
         return sorted(out, key=lambda i: i.updated_at, reverse=True)
+
+    async def _maintain(self, session_id: str, plan_for: Planner) -> MaintenancePlan:
+        async with self._lock:
+            plan = plan_for(self._sessions.get(session_id, []))
+            self._apply(session_id, plan)
+        return plan
 
     def _apply(self, session_id: str, plan: MaintenancePlan) -> None:
         if plan.empty:

@@ -8,27 +8,24 @@ takes the same lock, so maintenance never interleaves with a new segment.
 
 from __future__ import annotations
 
-import json
 import time
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
-from pydantic import ValidationError
 
-from ..errors import StoreError, UserError
-from ..transcript import TranscriptEntry, entries_from_json, entries_to_json
+from ..transcript import TranscriptEntry
+from ._codec import LIST_SESSIONS, decode_segment, encode_segment
 from ._postgres import Conn, Migrations, PostgresDatabase
 from .checkpoint import validate_id
 from .maintenance import (
     MaintenancePlan,
-    RewindResult,
+    Planner,
     SessionInfo,
-    rewind_plan,
-    title_of,
-    trim_plan,
+    SessionMaintenance,
+    append_run_id,
+    session_info,
 )
 from .session import Segment
 
@@ -55,10 +52,8 @@ MIGRATIONS: Migrations = {
 _SELECT = "SELECT run_id, entries, meta FROM {session_segments} WHERE session_id = %s ORDER BY seq"
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 
-Planner = Callable[[list[Segment]], MaintenancePlan]
 
-
-class PostgresSession:
+class PostgresSession(SessionMaintenance):
     """A ``Session`` in PostgreSQL: ``PostgresSession("postgresql://app@db:5432/app")``.
 
     ``dsn_or_pool`` is a DSN (the store opens and closes its own pool of ``min_size`` to
@@ -116,12 +111,8 @@ class PostgresSession:
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
     ) -> str:
-        validate_id(session_id, "session_id")
-        rid = validate_id(run_id, "run_id") if run_id is not None else uuid.uuid4().hex
-        items = list(entries)
-        data = entries_to_json(items).decode()
-        meta_text = _encode_meta(meta)
-        title = title_of(items)
+        rid = append_run_id(session_id, run_id)
+        columns = encode_segment(list(entries), meta)
         now = time.time()
         insert = self._db.q(
             "INSERT INTO {session_segments} (session_id, run_id, entries, meta, n_entries, "
@@ -131,9 +122,7 @@ class PostgresSession:
 
         async def write(conn: Conn) -> None:
             await conn.execute(_LOCK, (self._lock_key(session_id),))
-            await conn.execute(
-                insert, (session_id, rid, data, meta_text, len(items), title, now, now)
-            )
+            await conn.execute(insert, (session_id, rid, *columns, now, now))
 
         await self._db.write(write)
         return rid
@@ -150,60 +139,15 @@ class PostgresSession:
 
     # -- maintenance (built-in stores only; not part of the protocol) -----------------------
 
-    async def trim_tool_results(
-        self, session_id: str, *, keep_chars: int = 400, keep_runs: int = 1
-    ) -> int:
-        """Cut stored tool outputs to ``keep_chars`` except in the last ``keep_runs`` runs (S8).
-
-        Returns how many outputs were trimmed; a second call trims nothing. Without a
-        ``FileResultStore`` on the context policy a trimmed output is gone for good (S9).
-        """
-        validate_id(session_id, "session_id")
-        trim_plan([], keep_chars=keep_chars, keep_runs=keep_runs)  # bad arguments fail first
-
-        def plan(segments: list[Segment]) -> MaintenancePlan:
-            return trim_plan(segments, keep_chars=keep_chars, keep_runs=keep_runs)
-
-        return (await self._maintain(session_id, plan)).count
-
-    async def rewind(self, session_id: str, *, keep_entries: int) -> int:
-        """Keep the first ``keep_entries`` entries of ``load()`` and drop the rest (S10).
-
-        Returns how many entries were removed (tool calls whose results were cut count too).
-        Use ``rewind_runs`` to learn which runs changed, and delete their checkpoints (S11).
-        """
-        return (await self.rewind_runs(session_id, keep_entries=keep_entries)).removed
-
-    async def rewind_runs(self, session_id: str, *, keep_entries: int) -> RewindResult:
-        """``rewind``, also naming the runs it truncated or deleted (delete their checkpoints)."""
-        validate_id(session_id, "session_id")
-        rewind_plan([], keep_entries=keep_entries)  # bad arguments fail before any I/O
-
-        def plan(segments: list[Segment]) -> MaintenancePlan:
-            return rewind_plan(segments, keep_entries=keep_entries)
-
-        result = await self._maintain(session_id, plan)
-        return RewindResult(result.count, result.affected_run_ids)
-
     async def list_sessions(self) -> list[SessionInfo]:
         """Every non-empty session, most recently changed first."""
-        query = self._db.q(
-            "SELECT s.session_id, COUNT(*), SUM(s.n_entries), MIN(s.created_at), "
-            "MAX(s.updated_at), (SELECT t.title FROM {session_segments} t "
-            "WHERE t.session_id = s.session_id AND t.title IS NOT NULL "
-            "ORDER BY t.seq LIMIT 1) "
-            "FROM {session_segments} s GROUP BY s.session_id "
-            "ORDER BY MAX(s.updated_at) DESC, s.session_id"
-        )
+        query = self._db.q(LIST_SESSIONS)
 
         async def read(conn: Conn) -> list[Any]:
             cur = await conn.execute(query)
             return await cur.fetchall()
 
-        return [
-            SessionInfo(str(r[0]), int(r[1]), int(r[2] or 0), float(r[3]), float(r[4]), r[5])
-            for r in await self._db.read(read)
-        ]
+        return [session_info(r) for r in await self._db.read(read)]
 
     async def _maintain(self, session_id: str, plan_for: Planner) -> MaintenancePlan:
         """Lock the session, read, plan and apply in one transaction (no append slips in)."""
@@ -225,15 +169,7 @@ class PostgresSession:
                     await batch.executemany(
                         update,
                         [
-                            (
-                                entries_to_json(seg.entries).decode(),
-                                _encode_meta(seg.meta),
-                                len(seg.entries),
-                                title_of(seg.entries),
-                                now,
-                                session_id,
-                                seg.run_id,
-                            )
+                            (*encode_segment(seg.entries, seg.meta), now, session_id, seg.run_id)
                             for seg in plan.replace
                         ],
                     )
@@ -267,34 +203,8 @@ class PostgresSession:
         return f"PostgresSession(table_prefix={self._db.prefix!r})"
 
 
-def _encode_meta(meta: dict[str, Any] | None) -> str | None:
-    if meta is None:
-        return None
-    try:
-        return json.dumps(meta, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise UserError(
-            f"segment meta is not JSON-safe: {exc}",
-            hint="keep meta to dicts, lists, strings, numbers, booleans and None",
-        ) from exc
-
-
 def _decode(session_id: str, row: Any) -> Segment:
-    """One stored row as a ``Segment``; a row that does not decode is an error, never skipped."""
+    """One stored row as a ``Segment`` (a row that does not decode is a ``StoreError``)."""
     run_id, data, meta_text = row
-    try:
-        entries = entries_from_json(data)
-        meta = json.loads(meta_text) if meta_text is not None else None
-    except (ValidationError, ValueError) as exc:
-        detail = exc.errors()[0].get("msg") if isinstance(exc, ValidationError) else str(exc)
-        raise StoreError(
-            f"session {session_id!r}, run {run_id!r}: the stored segment does not decode: {detail}",
-            hint="the row was written by other code or damaged; rewind the session to before "
-            "this run or restore the database from a backup",
-        ) from exc
-    if meta is not None and not isinstance(meta, dict):
-        raise StoreError(
-            f"session {session_id!r}, run {run_id!r}: stored meta is not an object",
-            hint="rewind the session to before this run or restore the database from a backup",
-        )
+    entries, meta = decode_segment(session_id, run_id, data, meta_text, backup="database")
     return Segment(run_id, entries, meta)
