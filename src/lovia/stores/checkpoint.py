@@ -251,3 +251,21 @@ def validate_id(value: Any, what: str) -> str:
     if "\x00" in value:
         raise UserError(f"{what} contains a NUL character", hint=f"use a printable {what}")
     return value
+
+
+def check_statuses(statuses: Sequence[str] | None) -> tuple[str, ...] | None:
+    """Check ``list_runs(statuses=...)``: ``None`` for every run, else a tuple of known ones."""
+    if statuses is None:
+        return None
+    if isinstance(statuses, str):
+        raise UserError(
+            "statuses must be a list of statuses, not one string",
+            hint=f"pass statuses=[{statuses!r}]",
+        )
+    unknown = [s for s in statuses if s not in RUN_STATUSES]
+    if unknown:
+        raise UserError(
+            f"unknown run status {unknown[0]!r}",
+            hint=f"use any of {', '.join(RUN_STATUSES)}",
+        )
+    return tuple(statuses)

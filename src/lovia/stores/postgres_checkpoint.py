@@ -10,18 +10,17 @@ clock so hosts with skewed clocks still agree on who holds a run.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
-from pydantic import ValidationError
 
-from ..errors import StoreError, UserError
-from ..transcript import TranscriptEntry, entries_from_json, entries_to_json
+from ..errors import UserError
+from ..transcript import TranscriptEntry, entries_to_json
+from ._codec import decode_snapshot, encode_head
 from ._postgres import Conn, Migrations, PostgresDatabase
-from .checkpoint import RUN_STATUSES, RunHead, RunSnapshot, validate_id
+from .checkpoint import RunHead, RunSnapshot, check_statuses, validate_id
 from .lease import check_lease_args
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 
@@ -135,7 +134,7 @@ class PostgresCheckpointer:
         # Encode before any I/O, so a value JSON cannot hold fails with nothing written.
         params: dict[str, Any] = {
             "run_id": run_id,
-            "head": _encode_head(run_id, head),
+            "head": encode_head(run_id, head),
             "status": head.status,
             "session_id": head.session_id,
             "count": len(entries),
@@ -178,7 +177,7 @@ class PostgresCheckpointer:
 
     async def list_runs(self, *, statuses: Sequence[str] | None = None) -> list[RunSnapshot]:
         """Every stored run (heads and entries), newest first, optionally only these statuses."""
-        wanted = _check_statuses(statuses)
+        wanted = check_statuses(statuses)
         if wanted == ():
             return []
         where = "" if wanted is None else " WHERE r.status = ANY(%s)"
@@ -272,43 +271,5 @@ class PostgresCheckpointer:
         return await self._db.read(run)
 
 
-def _encode_head(run_id: str, head: RunHead) -> str:
-    try:
-        return json.dumps(head.to_dict(), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise StoreError(
-            f"cannot checkpoint run {run_id!r}: its head does not fit JSON ({exc})",
-            hint="keep RunHead.output and context_state to JSON values (str, numbers, "
-            "lists, dicts)",
-        ) from exc
-
-
 def _snapshot(run_id: str, head_json: str, batches: list[str]) -> RunSnapshot:
-    try:
-        head = RunHead.from_dict(json.loads(head_json))
-        inner = [b.strip()[1:-1].strip() for b in batches]
-        entries = entries_from_json("[" + ",".join(i for i in inner if i) + "]")
-    except (ValueError, KeyError, TypeError, ValidationError) as exc:
-        raise StoreError(
-            f"the stored checkpoint of run {run_id!r} cannot be read: {exc}",
-            hint="delete the run (checkpointer.delete(run_id)) to start it again, or restore "
-            "the database from a backup",
-        ) from exc
-    return RunSnapshot.of(run_id, entries, head)
-
-
-def _check_statuses(statuses: Sequence[str] | None) -> tuple[str, ...] | None:
-    if statuses is None:
-        return None
-    if isinstance(statuses, str):
-        raise UserError(
-            "statuses must be a list of statuses, not one string",
-            hint=f"pass statuses=[{statuses!r}]",
-        )
-    unknown = [s for s in statuses if s not in RUN_STATUSES]
-    if unknown:
-        raise UserError(
-            f"unknown run status {unknown[0]!r}",
-            hint=f"use any of {', '.join(RUN_STATUSES)}",
-        )
-    return tuple(statuses)
+    return decode_snapshot(run_id, head_json, batches, backup="database")

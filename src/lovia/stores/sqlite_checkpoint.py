@@ -9,19 +9,17 @@ the (up to 512 character) ``run_id``, which keeps the file close to the size of 
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
 from collections.abc import Sequence
 from types import TracebackType
 
-from pydantic import ValidationError
-
-from ..errors import StoreError, UserError
-from ..transcript import TranscriptEntry, entries_from_json, entries_to_json
+from ..errors import UserError
+from ..transcript import TranscriptEntry, entries_to_json
+from ._codec import decode_snapshot, encode_head
 from ._sqlite import Migrations, SQLiteDatabase
-from .checkpoint import RUN_STATUSES, RunHead, RunSnapshot, validate_id
+from .checkpoint import RunHead, RunSnapshot, check_statuses, validate_id
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 from .sqlite_lease import SQLiteLeases
 
@@ -97,7 +95,7 @@ class SQLiteCheckpointer(SQLiteLeases):
             raise UserError(f"head must be a RunHead, got {type(head).__name__}")
         # Encode before the transaction, so a value JSON cannot hold fails with nothing written.
         batch = entries_to_json(entries) if entries else None
-        head_json = _encode_head(run_id, head)
+        head_json = encode_head(run_id, head)
         count = len(entries)
         bump = 0 if batch is None else 1
 
@@ -169,7 +167,7 @@ class SQLiteCheckpointer(SQLiteLeases):
 
     async def list_runs(self, *, statuses: Sequence[str] | None = None) -> list[RunSnapshot]:
         """Every stored run (heads and entries), newest first, optionally only these statuses."""
-        wanted = _check_statuses(statuses)
+        wanted = check_statuses(statuses)
 
         def read(conn: sqlite3.Connection) -> list[tuple[_Row, list[bytes]]]:
             sql = "SELECT run_key, run_id, head, status FROM checkpoint_runs"
@@ -224,51 +222,6 @@ def _batches(conn: sqlite3.Connection, run_key: int) -> list[bytes]:
     return [r[0].encode() if isinstance(r[0], str) else bytes(r[0]) for r in rows]
 
 
-def _encode_head(run_id: str, head: RunHead) -> str:
-    try:
-        return json.dumps(head.to_dict(), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise StoreError(
-            f"cannot checkpoint run {run_id!r}: its head does not fit JSON ({exc})",
-            hint="keep RunHead.output and context_state to JSON values (str, numbers, "
-            "lists, dicts)",
-        ) from exc
-
-
 def _snapshot(path: str, row: _Row, blobs: list[bytes]) -> RunSnapshot:
     _, run_id, head_json, _ = row
-    try:
-        head = RunHead.from_dict(json.loads(head_json))
-        entries = _decode_entries(blobs)
-    except (ValueError, KeyError, TypeError, ValidationError) as exc:
-        raise StoreError(
-            f"the stored checkpoint of run {run_id!r} in {path!r} cannot be read: {exc}",
-            hint="delete the run (checkpointer.delete(run_id)) to start it again, or restore "
-            "the file from a backup",
-        ) from exc
-    return RunSnapshot.of(run_id, entries, head)
-
-
-def _decode_entries(blobs: list[bytes]) -> list[TranscriptEntry]:
-    """Decode every batch with one parse: the arrays are joined into one JSON array."""
-    if not blobs:
-        return []
-    inner = [b.strip()[1:-1].strip() for b in blobs]
-    return entries_from_json(b"[" + b",".join(i for i in inner if i) + b"]")
-
-
-def _check_statuses(statuses: Sequence[str] | None) -> tuple[str, ...] | None:
-    if statuses is None:
-        return None
-    if isinstance(statuses, str):
-        raise UserError(
-            "statuses must be a list of statuses, not one string",
-            hint=f"pass statuses=[{statuses!r}]",
-        )
-    unknown = [s for s in statuses if s not in RUN_STATUSES]
-    if unknown:
-        raise UserError(
-            f"unknown run status {unknown[0]!r}",
-            hint=f"use any of {', '.join(RUN_STATUSES)}",
-        )
-    return tuple(statuses)
+    return decode_snapshot(run_id, head_json, blobs, backup="file", place=path)
