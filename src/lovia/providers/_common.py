@@ -1,15 +1,26 @@
-"""What the HTTP providers share: keys from the environment and HTTP errors as lovia errors."""
+"""What the HTTP providers share: the SDK client, keys from the environment, one guarded
+stream per model call, and SDK errors as lovia errors."""
 
 from __future__ import annotations
 
 import importlib
 import os
 import re
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any, TypeVar
 
 from ..errors import ContextOverflowError, ProviderError, UserError
 
-__all__ = ["api_key_from_env", "one_shot_http_client", "status_error", "tool_choice_name"]
+__all__ = [
+    "SDKProvider",
+    "api_key_from_env",
+    "guarded_stream",
+    "one_shot_http_client",
+    "sdk_client",
+    "sdk_error",
+    "status_error",
+    "tool_choice_name",
+]
 
 # Servers word a context-length rejection differently; these cover OpenAI, Anthropic, vLLM,
 # llama.cpp, Ollama and OpenRouter as they answer today.
@@ -78,3 +89,104 @@ def one_shot_http_client(sdk: Any, timeout: float) -> Any:
     httpx_module = importlib.import_module(base.__module__.split(".")[0])
     limits = httpx_module.Limits(max_connections=100, max_keepalive_connections=0)
     return sdk.DefaultAsyncHttpxClient(timeout=timeout, limits=limits)
+
+
+def sdk_client(
+    package: str,
+    client_class: str,
+    *,
+    api_key: str | None,
+    key_variable: str,
+    base_url: str | None,
+    url_variable: str,
+    timeout: float,
+) -> Any:
+    """A new async client of the ``package`` SDK, keyed from ``api_key`` or ``key_variable``.
+
+    ``base_url`` falls back to ``url_variable``, then to the SDK's default. The client makes
+    no retries of its own: the agent's RetryPolicy is the one place that decides on retries.
+    """
+    try:
+        sdk = importlib.import_module(package)
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise UserError(
+            f"the {package} provider needs the {package} package",
+            hint=f"pip install 'lovia[{package}]'",
+        ) from exc
+    key = api_key_from_env(api_key, key_variable, package)
+    return getattr(sdk, client_class)(
+        api_key=key,
+        base_url=base_url or os.environ.get(url_variable) or None,
+        max_retries=0,
+        timeout=timeout,
+        http_client=one_shot_http_client(sdk, timeout),
+    )
+
+
+def sdk_error(
+    sdk: Any,
+    exc: Exception,
+    where: str,
+    *,
+    url_variable: str,
+    on_status: Callable[[Any], ProviderError],
+) -> ProviderError:
+    """The lovia error for an ``sdk`` error; ``on_status`` reads the SDK's HTTP error answers."""
+    if isinstance(exc, sdk.APIStatusError):
+        return on_status(exc)
+    if isinstance(exc, sdk.APIConnectionError):
+        return ProviderError(
+            f"{where}: could not reach the server: {exc}",
+            hint=f"check {url_variable} (or base_url=...) and that the server is running",
+        )
+    # An error event inside the stream: the server gave up mid-answer.
+    return ProviderError(f"{where}: the server reported an error mid-stream: {exc}")
+
+
+async def guarded_stream(
+    open_stream: Callable[[], Awaitable[Any]],
+    api_error: type[Exception],
+    to_error: Callable[[Exception], ProviderError],
+) -> AsyncGenerator[Any, None]:
+    """The SDK stream's events, its ``api_error`` re-raised as ``to_error``'s lovia error.
+
+    The SDK stream is closed however the iteration ends; wrap this generator in
+    ``contextlib.aclosing`` so that happens at once on cancellation and on an abandoned
+    generator too, not when the garbage collector gets to it.
+    """
+    try:
+        sdk_stream = await open_stream()
+    except api_error as exc:
+        raise to_error(exc) from exc
+    try:
+        async for event in sdk_stream:
+            yield event
+    except api_error as exc:
+        raise to_error(exc) from exc
+    finally:
+        await sdk_stream.close()
+
+
+P = TypeVar("P", bound="SDKProvider")
+
+
+class SDKProvider:
+    """A provider over an SDK ``client``: ``repr``, ``aclose`` and ``async with``, once."""
+
+    model: str
+    client: Any
+    _owns_client: bool
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model!r}, base_url={str(self.client.base_url)!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (only those of a client this provider created)."""
+        if self._owns_client:
+            await self.client.close()
+
+    async def __aenter__(self: P) -> P:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

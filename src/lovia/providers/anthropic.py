@@ -7,12 +7,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProviderError, UserError
+from ..errors import ProviderError
 from ..transcript import (
     AssistantTextEntry,
     EntryCompletedDelta,
@@ -29,7 +30,14 @@ from ..transcript import (
     UsageDelta,
 )
 from ..usage import Usage
-from ._common import api_key_from_env, one_shot_http_client, status_error, tool_choice_name
+from ._common import (
+    SDKProvider,
+    guarded_stream,
+    sdk_client,
+    sdk_error,
+    status_error,
+    tool_choice_name,
+)
 from .base import ToolSpec
 
 if TYPE_CHECKING:
@@ -38,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["AnthropicProvider", "to_anthropic_messages"]
 
 _KEY = "ANTHROPIC_API_KEY"
+_URL = "ANTHROPIC_BASE_URL"
 
 # Anthropic's stop reasons in the words the rest of lovia uses (OpenAI's).
 _FINISH = {
@@ -59,7 +68,7 @@ _EVENT_STATUS = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(SDKProvider):
     """A Claude model through the Messages API, streamed.
 
     The key comes from ``api_key`` or ``ANTHROPIC_API_KEY`` (a missing one is a ``UserError``
@@ -87,37 +96,16 @@ class AnthropicProvider:
         self.max_tokens = max_tokens
         self._owns_client = client is None
         if client is None:
-            try:
-                import anthropic
-            except ImportError as exc:  # pragma: no cover - depends on the install
-                raise UserError(
-                    "the anthropic provider needs the anthropic package",
-                    hint="pip install 'lovia[anthropic]'",
-                ) from exc
-            key = api_key_from_env(api_key, _KEY, "anthropic")
-            # max_retries=0: the agent's RetryPolicy is the one place that decides on retries.
-            client = anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
-                max_retries=0,
+            client = sdk_client(
+                "anthropic",
+                "AsyncAnthropic",
+                api_key=api_key,
+                key_variable=_KEY,
+                base_url=base_url,
+                url_variable=_URL,
                 timeout=timeout,
-                http_client=one_shot_http_client(anthropic, timeout),
             )
         self.client = client
-
-    def __repr__(self) -> str:
-        return f"AnthropicProvider({self.model!r}, base_url={str(self.client.base_url)!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections (only those of a client this provider created)."""
-        if self._owns_client:
-            await self.client.close()
-
-    async def __aenter__(self) -> AnthropicProvider:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     def request(
         self,
@@ -167,19 +155,15 @@ class AnthropicProvider:
         req = self.request(entries, tools=tools, settings=settings)
         where = f"anthropic:{self.model}"
         answer = _Answer()
-        try:
-            sdk_stream = await self.client.messages.create(**req)
-        except anthropic.APIError as exc:
-            raise _error(exc, where) from exc
-        try:
-            async for event in sdk_stream:
+        events = guarded_stream(
+            functools.partial(self.client.messages.create, **req),
+            anthropic.APIError,
+            lambda exc: _error(exc, where),
+        )
+        async with aclosing(events):
+            async for event in events:
                 for delta in answer.add(event):
                     yield delta
-        except anthropic.APIError as exc:
-            raise _error(exc, where) from exc
-        finally:
-            # Runs on cancellation and on an abandoned generator: the socket closes now.
-            await sdk_stream.close()
         if not answer.stopped:
             raise ProviderError(
                 f"{where}: the stream ended before message_stop",
@@ -409,7 +393,7 @@ def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -
 def _error(exc: Exception, where: str) -> ProviderError:
     import anthropic
 
-    if isinstance(exc, anthropic.APIStatusError):
+    def on_status(exc: anthropic.APIStatusError) -> ProviderError:
         body = exc.body if isinstance(exc.body, dict) else {}
         inner = body.get("error")
         err: dict[str, Any] = inner if isinstance(inner, dict) else {}
@@ -418,9 +402,5 @@ def _error(exc: Exception, where: str) -> ProviderError:
         if status < 400:
             status = _EVENT_STATUS.get(str(err.get("type")), 500)
         return status_error(where, status, message, code=err.get("type"), key_variable=_KEY)
-    if isinstance(exc, anthropic.APIConnectionError):
-        return ProviderError(
-            f"{where}: could not reach the server: {exc}",
-            hint="check ANTHROPIC_BASE_URL (or base_url=...) and that the server is running",
-        )
-    return ProviderError(f"{where}: the server reported an error mid-stream: {exc}")
+
+    return sdk_error(anthropic, exc, where, url_variable=_URL, on_status=on_status)

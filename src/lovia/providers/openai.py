@@ -8,11 +8,12 @@
 
 from __future__ import annotations
 
-import os
+import functools
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProviderError, UserError
+from ..errors import ProviderError
 from ..transcript import (
     AssistantTextEntry,
     EntryCompletedDelta,
@@ -29,7 +30,14 @@ from ..transcript import (
     UsageDelta,
 )
 from ..usage import Usage
-from ._common import api_key_from_env, one_shot_http_client, status_error, tool_choice_name
+from ._common import (
+    SDKProvider,
+    guarded_stream,
+    sdk_client,
+    sdk_error,
+    status_error,
+    tool_choice_name,
+)
 from .base import ToolSpec
 
 if TYPE_CHECKING:
@@ -38,9 +46,10 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIChatProvider", "to_chat_messages"]
 
 _KEY = "OPENAI_API_KEY"
+_URL = "OPENAI_BASE_URL"
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(SDKProvider):
     """A model behind an OpenAI-compatible Chat Completions endpoint, streamed.
 
     The key comes from ``api_key`` or ``OPENAI_API_KEY``, the URL from ``base_url`` or
@@ -72,21 +81,14 @@ class OpenAIChatProvider:
         self.send_reasoning = send_reasoning
         self._owns_client = client is None
         if client is None:
-            try:
-                import openai
-            except ImportError as exc:  # pragma: no cover - depends on the install
-                raise UserError(
-                    "the openai provider needs the openai package",
-                    hint="pip install 'lovia[openai]'",
-                ) from exc
-            key = api_key_from_env(api_key, _KEY, "openai")
-            # max_retries=0: the agent's RetryPolicy is the one place that decides on retries.
-            client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
-                max_retries=0,
+            client = sdk_client(
+                "openai",
+                "AsyncOpenAI",
+                api_key=api_key,
+                key_variable=_KEY,
+                base_url=base_url,
+                url_variable=_URL,
                 timeout=timeout,
-                http_client=one_shot_http_client(openai, timeout),
             )
         self.client = client
         # OpenAI's own API wants max_completion_tokens (reasoning models refuse max_tokens);
@@ -95,20 +97,6 @@ class OpenAIChatProvider:
         self.max_tokens_param = max_tokens_param or (
             "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
         )
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatProvider({self.model!r}, base_url={str(self.client.base_url)!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections (only those of a client this provider created)."""
-        if self._owns_client:
-            await self.client.close()
-
-    async def __aenter__(self) -> OpenAIChatProvider:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     def request(
         self,
@@ -159,20 +147,15 @@ class OpenAIChatProvider:
         req = self.request(entries, tools=tools, response_format=response_format, settings=settings)
         where = f"openai:{self.model}"
         answer = _Answer()
-        try:
-            sdk_stream = await self.client.chat.completions.create(**req)
-        except openai.APIError as exc:
-            raise _error(exc, where) from exc
-        try:
-            async for chunk in sdk_stream:
+        chunks = guarded_stream(
+            functools.partial(self.client.chat.completions.create, **req),
+            openai.APIError,
+            lambda exc: _error(exc, where),
+        )
+        async with aclosing(chunks):
+            async for chunk in chunks:
                 for delta in answer.add(chunk):
                     yield delta
-        except openai.APIError as exc:
-            raise _error(exc, where) from exc
-        finally:
-            # Runs on cancellation and on an abandoned generator too: the socket closes now,
-            # not when the garbage collector gets to it.
-            await sdk_stream.close()
         if answer.finish_reason is None:
             raise ProviderError(
                 f"{where}: the stream ended before the model finished its answer",
@@ -325,16 +308,11 @@ def _usage(raw: Any) -> Usage:
 def _error(exc: Exception, where: str) -> ProviderError:
     import openai
 
-    if isinstance(exc, openai.APIStatusError):
+    def on_status(exc: openai.APIStatusError) -> ProviderError:
         body = exc.body if isinstance(exc.body, dict) else {}
         message = str(body.get("message") or exc.message)
         return status_error(
             where, exc.status_code, message, code=getattr(exc, "code", None), key_variable=_KEY
         )
-    if isinstance(exc, openai.APIConnectionError):
-        return ProviderError(
-            f"{where}: could not reach the server: {exc}",
-            hint="check OPENAI_BASE_URL (or base_url=...) and that the server is running",
-        )
-    # An error event inside the stream: the server gave up mid-answer.
-    return ProviderError(f"{where}: the server reported an error mid-stream: {exc}")
+
+    return sdk_error(openai, exc, where, url_variable=_URL, on_status=on_status)
