@@ -174,11 +174,26 @@ async def _once(
 def _storable(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
     """``entries`` with lone surrogates escaped (a model may send ``\\ud83d`` alone in its
     JSON): UTF-8 JSON cannot hold them, so the turn's save would fail with a foreign error."""
-    try:
-        entries_to_json(entries)
-    except PydanticSerializationError:
-        return [entry_from_dict(_escape_surrogates(entry_to_dict(e))) for e in entries]
-    return entries
+    if all(_utf8_safe(e) for e in entries):
+        return entries
+    return [entry_from_dict(_escape_surrogates(entry_to_dict(e))) for e in entries]
+
+
+def _utf8_safe(entry: TranscriptEntry) -> bool:
+    """Cheap check on the hot path: ASCII strings are fine; only the rest is encoded."""
+    for value in entry.__dict__.values():
+        if isinstance(value, str):
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    return False
+        elif isinstance(value, (list, dict)) and value:
+            try:
+                entries_to_json([entry])
+            except PydanticSerializationError:
+                return False
+    return True
 
 
 def _escape_surrogates(value: Any) -> Any:
