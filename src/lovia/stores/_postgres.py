@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from types import TracebackType
+from typing import Any, ClassVar, TypeVar
 
 import psycopg
 from psycopg import sql
@@ -21,9 +22,10 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ..errors import SchemaError, StoreError, UserError
 
-__all__ = ["Conn", "Migrations", "PostgresDatabase", "check_prefix"]
+__all__ = ["Conn", "Migrations", "PostgresDatabase", "PostgresStore", "check_prefix"]
 
 T = TypeVar("T")
+S = TypeVar("S", bound="PostgresStore")
 Conn = psycopg.AsyncConnection[Any]
 Migrations = Mapping[int, Sequence[str]]
 """Schema version -> statements bringing ``v - 1`` to ``v``; ``{name}`` is a prefixed table."""
@@ -201,6 +203,57 @@ class PostgresDatabase:
                 ),
                 (key, str(self.version)),
             )
+
+
+class PostgresStore:
+    """What every PostgreSQL store has: its constructor, ``table_prefix``, ``close`` and
+    ``async with``; a store names its schema component, migrations and tables."""
+
+    _component: ClassVar[str]
+    _migrations: ClassVar[Migrations]
+    _tables: ClassVar[tuple[str, ...]]
+
+    def __init__(
+        self,
+        dsn_or_pool: str | AsyncConnectionPool[Any],
+        *,
+        table_prefix: str = "lovia_",
+        min_size: int = 1,
+        max_size: int = 4,
+        close_pool: bool | None = None,
+    ) -> None:
+        self._db = PostgresDatabase(
+            dsn_or_pool,
+            prefix=table_prefix,
+            component=self._component,
+            migrations=self._migrations,
+            tables=self._tables,
+            min_size=min_size,
+            max_size=max_size,
+            close_pool=close_pool,
+        )
+
+    @property
+    def table_prefix(self) -> str:
+        return self._db.prefix
+
+    async def close(self) -> None:
+        """Close the store (and its pool, when the store opened it)."""
+        await self._db.close()
+
+    async def __aenter__(self: S) -> S:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(table_prefix={self._db.prefix!r})"
 
 
 def _unreachable(exc: Exception) -> StoreError:

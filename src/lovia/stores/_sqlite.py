@@ -16,13 +16,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from types import TracebackType
+from typing import ClassVar, TypeVar
 
 from ..errors import SchemaError, StoreError, UserError
 
-__all__ = ["Migrations", "SQLiteDatabase"]
+__all__ = ["Migrations", "SQLiteDatabase", "SQLiteStore"]
 
 T = TypeVar("T")
+S = TypeVar("S", bound="SQLiteStore")
 Migrations = Mapping[int, Sequence[str]]
 """Schema version -> the statements that bring version ``v - 1`` to ``v`` (1 = create)."""
 
@@ -195,6 +197,38 @@ class SQLiteDatabase:
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, str(self.version)),
             )
+
+
+class SQLiteStore:
+    """What every SQLite store has: its constructor, ``path``, ``close`` and ``async with``;
+    a store names its schema component and migrations."""
+
+    _component: ClassVar[str]
+    _migrations: ClassVar[Migrations]
+
+    def __init__(self, path: str | os.PathLike[str], *, wal: bool = False) -> None:
+        self._db = SQLiteDatabase(
+            path, wal=wal, component=self._component, migrations=self._migrations
+        )
+
+    @property
+    def path(self) -> str:
+        return self._db.path
+
+    async def close(self) -> None:
+        """Close the file; the store cannot be used afterwards."""
+        await self._db.close()
+
+    async def __aenter__(self: S) -> S:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
 
 
 def _file_key(path: str) -> tuple[int, int] | None:

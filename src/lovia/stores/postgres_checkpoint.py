@@ -11,15 +11,12 @@ clock so hosts with skewed clocks still agree on who holds a run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any
-
-from psycopg_pool import AsyncConnectionPool
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry, entries_to_json
 from ._codec import decode_snapshot, encode_head
-from ._postgres import Conn, Migrations, PostgresDatabase
+from ._postgres import Conn, Migrations, PostgresStore
 from .checkpoint import RunHead, RunSnapshot, check_statuses, validate_id
 from .lease import check_lease_args
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
@@ -73,7 +70,7 @@ _LOAD = """SELECT r.run_key, r.run_id, r.head, b.entries FROM {checkpoint_runs} 
     LEFT JOIN {checkpoint_batches} b ON b.run_key = r.run_key"""
 
 
-class PostgresCheckpointer:
+class PostgresCheckpointer(PostgresStore):
     """A ``Checkpointer`` in PostgreSQL; many workers on many hosts may share it.
 
     ``dsn_or_pool`` and ``table_prefix`` work as for ``PostgresSession`` (the two may share
@@ -82,47 +79,9 @@ class PostgresCheckpointer:
     ``close`` and ``async with``.
     """
 
-    def __init__(
-        self,
-        dsn_or_pool: str | AsyncConnectionPool[Any],
-        *,
-        table_prefix: str = "lovia_",
-        min_size: int = 1,
-        max_size: int = 4,
-        close_pool: bool | None = None,
-    ) -> None:
-        self._db = PostgresDatabase(
-            dsn_or_pool,
-            prefix=table_prefix,
-            component="checkpoint",
-            migrations=MIGRATIONS,
-            tables=("checkpoint_runs", "checkpoint_batches", "run_leases"),
-            min_size=min_size,
-            max_size=max_size,
-            close_pool=close_pool,
-        )
-
-    @property
-    def table_prefix(self) -> str:
-        return self._db.prefix
-
-    async def __aenter__(self) -> PostgresCheckpointer:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the store (and its pool, when the store opened it)."""
-        await self._db.close()
-
-    def __repr__(self) -> str:
-        return f"PostgresCheckpointer(table_prefix={self._db.prefix!r})"
+    _component = "checkpoint"
+    _migrations = MIGRATIONS
+    _tables = ("checkpoint_runs", "checkpoint_batches", "run_leases")
 
     # -- the protocol -----------------------------------------------------------------------
 

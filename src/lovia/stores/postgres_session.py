@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any
-
-from psycopg_pool import AsyncConnectionPool
 
 from ..transcript import TranscriptEntry
 from ._codec import LIST_SESSIONS, decode_segment, encode_segment
-from ._postgres import Conn, Migrations, PostgresDatabase
+from ._postgres import Conn, Migrations, PostgresStore
 from .checkpoint import validate_id
 from .maintenance import (
     MaintenancePlan,
@@ -53,7 +50,7 @@ _SELECT = "SELECT run_id, entries, meta FROM {session_segments} WHERE session_id
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 
 
-class PostgresSession(SessionMaintenance):
+class PostgresSession(PostgresStore, SessionMaintenance):
     """A ``Session`` in PostgreSQL: ``PostgresSession("postgresql://app@db:5432/app")``.
 
     ``dsn_or_pool`` is a DSN (the store opens and closes its own pool of ``min_size`` to
@@ -64,29 +61,9 @@ class PostgresSession(SessionMaintenance):
     ``rewind``, ``rewind_runs``, ``list_sessions``, ``close`` and ``async with``.
     """
 
-    def __init__(
-        self,
-        dsn_or_pool: str | AsyncConnectionPool[Any],
-        *,
-        table_prefix: str = "lovia_",
-        min_size: int = 1,
-        max_size: int = 4,
-        close_pool: bool | None = None,
-    ) -> None:
-        self._db = PostgresDatabase(
-            dsn_or_pool,
-            prefix=table_prefix,
-            component="session",
-            migrations=MIGRATIONS,
-            tables=("session_segments",),
-            min_size=min_size,
-            max_size=max_size,
-            close_pool=close_pool,
-        )
-
-    @property
-    def table_prefix(self) -> str:
-        return self._db.prefix
+    _component = "session"
+    _migrations = MIGRATIONS
+    _tables = ("session_segments",)
 
     # -- the protocol -----------------------------------------------------------------------
 
@@ -181,26 +158,6 @@ class PostgresSession(SessionMaintenance):
 
     def _lock_key(self, session_id: str) -> str:
         return f"lovia:{self._db.prefix}:session:{session_id}"
-
-    # -- lifetime ---------------------------------------------------------------------------
-
-    async def close(self) -> None:
-        """Close the store (and its pool, when the store opened it)."""
-        await self._db.close()
-
-    async def __aenter__(self) -> PostgresSession:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    def __repr__(self) -> str:
-        return f"PostgresSession(table_prefix={self._db.prefix!r})"
 
 
 def _decode(session_id: str, row: Any) -> Segment:

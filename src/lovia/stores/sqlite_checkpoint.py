@@ -9,16 +9,14 @@ the (up to 512 character) ``run_id``, which keeps the file close to the size of 
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from collections.abc import Sequence
-from types import TracebackType
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry, entries_to_json
 from ._codec import decode_snapshot, encode_head
-from ._sqlite import Migrations, SQLiteDatabase
+from ._sqlite import Migrations, SQLiteStore
 from .checkpoint import RunHead, RunSnapshot, check_statuses, validate_id
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 from .sqlite_lease import SQLiteLeases
@@ -57,34 +55,15 @@ _UPDATE_HEAD = (
 _Row = tuple[int, str, str, str]  # run_key, run_id, head JSON, status
 
 
-class SQLiteCheckpointer(SQLiteLeases):
+class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
     """A ``Checkpointer`` in a SQLite file; ``wal=True`` lets several writers share it (S12).
 
     It may share one file with ``SQLiteSession``. Use it as ``async with`` or call
     ``await close()`` when done.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, wal: bool = False) -> None:
-        self._db = SQLiteDatabase(path, wal=wal, component="checkpoint", migrations=MIGRATIONS)
-
-    @property
-    def path(self) -> str:
-        return self._db.path
-
-    async def __aenter__(self) -> SQLiteCheckpointer:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the file; the store cannot be used afterwards."""
-        await self._db.close()
+    _component = "checkpoint"
+    _migrations = MIGRATIONS
 
     # -- the protocol -----------------------------------------------------------------------
 

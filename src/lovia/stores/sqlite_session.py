@@ -14,12 +14,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from ..transcript import TranscriptEntry
 from ._codec import LIST_SESSIONS, decode_segment, encode_segment
-from ._sqlite import Migrations, SQLiteDatabase
+from ._sqlite import Migrations, SQLiteStore
 from .checkpoint import validate_id
 from .maintenance import (
     MaintenancePlan,
@@ -102,7 +101,7 @@ class _Cached:
     stored: tuple[_Stored, ...]
 
 
-class SQLiteSession(SessionMaintenance):
+class SQLiteSession(SQLiteStore, SessionMaintenance):
     """A ``Session`` in a SQLite file: ``SQLiteSession("chat.db")``.
 
     ``wal=True`` turns on WAL journaling with ``synchronous=NORMAL`` and a busy timeout, so
@@ -111,15 +110,14 @@ class SQLiteSession(SessionMaintenance):
     ``rewind``, ``rewind_runs``, ``list_sessions``, ``close`` and ``async with``.
     """
 
+    _component = "session"
+    _migrations = MIGRATIONS
+
     def __init__(self, path: str | os.PathLike[str], *, wal: bool = False) -> None:
-        self._db = SQLiteDatabase(path, wal=wal, component="session", migrations=MIGRATIONS)
+        super().__init__(path, wal=wal)
         # decoded sessions, touched only on the store's thread; checked against the file's
         # revision on every read, so writes by other stores or processes are always seen
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
-
-    @property
-    def path(self) -> str:
-        return self._db.path
 
     # -- the protocol -----------------------------------------------------------------------
 
@@ -212,23 +210,6 @@ class SQLiteSession(SessionMaintenance):
         while len(self._cache) > CACHED_SESSIONS:
             self._cache.popitem(last=False)
         return stored
-
-    # -- lifetime ---------------------------------------------------------------------------
-
-    async def close(self) -> None:
-        """Close the file; the store cannot be used afterwards."""
-        await self._db.close()
-
-    async def __aenter__(self) -> SQLiteSession:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     def __repr__(self) -> str:
         return f"SQLiteSession({self._db.path!r}, wal={self._db.wal})"
