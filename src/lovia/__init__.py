@@ -28,6 +28,7 @@ from .errors import (
     RunBusy,
     RunCancelled,
     SchemaError,
+    SessionConflict,
     StoreError,
     ToolError,
     UserError,
@@ -48,6 +49,7 @@ from .stores.checkpoint import (
     RunSnapshot,
     RunStatus,
 )
+from .stores.maintenance import SessionHistory
 from .stores.memory import InMemoryCheckpointer, InMemorySession
 from .stores.session import Segment, Session
 from .tools import Tool, tool
@@ -118,6 +120,8 @@ __all__ = [
     "SchemaError",
     "Segment",
     "Session",
+    "SessionConflict",
+    "SessionHistory",
     "StoreError",
     "Tool",
     "ToolCallEntry",

@@ -14,7 +14,8 @@
     ├── OutputValidationError       the final output does not fit ``output_type``
     ├── RunBusy                     another worker holds the lease on this ``run_id``
     └── StoreError                  a stored record could not be read or written
-        └── SchemaError             a database file is not lovia's, or is newer than this code
+        ├── SchemaError             a database file is not lovia's, or is newer than this code
+        └── SessionConflict         another run changed the session after this run loaded it
 
 Foreign exceptions are re-raised as one of these ``from`` the original at the boundary
 where they enter lovia (a store, a provider), so callers catch one tree.
@@ -104,6 +105,30 @@ class SchemaError(StoreError):
     """A database is not a lovia database, or was written by a newer lovia."""
 
 
+class SessionConflict(StoreError):
+    """Another run changed the session after this run loaded it; nothing was written.
+
+    Raised by a built-in session's ``append(..., expected_version=...)`` when the session's
+    version moved on, so two runs started together cannot both extend one conversation
+    without either seeing the other. ``session_id``, ``expected_version`` and
+    ``current_version`` say which session and which versions.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        session_id: str | None = None,
+        expected_version: int | None = None,
+        current_version: int | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.session_id = session_id
+        self.expected_version = expected_version
+        self.current_version = current_version
+
+
 def error_from_dict(data: dict[str, Any]) -> LoviaError:
     """Rebuild a stored error description (best effort: unknown types become ``LoviaError``)."""
     cls = _BY_NAME.get(str(data.get("type")), LoviaError)
@@ -135,5 +160,6 @@ _BY_NAME: dict[str, type[LoviaError]] = {
         RunBusy,
         StoreError,
         SchemaError,
+        SessionConflict,
     )
 }

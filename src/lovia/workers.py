@@ -26,7 +26,11 @@ while the first is queued, running or its result is kept). The job runs the agen
   completed run without calling the model, so the caller gets the same answer;
 - the run lease keeps two deliveries of one run from driving it at the same time; a second
   one waits, and if the first still holds it after ``busy_retry_after`` seconds, the job is
-  handed back to arq to retry later.
+  handed back to arq to retry later;
+- jobs are independent requests: two jobs of one session that run at once each answer the
+  history they loaded, and the one that lands second (its append raised
+  ``SessionConflict``) is appended after the first all the same, with a warning in the log.
+  Enqueue a conversation's turns one at a time when each must see the one before.
 
 Tools still run at least once: a dangling call is executed again on resume (C10, E2).
 Needs the ``workers`` extra (``pip install 'lovia[workers,postgres]'``).
@@ -44,7 +48,7 @@ from arq.jobs import Job
 from arq.worker import func
 
 from .agent import Agent
-from .errors import RunBusy, UserError
+from .errors import RunBusy, SessionConflict, UserError
 from .run.runner import Runner
 from .stores.checkpoint import CheckpointOptions, validate_id
 from .stores.lease import check_lease_args
@@ -126,8 +130,9 @@ class AgentQueue:
             on_busy="wait",
             wait_timeout=self.busy_retry_after,
         )
-        try:
-            result = await Runner.run(
+
+        async def drive() -> Any:
+            return await Runner.run(
                 self._agent(agent),
                 input,
                 session=session if session_id is not None else None,
@@ -135,6 +140,15 @@ class AgentQueue:
                 checkpoint=options,
                 max_turns=self.max_turns,
             )
+
+        try:
+            try:
+                result = await drive()
+            except SessionConflict as exc:
+                assert session_id is not None
+                log.warning("run %s: keeping both runs of session %s: %s", run_id, session_id, exc)
+                await _keep_both(checkpointer, session, run_id, session_id)
+                result = await drive()  # a replay now: the run is in the session
         except RunBusy as exc:
             # another delivery drives this run right now: let arq try again later
             log.info("run %s is busy on another worker; retrying later: %s", run_id, exc)
@@ -214,6 +228,15 @@ async def enqueue_run(
         _job_id=job_id or run_id,
         _queue_name=queue_name,
     )
+
+
+async def _keep_both(checkpointer: Any, session: Any, run_id: str, session_id: str) -> None:
+    """Append a completed run whose session moved on, without the version check."""
+    snap = await checkpointer.load(run_id)
+    if snap is None or snap.status != "completed":
+        return
+    meta = {"context_state": snap.context_state} if snap.context_state else None
+    await session.append(session_id, snap.entries, run_id=run_id, meta=meta)
 
 
 def _agents_by_name(agents: Agent | Mapping[str, Agent]) -> dict[str, Agent]:

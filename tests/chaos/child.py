@@ -37,6 +37,7 @@ from lovia import (
     Runner,
     RunSnapshot,
     Segment,
+    SessionHistory,
     SQLiteCheckpointer,
     SQLiteSession,
     ToolCallEntry,
@@ -126,7 +127,10 @@ class KillingCheckpointer:
 
 
 class KillingSession:
-    """Wraps a session: a kill point before and after the append."""
+    """Wraps a session: a kill point before and after the append.
+
+    It keeps the inner store's version (``history``, ``expected_version``), so the runner
+    appends with the version check, as on a built-in store."""
 
     def __init__(self, inner: SQLiteSession, points: Points) -> None:
         self.inner = inner
@@ -134,6 +138,9 @@ class KillingSession:
 
     async def segments(self, session_id: str) -> list[Segment]:
         return await self.inner.segments(session_id)
+
+    async def history(self, session_id: str) -> SessionHistory:
+        return await self.inner.history(session_id)
 
     async def load(self, session_id: str) -> list[TranscriptEntry]:
         return await self.inner.load(session_id)
@@ -145,9 +152,12 @@ class KillingSession:
         *,
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
+        expected_version: int | None = None,
     ) -> str:
         self.points.passed("sess_before")
-        stored = await self.inner.append(session_id, entries, run_id=run_id, meta=meta)
+        stored = await self.inner.append(
+            session_id, entries, run_id=run_id, meta=meta, expected_version=expected_version
+        )
         self.points.passed("sess_after")
         return stored
 

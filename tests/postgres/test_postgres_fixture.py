@@ -12,15 +12,22 @@ import pytest
 from lovia import (
     Agent,
     CheckpointOptions,
+    InputEntry,
     PostgresCheckpointer,
     PostgresSession,
     Runner,
+    SessionConflict,
     ToolCallEntry,
     ToolResultEntry,
     tool,
 )
 from lovia.testing import ScriptedProvider, text
 from tests.stores.pg import drop_prefix, fresh_prefix, postgres_dsn
+
+
+def user(text: str) -> InputEntry:
+    return InputEntry(role="user", content=text)
+
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "postgres-v1.sql"
 
@@ -84,3 +91,22 @@ async def test_its_interrupted_run_resumes_and_joins_the_session(loaded: tuple[s
         assert [s.run_id for s in await session.segments("user-1")] == ["run-a", "run-b", "run-c"]
         entries = (await session.segments("user-1"))[2].entries
         assert isinstance(entries[1], ToolCallEntry) and isinstance(entries[2], ToolResultEntry)
+
+
+async def test_a_version_1_database_migrates_to_session_versions(loaded: tuple[str, str]) -> None:
+    """Schema 2 adds one version row per session, in one transaction, starting at the
+    session's segment count; the version then guards appends (issue 9)."""
+    dsn, prefix = loaded
+    async with PostgresSession(dsn, table_prefix=prefix) as session:
+        history = await session.history("user-1")
+        assert [s.run_id for s in history.segments] == ["run-a", "run-b"]
+        assert history.version == 2
+        with pytest.raises(SessionConflict):
+            await session.append("user-1", [user("stale")], run_id="run-x", expected_version=1)
+        await session.append("user-1", [user("fresh")], run_id="run-x", expected_version=2)
+        assert (await session.history("user-1")).version == 3
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            f"SELECT value FROM \"{prefix}meta\" WHERE key = 'schema:session'"
+        ).fetchone()
+    assert row == ("2",)

@@ -1,5 +1,6 @@
 """Concurrency: many writers on one session or file, two workers resuming one run, and two
-runs on one conversation at once (issue 9; S5, S12, C13, C6, C10)."""
+runs on one conversation at once, which the session version refuses to fork (issue 9; S5,
+S12, C13, C6, C10)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,15 @@ import pytest
 
 from lovia import (
     Agent,
+    AssistantTextEntry,
+    CheckpointOptions,
+    InMemoryCheckpointer,
     InMemorySession,
     InputEntry,
     Runner,
+    RunResult,
     Session,
+    SessionConflict,
     SQLiteCheckpointer,
     SQLiteSession,
 )
@@ -168,27 +174,66 @@ class HeldModel:
             yield delta
 
 
-async def test_two_runs_on_one_conversation_at_once_both_land_whole(tmp_path: Path) -> None:
-    """What holds without a session version: both runs are stored, each as one whole
-    segment, in commit order, and nothing is lost. What does not: each run was answered
-    without seeing the other (a fork made linear); see docs/guarantees.md."""
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_two_runs_on_one_conversation_at_once_never_fork_it(
+    tmp_path: Path, backend: str
+) -> None:
+    """Issue 9 (no silent fork): both runs load the history at one version; the first to
+    append lands, the second raises SessionConflict and writes nothing. Its checkpoint is
+    completed, its replay raises again (never appended later), and if_run_exists='restart'
+    answers it with the new history (S5, C8, C12)."""
     model = HeldModel()
     agent = Agent("a", model=model)
-    async with SQLiteSession(tmp_path / "chat.db") as session:
-        await session.append("u1", [InputEntry(role="user", content="hello")], run_id="r0")
-        await asyncio.gather(
-            *(
-                Runner.run(agent, q, session=session, session_id="u1")
-                for q in ("question a", "question b")
-            )
+    session: Any = InMemorySession() if backend == "memory" else SQLiteSession(tmp_path / "chat.db")
+    cp: Any = (
+        InMemoryCheckpointer() if backend == "memory" else SQLiteCheckpointer(tmp_path / "cp.db")
+    )
+    await session.append("u1", [InputEntry(role="user", content="hello")], run_id="r0")
+
+    def go(question: str, run_id: str, policy: Any = "resume") -> Any:
+        return Runner.run(
+            agent,
+            question,
+            session=session,
+            session_id="u1",
+            checkpoint=CheckpointOptions(cp, run_id, if_run_exists=policy),
         )
-        segments = await session.segments("u1")
-    assert [len(s.entries) for s in segments] == [1, 2, 2]
-    assert segments[0].run_id == "r0"
-    questions = sorted(str(s.entries[0].model_dump().get("content")) for s in segments[1:])
-    assert questions == ["question a", "question b"]
-    # each prompt held "hello" and its own question only: neither run saw the other
+
+    outcomes = await asyncio.gather(
+        go("question a", "ra"), go("question b", "rb"), return_exceptions=True
+    )
+    # each prompt held "hello" and its own question only: both loaded the same history
     assert model.prompt_sizes == {"question a": 2, "question b": 2}
+    conflicts = [o for o in outcomes if isinstance(o, SessionConflict)]
+    results = [o for o in outcomes if isinstance(o, RunResult)]
+    assert len(conflicts) == 1 and len(results) == 1, outcomes
+    winner, loser = ("ra", "rb") if results[0].run_id == "ra" else ("rb", "ra")
+    assert conflicts[0].session_id == "u1"
+    assert (conflicts[0].expected_version, conflicts[0].current_version) == (1, 2)
+    segments = await session.segments("u1")
+    assert [s.run_id for s in segments] == ["r0", winner]
+    snap = await cp.load(loser)
+    assert snap is not None and snap.status == "completed" and snap.session_version == 1
+
+    with pytest.raises(SessionConflict):  # a replay never appends the stale answer
+        await go("ignored", loser)
+    assert [s.run_id for s in await session.segments("u1")] == ["r0", winner]
+
+    question = "question b" if loser == "rb" else "question a"
+    answer = await go(question, loser, "restart")
+    assert answer.replayed is False
+    assert model.prompt_sizes[question] == 4  # hello, the winner's question and answer, its own
+    final = await session.segments("u1")
+    assert [s.run_id for s in final] == ["r0", winner, loser]
+    assert final[2].entries[-1] == AssistantTextEntry(content=f"answer to {question}")
+    await _close(session, cp)
+
+
+async def _close(*stores: Any) -> None:
+    for store in stores:
+        close = getattr(store, "close", None)
+        if close is not None:
+            await close()
 
 
 PEEK = (

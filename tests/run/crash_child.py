@@ -25,6 +25,7 @@ from lovia import (
     Runner,
     RunSnapshot,
     Segment,
+    SessionHistory,
     SQLiteCheckpointer,
     SQLiteSession,
     ToolCallEntry,
@@ -80,13 +81,19 @@ class KillAfterSave:
 
 
 class KillBeforeAppend:
-    """A session that dies when the completed run is about to be appended."""
+    """A session that dies when the completed run is about to be appended.
+
+    It keeps the inner store's version (``history``, ``expected_version``), so the runner
+    appends with the version check, as on a built-in store."""
 
     def __init__(self, inner: SQLiteSession) -> None:
         self.inner = inner
 
     async def segments(self, session_id: str) -> list[Segment]:
         return await self.inner.segments(session_id)
+
+    async def history(self, session_id: str) -> SessionHistory:
+        return await self.inner.history(session_id)
 
     async def load(self, session_id: str) -> list[TranscriptEntry]:
         return await self.inner.load(session_id)
@@ -98,10 +105,13 @@ class KillBeforeAppend:
         *,
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
+        expected_version: int | None = None,
     ) -> str:
         if KILL_AT == "before-session":
             die()
-        return await self.inner.append(session_id, entries, run_id=run_id, meta=meta)
+        return await self.inner.append(
+            session_id, entries, run_id=run_id, meta=meta, expected_version=expected_version
+        )
 
     async def clear(self, session_id: str) -> None:
         await self.inner.clear(session_id)

@@ -100,10 +100,12 @@ async def test_a_worker_killed_between_completed_and_session_append_is_repaired_
     tmp_path: Path,
 ) -> None:
     """C12/C8: the checkpoint says completed; re-submitting replays it (no model, no tools)
-    and writes the session segment exactly once, however often it is re-submitted."""
+    and writes the session segment exactly once, however often it is re-submitted; the
+    session version it loaded is unchanged, so the checked append lands (issue 9)."""
     killed(tmp_path, "before-session")
     snap, segments = await stored(tmp_path)
     assert snap is not None and snap.status == "completed" and segments == []
+    assert snap.session_version == 0  # the replay appends at the version the run loaded
     for _ in range(2):
         result = finished(tmp_path)
         assert result["replayed"] is True and result["model_calls"] == 0

@@ -19,6 +19,7 @@ from lovia import (
     ProviderError,
     RunCancelled,
     RunContext,
+    RunHead,
     Runner,
     Segment,
     ToolCallEntry,
@@ -292,3 +293,69 @@ async def test_rewound_runs_lose_their_checkpoints_and_start_afresh(tmp_path: Pa
         assert again.output == "redone" and model.remaining == 0
         assert [s.run_id for s in await session.segments("u1")] == ["run-1", "run-2"]
         assert (await session.load("u1"))[-1] == AssistantTextEntry(content="redone")
+
+
+# -- the session version (issue 9: no silent fork) -----------------------------------------
+
+
+async def test_a_run_records_the_session_version_it_loaded(session: Any) -> None:
+    """The head keeps the version the history was read at, so a replay checks it too."""
+    cp = InMemoryCheckpointer()
+    await session.append("u1", [InputEntry(role="user", content="earlier")], run_id="r0")
+    model = ScriptedProvider([text("ok")])
+    await Runner.run(
+        agent(model), "hi", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "r1")
+    )
+    snap = await cp.load("r1")
+    assert snap is not None and snap.session_version == 1
+    assert (await session.history("u1")).version == 2
+
+
+async def test_a_resumed_run_reloads_the_history_and_its_version(session: Any) -> None:
+    """C10 + issue 9: a run that failed midway and resumes after another run landed reads
+    the new history (its version replaces the old one), so its append lands."""
+    cp = InMemoryCheckpointer()
+    model = ScriptedProvider([call("lookup", {"q": "x"}, call_id="c1"), ProviderError("down")])
+    opts = CheckpointOptions(cp, "r1")
+    with pytest.raises(ProviderError):
+        await Runner.run(
+            agent(model, tools=[lookup]), "q1", session=session, session_id="u1", checkpoint=opts
+        )
+    snap = await cp.load("r1")
+    assert snap is not None and snap.session_version == 0
+    await session.append("u1", [InputEntry(role="user", content="meanwhile")], run_id="other")
+    model.extend([text("done")])
+    result = await Runner.run(
+        agent(model, tools=[lookup]), "q1", session=session, session_id="u1", checkpoint=opts
+    )
+    assert result.output == "done"
+    assert "meanwhile" in str(model.calls[-1])  # the resumed turn saw the other run
+    assert [s.run_id for s in await session.segments("u1")] == ["other", "r1"]
+    snap = await cp.load("r1")
+    assert snap is not None and snap.session_version == 1
+
+
+async def test_a_custom_session_keeps_appending_without_versions() -> None:
+    """S3: a four-method store is never asked for history() or expected_version."""
+    store = FourMethodSession()
+    cp = InMemoryCheckpointer()
+    await Runner.run(
+        agent(ScriptedProvider([text("ok")])),
+        "hi",
+        session=store,
+        session_id="u1",
+        checkpoint=CheckpointOptions(cp, "r1"),
+    )
+    snap = await cp.load("r1")
+    assert snap is not None and snap.session_version is None
+    assert [s.run_id for s in store.data["u1"]] == ["r1"]
+
+
+def test_a_head_stored_before_session_versions_still_loads() -> None:
+    """Old heads have no session_version: they load with None (replay appends unchecked)."""
+    old = RunHead(agent_name="a").to_dict()
+    del old["session_version"]
+    assert RunHead.from_dict(old).session_version is None
+    assert RunHead.from_dict({**old, "session_version": 3}).session_version == 3
+    with pytest.raises(ValueError):
+        RunHead.from_dict({**old, "session_version": "3"})

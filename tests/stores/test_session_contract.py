@@ -15,6 +15,9 @@ from lovia import (
     InputEntry,
     Segment,
     Session,
+    SessionConflict,
+    SessionHistory,
+    StoreError,
     ToolCallEntry,
     ToolResultEntry,
     TranscriptEntry,
@@ -343,3 +346,96 @@ async def test_list_sessions_reports_runs_entries_and_title(session: Any) -> Non
     assert infos["a"].created_at <= infos["a"].updated_at
     await session.clear("a")
     assert [i.session_id for i in await session.list_sessions()] == ["b"]
+
+
+# -- the session version (built-in extra; issue 9: no silent fork) ---------------------------
+
+
+async def version_of(session: Any, sid: str = "s") -> int:
+    history = await session.history(sid)
+    assert history.segments == await session.segments(sid)  # read together, and the same
+    version: int = history.version
+    return version
+
+
+async def test_version_starts_at_zero_and_grows_with_every_change(session: Any) -> None:
+    """Every change bumps the version: append, trim, rewind, clear; it never goes back."""
+    assert await session.history("s") == SessionHistory([], 0)
+    seen = [await version_of(session)]
+    await session.append("s", tool_run(1, "x" * 50), run_id="A")
+    seen.append(await version_of(session))
+    await session.append("s", tool_run(2), run_id="B")
+    seen.append(await version_of(session))
+    assert await session.trim_tool_results("s", keep_chars=5, keep_runs=1) == 1
+    seen.append(await version_of(session))
+    assert await session.rewind("s", keep_entries=4) == 4
+    seen.append(await version_of(session))
+    await session.clear("s")
+    seen.append(await version_of(session))
+    assert seen == sorted(set(seen)), seen  # strictly increasing
+    assert seen[0] == 0
+    await session.append("s", [user("again")], run_id="C")
+    assert await version_of(session) > seen[-1]  # a clear does not reset the count
+
+
+async def test_version_holds_still_when_nothing_changes(session: Any) -> None:
+    """An idempotent re-append (S5), a trim or rewind with nothing to do, and clearing an
+    empty session leave the version alone; other sessions do not move it either."""
+    await session.append("s", tool_run(1), run_id="A")
+    before = await version_of(session)
+    assert await session.append("s", [user("other")], run_id="A") == "A"
+    assert await session.trim_tool_results("s", keep_chars=400, keep_runs=0) == 0
+    assert await session.rewind("s", keep_entries=100) == 0
+    await session.append("t", [user("elsewhere")], run_id="B")
+    await session.clear("nobody")
+    assert await version_of(session) == before
+    assert await version_of(session, "nobody") == 0
+
+
+async def test_append_at_the_expected_version_lands_and_bumps_it(session: Any) -> None:
+    await session.append("s", tool_run(1), run_id="A")
+    version = await version_of(session)
+    assert await session.append("s", tool_run(2), run_id="B", expected_version=version) == "B"
+    assert await version_of(session) == version + 1
+    assert await session.append("new", [user("hi")], run_id="C", expected_version=0) == "C"
+
+
+async def test_a_stale_expected_version_raises_and_writes_nothing(session: Any) -> None:
+    """Two runs loaded version v; the first appends; the second gets SessionConflict naming
+    the session and both versions, and the session holds only the first."""
+    await session.append("s", tool_run(1), run_id="A")
+    loaded = await version_of(session)
+    await session.append("s", tool_run(2), run_id="B", expected_version=loaded)
+    with pytest.raises(SessionConflict) as info:
+        await session.append("s", tool_run(3), run_id="C", expected_version=loaded)
+    err = info.value
+    assert isinstance(err, StoreError)
+    assert (err.session_id, err.expected_version, err.current_version) == ("s", 1, 2)
+    assert "'s'" in err.message and err.hint and "if_run_exists='restart'" in err.hint
+    assert [s.run_id for s in await session.segments("s")] == ["A", "B"]
+    assert await version_of(session) == 2
+
+
+async def test_a_stored_run_id_returns_whatever_the_version(session: Any) -> None:
+    """S5 before the version check: replaying an append that landed is never a conflict."""
+    await session.append("s", tool_run(1), run_id="A", expected_version=0)
+    await session.append("s", tool_run(2), run_id="B")
+    assert await session.append("s", tool_run(1), run_id="A", expected_version=0) == "A"
+    assert [s.run_id for s in await session.segments("s")] == ["A", "B"]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "0", True])
+async def test_a_bad_expected_version_is_a_user_error(session: Any, bad: Any) -> None:
+    with pytest.raises(UserError):
+        await session.append("s", [user("x")], run_id="A", expected_version=bad)
+    assert await session.segments("s") == []
+
+
+async def test_the_version_survives_reopening(session_backend: Any) -> None:
+    first = session_backend.open()
+    await first.append("s", tool_run(1), run_id="A")
+    await first.clear("s")
+    again = session_backend.open()
+    assert await version_of(again) == 2
+    with pytest.raises(SessionConflict):
+        await again.append("s", [user("late")], run_id="B", expected_version=1)

@@ -17,6 +17,7 @@ from lovia import (
     InputEntry,
     SchemaError,
     Segment,
+    SessionConflict,
     StoreError,
     ToolCallEntry,
     ToolResultEntry,
@@ -280,3 +281,23 @@ async def test_a_file_written_by_schema_version_1_still_reads(tmp_path: Path) ->
         ]
         assert await s.load("u2") == [user("other")]
         assert await s.rewind("u1", keep_entries=2) == 5
+
+
+async def test_a_version_1_file_has_session_versions_for_its_sessions(tmp_path: Path) -> None:
+    """The revision row a version-1 file keeps per session is the session's version
+    (issue 9): an append at it lands, one at an older version is refused, and the file's
+    schema stays readable by the lovia that wrote it."""
+    path = tmp_path / "old.sqlite"
+    path.write_bytes((FIXTURES / "sessions-v1.sqlite").read_bytes())
+    async with SQLiteSession(path) as s:
+        history = await s.history("u1")
+        assert [seg.run_id for seg in history.segments] == ["run-1", "run-2"]
+        assert history.version == 2 and (await s.history("u2")).version == 1
+        with pytest.raises(SessionConflict):
+            await s.append("u1", [user("stale")], run_id="run-3", expected_version=1)
+        await s.append("u1", [user("fresh")], run_id="run-3", expected_version=2)
+        assert (await s.history("u1")).version == 3
+    with sqlite3.connect(path) as conn:
+        assert conn.execute(
+            "SELECT value FROM lovia_meta WHERE key = 'schema:session'"
+        ).fetchone() == ("1",)

@@ -38,6 +38,7 @@ from ..hooks import AgentHooks
 from ..providers.base import Provider
 from ..providers.registry import resolve_model
 from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
+from ..stores.maintenance import keeps_versions
 from ..stores.session import Session
 from ..tools import Tool, ToolOutcome, truncate_output
 from ..transcript import (
@@ -73,6 +74,7 @@ class RunState:
         "finish_reason",
         "history",
         "reported_input_tokens",
+        "session_version",
         "started_calls",
         "system_entries",
         "turn",
@@ -90,6 +92,7 @@ class RunState:
         self.finish_reason: str | None = None
         self.reported_input_tokens: int | None = None
         self.started_calls: list[str] = []
+        self.session_version: int | None = None  # the history's, when the session keeps one
 
 
 class _Tooling:
@@ -257,7 +260,11 @@ class RunDriver:
             state=state,
         )
         if self.session is not None and self.session_id is not None:
-            segments = await self.session.segments(self.session_id)
+            if keeps_versions(self.session):  # read again on resume: the version moves on
+                history = await self.session.history(self.session_id)  # type: ignore[attr-defined]
+                segments, state.session_version = history.segments, history.version
+            else:
+                segments = await self.session.segments(self.session_id)
             state.history = [e for seg in segments for e in seg.entries]
             if snapshot is None and segments and segments[-1].meta:
                 state.context_state = dict(segments[-1].meta.get("context_state") or {})
@@ -585,7 +592,7 @@ class RunDriver:
             session_id=self.session_id,
             delete_on_success=bool(self.checkpoint and self.checkpoint.delete_on_success),
         )
-        await self.recorder.finish_replay(snap.entries, snap.context_state)
+        await self.recorder.finish_replay(snap.entries, snap.context_state, snap.session_version)
         result = RunResult(
             output=output,
             entries=list(snap.entries),

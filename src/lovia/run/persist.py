@@ -4,6 +4,11 @@ The loop calls ``save`` after the run's input, after every model turn and after 
 result (C2), and ``complete`` / ``fail`` / ``interrupt`` at the end. On success the order is
 fixed (C12): checkpoint marked completed, then session append, then (``delete_on_success``)
 the snapshot deleted. Without a checkpointer or a session the calls cost nothing.
+
+With a session that keeps a version (every built-in one), the append names the version the
+run loaded its history at (``state.session_version``, kept in the head too), so a run that
+another run overtook raises ``SessionConflict`` instead of forking the conversation, now and
+on every replay.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 
 from ..errors import LoviaError
 from ..stores.checkpoint import Checkpointer, RunHead, RunStatus
+from ..stores.maintenance import keeps_versions
 from ..stores.session import Session
 from ..transcript import TranscriptEntry
 from .lease import RunLease
@@ -80,6 +86,7 @@ class RunRecorder:
             updated_at=time.time(),
             session_id=self.session_id,
             started_calls=tuple(state.started_calls),
+            session_version=state.session_version,
         )
 
     async def save(self, state: Any, status: RunStatus = "running", **head: Any) -> None:
@@ -111,23 +118,40 @@ class RunRecorder:
         """C12: checkpoint completed, then session append, then delete_on_success."""
         await self.save(state, "completed", output=stored_output)
         self.completed = True
-        await self.append_session(state.entries, state.context_state)
+        await self.append_session(state.entries, state.context_state, state.session_version)
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)
 
     async def append_session(
-        self, entries: Sequence[TranscriptEntry], context_state: dict[str, Any]
+        self,
+        entries: Sequence[TranscriptEntry],
+        context_state: dict[str, Any],
+        session_version: int | None,
     ) -> None:
-        """Append the run as one segment (idempotent by run id, so safe on replay)."""
-        if self.session is None or self.session_id is None or not entries:
+        """Append the run as one segment (idempotent by run id, so safe on replay); only if
+        the session is still at ``session_version`` when the store keeps versions."""
+        session = self.session
+        if session is None or self.session_id is None or not entries:
             return
         meta = {"context_state": context_state} if context_state else None
-        await self.session.append(self.session_id, list(entries), run_id=self.run_id, meta=meta)
+        if session_version is not None and keeps_versions(session):
+            await session.append(  # type: ignore[call-arg]
+                self.session_id,
+                list(entries),
+                run_id=self.run_id,
+                meta=meta,
+                expected_version=session_version,
+            )
+            return
+        await session.append(self.session_id, list(entries), run_id=self.run_id, meta=meta)
 
     async def finish_replay(
-        self, entries: Sequence[TranscriptEntry], state: dict[str, Any]
+        self,
+        entries: Sequence[TranscriptEntry],
+        state: dict[str, Any],
+        session_version: int | None,
     ) -> None:
-        await self.append_session(entries, state)
+        await self.append_session(entries, state, session_version)
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)
 

@@ -108,6 +108,15 @@ class PostgresDatabase:
         """Run ``fn(conn)`` in one transaction: committed whole or rolled back whole."""
         return await self._use(fn, transaction=True)
 
+    async def read_snapshot(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
+        """Run ``fn(conn)``'s reads in one read-only snapshot (several statements, one view)."""
+
+        async def snapshot(conn: Conn) -> T:
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return await fn(conn)
+
+        return await self._use(snapshot, transaction=True)
+
     async def _use(self, fn: Callable[[Conn], Awaitable[T]], *, transaction: bool) -> T:
         if self._closed:
             raise UserError("this PostgreSQL store is closed", hint="open a new store")

@@ -48,6 +48,9 @@ class RunHead:
     session_id: str | None = None
     started_calls: tuple[str, ...] = ()
     """``call_id``s of tool calls that started and have no stored result yet (in doubt)."""
+    session_version: int | None = None
+    """The session's version when the run loaded its history (``None``: not known), so its
+    append, also on replay, lands only if no other run changed the session since."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +64,7 @@ class RunHead:
             "updated_at": self.updated_at,
             "session_id": self.session_id,
             "started_calls": list(self.started_calls),
+            "session_version": self.session_version,
         }
 
     @classmethod
@@ -79,6 +83,7 @@ class RunHead:
             updated_at=float(data.get("updated_at", 0.0)),
             session_id=data.get("session_id"),
             started_calls=tuple(data.get("started_calls") or ()),
+            session_version=_optional_int(data.get("session_version")),
         )
 
 
@@ -98,6 +103,7 @@ class RunSnapshot:
     updated_at: float
     session_id: str | None = None
     started_calls: tuple[str, ...] = ()
+    session_version: int | None = None
 
     @property
     def head(self) -> RunHead:
@@ -225,6 +231,15 @@ def _check_lease_options(ttl: Any, on_busy: Any, wait_timeout: Any) -> None:
             f"wait_timeout must be a positive number of seconds or None, got {wait_timeout!r}",
             hint="pass wait_timeout=None to wait as long as the other worker runs",
         )
+
+
+def _optional_int(value: Any) -> int | None:
+    """A stored optional whole number (heads written before the field existed have none)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"session_version must be an int, got {value!r}")
+    return value
 
 
 MAX_ID_CHARS = 512

@@ -1,4 +1,5 @@
-"""Plan session maintenance (trim, rewind) once, as pure functions over a session's segments.
+"""Plan session maintenance (trim, rewind) once, as pure functions over a session's segments;
+and the session version every built-in store keeps (``history``, ``expected_version``).
 
 ``trim_plan`` and ``rewind_plan`` look at the segments of one session and return a
 ``MaintenancePlan``: which segments to replace (same ``run_id``, new entries and meta), which
@@ -9,6 +10,7 @@ semantics (S8, S10) are written once and cannot drift between backends.
 
 from __future__ import annotations
 
+import inspect
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UserError
+from ..errors import SessionConflict, UserError
 from ..transcript import (
     InputEntry,
     ToolCallEntry,
@@ -30,11 +32,15 @@ __all__ = [
     "MaintenancePlan",
     "Planner",
     "RewindResult",
+    "SessionHistory",
     "SessionInfo",
     "SessionMaintenance",
     "append_run_id",
     "check_count",
+    "check_expected_version",
+    "conflict",
     "is_trimmed",
+    "keeps_versions",
     "rewind_plan",
     "session_info",
     "title_of",
@@ -233,6 +239,56 @@ def session_info(row: Sequence[Any]) -> SessionInfo:
     """A ``list_sessions`` row (id, runs, entries, created, updated, title) as ``SessionInfo``."""
     return SessionInfo(
         str(row[0]), int(row[1]), int(row[2] or 0), float(row[3]), float(row[4]), row[5]
+    )
+
+
+# -- the session version (built-in stores only; not part of the protocol) --------------------
+
+
+@dataclass(frozen=True)
+class SessionHistory:
+    """A session's segments and its version, read together (``await session.history(sid)``).
+
+    ``version`` is 0 for a session never written and grows by one with every change: an
+    append that adds a segment, a trim or rewind that changes something, a ``clear``. Pass it
+    back as ``append(..., expected_version=version)`` to append only if nothing changed since.
+    """
+
+    segments: list[Segment]
+    version: int
+
+
+def keeps_versions(session: Any) -> bool:
+    """True when ``session`` has ``history()`` and its ``append`` takes ``expected_version``
+    (every built-in store): the runner then appends a run only if the session is still at
+    the version the run loaded. A subclass whose own ``append`` predates the argument, or a
+    custom four-method store, is used as before, unchecked."""
+    if not callable(getattr(session, "history", None)):
+        return False
+    try:
+        params = inspect.signature(session.append).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False
+    return "expected_version" in params or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+    )
+
+
+def check_expected_version(value: Any) -> int | None:
+    """``append``'s ``expected_version``: ``None`` (no check) or a non-negative int."""
+    return None if value is None else check_count(value, "expected_version")
+
+
+def conflict(session_id: str, expected: int, current: int) -> SessionConflict:
+    """The error for an append whose run loaded the session at another version."""
+    return SessionConflict(
+        f"session {session_id!r} is at version {current}, not {expected}: nothing was appended",
+        hint="another run changed this session after this run loaded it; re-run with "
+        "if_run_exists='restart' to answer with the new history, or append the entries "
+        "yourself without expected_version to keep both",
+        session_id=session_id,
+        expected_version=expected,
+        current_version=current,
     )
 
 

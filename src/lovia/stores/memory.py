@@ -14,9 +14,12 @@ from .lease import MemoryLeases
 from .maintenance import (
     MaintenancePlan,
     Planner,
+    SessionHistory,
     SessionInfo,
     SessionMaintenance,
     append_run_id,
+    check_expected_version,
+    conflict,
     title_of,
 )
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
@@ -28,14 +31,18 @@ __all__ = ["InMemoryCheckpointer", "InMemorySession"]
 class InMemorySession(SessionMaintenance):
     """A ``Session`` in a dict, for tests and throwaway chats: it dies with the process (E4).
 
-    Besides the protocol it has the built-in maintenance methods (``trim_tool_results``,
-    ``rewind``, ``rewind_runs``) and ``list_sessions()``. Entries are immutable, so copying
-    the lists is enough; ``meta`` is deep-copied in and out.
+    Besides the protocol it has ``history()`` (segments and version), the built-in
+    maintenance methods (``trim_tool_results``, ``rewind``, ``rewind_runs``) and
+    ``list_sessions()``. Entries are immutable, so copying the lists is enough; ``meta`` is
+    deep-copied in and out.
     """
 
     def __init__(self) -> None:
         self._sessions: dict[str, list[Segment]] = {}
         self._times: dict[str, tuple[float, float]] = {}  # session_id -> (created, updated)
+        # never dropped, not even by clear: a version must not come back to a value a run
+        # may still hold
+        self._versions: dict[str, int] = {}
         self._lock = asyncio.Lock()
 
     async def segments(self, session_id: str) -> list[Segment]:
@@ -44,6 +51,11 @@ class InMemorySession(SessionMaintenance):
             Segment(s.run_id, list(s.entries), copy.deepcopy(s.meta))
             for s in self._sessions.get(session_id, ())
         ]
+
+    async def history(self, session_id: str) -> SessionHistory:
+        """The session's segments and its version, read together."""
+        segments = await self.segments(session_id)  # no await inside: nothing slips in
+        return SessionHistory(segments, self._versions.get(session_id, 0))
 
     async def load(self, session_id: str) -> list[TranscriptEntry]:
         validate_id(session_id, "session_id")
@@ -56,18 +68,29 @@ class InMemorySession(SessionMaintenance):
         *,
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
+        expected_version: int | None = None,
     ) -> str:
+        """Append one segment; ``expected_version`` set: only if the session is still at it
+        (``SessionConflict`` otherwise). A stored ``run_id`` returns at once, whatever the
+        version (S5)."""
         run_id = append_run_id(session_id, run_id)
-        segments = self._sessions.setdefault(session_id, [])
+        expected = check_expected_version(expected_version)
+        segments = self._sessions.get(session_id, [])
         if any(s.run_id == run_id for s in segments):
             return run_id
+        current = self._versions.get(session_id, 0)
+        if expected is not None and expected != current:
+            raise conflict(session_id, expected, current)
         segments.append(Segment(run_id, list(entries), copy.deepcopy(meta)))
+        self._sessions[session_id] = segments
+        self._versions[session_id] = current + 1
         self._touch(session_id)
         return run_id
 
     async def clear(self, session_id: str) -> None:
         validate_id(session_id, "session_id")
-        self._sessions.pop(session_id, None)
+        if self._sessions.pop(session_id, None) is not None:
+            self._bump(session_id)
         self._times.pop(session_id, None)
 
     # -- maintenance (built-in stores only; not part of the protocol) -----------------------
@@ -92,6 +115,7 @@ class InMemorySession(SessionMaintenance):
     def _apply(self, session_id: str, plan: MaintenancePlan) -> None:
         if plan.empty:
             return
+        self._bump(session_id)
         new = {s.run_id: s for s in plan.replace}
         gone = set(plan.delete)
         kept = [
@@ -103,6 +127,9 @@ class InMemorySession(SessionMaintenance):
         else:
             self._sessions.pop(session_id, None)
             self._times.pop(session_id, None)
+
+    def _bump(self, session_id: str) -> None:
+        self._versions[session_id] = self._versions.get(session_id, 0) + 1
 
     def _touch(self, session_id: str) -> None:
         now = time.time()

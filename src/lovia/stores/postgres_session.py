@@ -3,7 +3,8 @@
 The same logical schema as ``SQLiteSession``: one row per segment, ``UNIQUE (session_id,
 run_id)`` so append is idempotent in the database itself (S5). Trim and rewind are planned by
 ``maintenance`` and applied in one transaction that holds a per-session advisory lock; append
-takes the same lock, so maintenance never interleaves with a new segment.
+takes the same lock, so maintenance never interleaves with a new segment. A row per session
+in ``session_heads`` holds its version, bumped under that lock by every change (schema 2).
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from .checkpoint import validate_id
 from .maintenance import (
     MaintenancePlan,
     Planner,
+    SessionHistory,
     SessionInfo,
     SessionMaintenance,
     append_run_id,
+    check_expected_version,
+    conflict,
     session_info,
 )
 from .session import Segment
@@ -44,10 +48,26 @@ MIGRATIONS: Migrations = {
         )""",
         "CREATE INDEX ON {session_segments} (session_id, seq)",
     ),
+    # the session version: one row per session ever written, never deleted (a clear must
+    # not bring a version back to a value a run may still hold); existing sessions start at
+    # their segment count, so a non-empty session is never at version 0
+    2: (
+        """CREATE TABLE {session_heads} (
+            session_id  text   PRIMARY KEY,
+            version     bigint NOT NULL
+        )""",
+        "INSERT INTO {session_heads} (session_id, version) "
+        "SELECT session_id, COUNT(*) FROM {session_segments} GROUP BY session_id",
+    ),
 }
 
 _SELECT = "SELECT run_id, entries, meta FROM {session_segments} WHERE session_id = %s ORDER BY seq"
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+_VERSION = "SELECT version FROM {session_heads} WHERE session_id = %s"
+_BUMP = (
+    "INSERT INTO {session_heads} (session_id, version) VALUES (%s, 1) "
+    "ON CONFLICT (session_id) DO UPDATE SET version = {session_heads}.version + 1"
+)
 
 
 class PostgresSession(PostgresStore, SessionMaintenance):
@@ -56,14 +76,15 @@ class PostgresSession(PostgresStore, SessionMaintenance):
     ``dsn_or_pool`` is a DSN (the store opens and closes its own pool of ``min_size`` to
     ``max_size`` connections) or a ``psycopg_pool.AsyncConnectionPool`` you own (opened with
     ``kwargs={"autocommit": True}``; ``close()`` leaves it open unless ``close_pool=True``).
-    Tables are named ``<table_prefix>session_segments`` and ``<table_prefix>meta``; they are
-    created and migrated on first use. Besides the protocol: ``trim_tool_results``,
-    ``rewind``, ``rewind_runs``, ``list_sessions``, ``close`` and ``async with``.
+    Tables are named ``<table_prefix>session_segments``, ``<table_prefix>session_heads`` and
+    ``<table_prefix>meta``; they are created and migrated on first use. Besides the
+    protocol: ``history``, ``trim_tool_results``, ``rewind``, ``rewind_runs``,
+    ``list_sessions``, ``close`` and ``async with``.
     """
 
     _component = "session"
     _migrations = MIGRATIONS
-    _tables = ("session_segments",)
+    _tables = ("session_segments", "session_heads")
 
     # -- the protocol -----------------------------------------------------------------------
 
@@ -77,6 +98,20 @@ class PostgresSession(PostgresStore, SessionMaintenance):
 
         return [_decode(session_id, row) for row in await self._db.read(read)]
 
+    async def history(self, session_id: str) -> SessionHistory:
+        """The session's segments and its version, read in one snapshot."""
+        validate_id(session_id, "session_id")
+        select, version = self._db.q(_SELECT), self._db.q(_VERSION)
+
+        async def read(conn: Conn) -> tuple[int, list[Any]]:
+            cur = await conn.execute(version, (session_id,))
+            head = await cur.fetchone()
+            cur = await conn.execute(select, (session_id,))
+            return (0 if head is None else int(head[0])), await cur.fetchall()
+
+        current, rows = await self._db.read_snapshot(read)
+        return SessionHistory([_decode(session_id, row) for row in rows], current)
+
     async def load(self, session_id: str) -> list[TranscriptEntry]:
         return [e for seg in await self.segments(session_id) for e in seg.entries]
 
@@ -87,10 +122,19 @@ class PostgresSession(PostgresStore, SessionMaintenance):
         *,
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
+        expected_version: int | None = None,
     ) -> str:
+        """Append one segment; ``expected_version`` set: only if the session is still at it
+        (``SessionConflict`` otherwise, nothing written). A stored ``run_id`` returns at
+        once, whatever the version (S5)."""
         rid = append_run_id(session_id, run_id)
+        expected = check_expected_version(expected_version)
         columns = encode_segment(list(entries), meta)
         now = time.time()
+        stored = self._db.q(
+            "SELECT 1 FROM {session_segments} WHERE session_id = %s AND run_id = %s"
+        )
+        version, bump = self._db.q(_VERSION), self._db.q(_BUMP)
         insert = self._db.q(
             "INSERT INTO {session_segments} (session_id, run_id, entries, meta, n_entries, "
             "title, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
@@ -98,8 +142,20 @@ class PostgresSession(PostgresStore, SessionMaintenance):
         )
 
         async def write(conn: Conn) -> None:
+            # under the session's lock nothing changes between the check and the insert
             await conn.execute(_LOCK, (self._lock_key(session_id),))
-            await conn.execute(insert, (session_id, rid, *columns, now, now))
+            if expected is not None:
+                cur = await conn.execute(stored, (session_id, rid))
+                if await cur.fetchone() is not None:
+                    return
+                cur = await conn.execute(version, (session_id,))
+                head = await cur.fetchone()
+                current = 0 if head is None else int(head[0])
+                if current != expected:
+                    raise conflict(session_id, expected, current)
+            cur = await conn.execute(insert, (session_id, rid, *columns, now, now))
+            if cur.rowcount:
+                await conn.execute(bump, (session_id,))
 
         await self._db.write(write)
         return rid
@@ -107,10 +163,13 @@ class PostgresSession(PostgresStore, SessionMaintenance):
     async def clear(self, session_id: str) -> None:
         validate_id(session_id, "session_id")
         delete = self._db.q("DELETE FROM {session_segments} WHERE session_id = %s")
+        bump = self._db.q(_BUMP)
 
         async def write(conn: Conn) -> None:
             await conn.execute(_LOCK, (self._lock_key(session_id),))
-            await conn.execute(delete, (session_id,))
+            cur = await conn.execute(delete, (session_id,))
+            if cur.rowcount:
+                await conn.execute(bump, (session_id,))
 
         await self._db.write(write)
 
@@ -134,12 +193,16 @@ class PostgresSession(PostgresStore, SessionMaintenance):
             "title = %s, updated_at = %s WHERE session_id = %s AND run_id = %s"
         )
         delete = self._db.q("DELETE FROM {session_segments} WHERE session_id = %s AND run_id = %s")
+        bump = self._db.q(_BUMP)
 
         async def apply(conn: Conn) -> MaintenancePlan:
             await conn.execute(_LOCK, (self._lock_key(session_id),))
             cur = await conn.execute(select, (session_id,))
             rows = await cur.fetchall()
             plan = plan_for([_decode(session_id, row) for row in rows])
+            if plan.empty:
+                return plan
+            await conn.execute(bump, (session_id,))
             now = time.time()
             async with conn.cursor() as batch:
                 if plan.replace:

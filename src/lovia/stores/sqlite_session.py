@@ -2,7 +2,9 @@
 
 One row per segment. ``UNIQUE (session_id, run_id)`` makes append idempotent in the database
 itself (S5), so two processes appending the same run still store one segment. Trim and
-rewind are planned by ``maintenance`` and applied in one transaction.
+rewind are planned by ``maintenance`` and applied in one transaction. The per-session
+``revision`` in ``lovia_session_heads`` is the session's version (``history``,
+``append(..., expected_version=...)``): it grows with every change, in the same transaction.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ from .checkpoint import validate_id
 from .maintenance import (
     MaintenancePlan,
     Planner,
+    SessionHistory,
     SessionInfo,
     SessionMaintenance,
     append_run_id,
+    check_expected_version,
+    conflict,
     session_info,
 )
 from .session import Segment
@@ -106,8 +111,9 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
 
     ``wal=True`` turns on WAL journaling with ``synchronous=NORMAL`` and a busy timeout, so
     several stores or processes can write one file (S12). Calls run on the store's own
-    thread, never on the event loop. Besides the protocol: ``trim_tool_results``,
-    ``rewind``, ``rewind_runs``, ``list_sessions``, ``close`` and ``async with``.
+    thread, never on the event loop. Besides the protocol: ``history``,
+    ``trim_tool_results``, ``rewind``, ``rewind_runs``, ``list_sessions``, ``close`` and
+    ``async with``.
     """
 
     _component = "session"
@@ -123,12 +129,18 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
 
     async def segments(self, session_id: str) -> list[Segment]:
         validate_id(session_id, "session_id")
-        stored = await self._db.read(lambda conn: self._read(conn, session_id))
+        _, stored = await self._db.read(lambda conn: self._read(conn, session_id))
         return [s.segment() for s in stored]
+
+    async def history(self, session_id: str) -> SessionHistory:
+        """The session's segments and its version, read in one snapshot."""
+        validate_id(session_id, "session_id")
+        version, stored = await self._db.read(lambda conn: self._read(conn, session_id))
+        return SessionHistory([s.segment() for s in stored], version)
 
     async def load(self, session_id: str) -> list[TranscriptEntry]:
         validate_id(session_id, "session_id")
-        stored = await self._db.read(lambda conn: self._read(conn, session_id))
+        _, stored = await self._db.read(lambda conn: self._read(conn, session_id))
         return [e for s in stored for e in s.entries]
 
     async def append(
@@ -138,12 +150,27 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
         *,
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
+        expected_version: int | None = None,
     ) -> str:
+        """Append one segment; ``expected_version`` set: only if the session is still at it
+        (``SessionConflict`` otherwise, nothing written). A stored ``run_id`` returns at
+        once, whatever the version (S5)."""
         rid = append_run_id(session_id, run_id)
+        expected = check_expected_version(expected_version)
         columns = encode_segment(list(entries), meta)
         now = time.time()
 
         def insert(conn: sqlite3.Connection) -> None:
+            if expected is not None:  # BEGIN IMMEDIATE holds the write lock: no one slips in
+                stored = conn.execute(
+                    "SELECT 1 FROM lovia_session_segments WHERE session_id = ? AND run_id = ?",
+                    (session_id, rid),
+                ).fetchone()
+                if stored is not None:
+                    return
+                current = _revision(conn, session_id)
+                if current != expected:
+                    raise conflict(session_id, expected, current)
             # the unique key, not a read-then-write, keeps concurrent appends of one run single
             added = conn.execute(
                 "INSERT INTO lovia_session_segments (session_id, run_id, entries, meta, "
@@ -183,8 +210,9 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
         """Read, plan and apply in one write transaction, so no append slips in between."""
         return await self._db.write(lambda conn: _apply(conn, session_id, plan_for))
 
-    def _read(self, conn: sqlite3.Connection, session_id: str) -> tuple[_Stored, ...]:
-        """The session's decoded rows: from the cache, plus only the rows added since."""
+    def _read(self, conn: sqlite3.Connection, session_id: str) -> tuple[int, tuple[_Stored, ...]]:
+        """The session's revision and decoded rows: from the cache, plus only the rows added
+        since."""
         conn.execute("BEGIN")  # one snapshot for the head and the rows
         try:
             head = conn.execute(
@@ -192,12 +220,12 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
                 (session_id,),
             ).fetchone()
             if head is None:
-                return ()
+                return 0, ()
             revision, rewrites = int(head[0]), int(head[1])
             cached = self._cache.get(session_id)
             if cached is not None and cached.revision == revision:
                 self._cache.move_to_end(session_id)
-                return cached.stored
+                return revision, cached.stored
             if cached is None or cached.rewrites != rewrites:
                 cached = _Cached(0, rewrites, 0, ())  # trimmed, rewound or cleared: start over
             rows = conn.execute(_SELECT, (session_id, cached.last_seq)).fetchall()
@@ -209,7 +237,7 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
         self._cache.move_to_end(session_id)
         while len(self._cache) > CACHED_SESSIONS:
             self._cache.popitem(last=False)
-        return stored
+        return revision, stored
 
     def __repr__(self) -> str:
         return f"SQLiteSession({self._db.path!r}, wal={self._db.wal})"
@@ -234,6 +262,14 @@ def _apply(conn: sqlite3.Connection, session_id: str, plan_for: Planner) -> Main
         [(session_id, rid) for rid in plan.delete],
     )
     return plan
+
+
+def _revision(conn: sqlite3.Connection, session_id: str) -> int:
+    """The session's version: its head's revision, 0 for a session never written."""
+    row = conn.execute(
+        "SELECT revision FROM lovia_session_heads WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def _decode(session_id: str, row: Row) -> _Stored:
