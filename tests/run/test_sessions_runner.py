@@ -359,3 +359,30 @@ def test_a_head_stored_before_session_versions_still_loads() -> None:
     assert RunHead.from_dict({**old, "session_version": 3}).session_version == 3
     with pytest.raises(ValueError):
         RunHead.from_dict({**old, "session_version": "3"})
+
+
+async def test_a_subclass_with_the_old_append_signature_is_appended_unchecked() -> None:
+    """Code written before session versions keeps running: a built-in store subclassed with
+    its own four-argument append is never passed expected_version (S3)."""
+    calls: list[str | None] = []
+
+    class Logged(InMemorySession):
+        async def append(  # type: ignore[override]
+            self,
+            session_id: str,
+            entries: Sequence[TranscriptEntry],
+            *,
+            run_id: str | None = None,
+            meta: dict[str, Any] | None = None,
+        ) -> str:
+            calls.append(run_id)
+            return await super().append(session_id, entries, run_id=run_id, meta=meta)
+
+    store = Logged()
+    cp = InMemoryCheckpointer()
+    opts = CheckpointOptions(cp, "r1")
+    await Runner.run(
+        agent(ScriptedProvider([text("ok")])), "hi", session=store, session_id="u1", checkpoint=opts
+    )
+    snap = await cp.load("r1")
+    assert calls == ["r1"] and snap is not None and snap.session_version is None

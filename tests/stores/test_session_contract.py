@@ -5,6 +5,7 @@ The ``session`` / ``session_backend`` fixtures come from this folder's ``conftes
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -439,3 +440,23 @@ async def test_the_version_survives_reopening(session_backend: Any) -> None:
     assert await version_of(again) == 2
     with pytest.raises(SessionConflict):
         await again.append("s", [user("late")], run_id="B", expected_version=1)
+
+
+async def test_of_eight_writers_at_one_version_exactly_one_lands(session_backend: Any) -> None:
+    """Check and write are one transaction: eight stores (connections) appending at the
+    version they all read store one segment; the other seven raise SessionConflict."""
+    stores = [session_backend.open() for _ in range(8)]
+    await stores[0].append("s", [user("start")], run_id="r0")
+    version = await version_of(stores[0])
+
+    async def write(i: int) -> str:
+        store = stores[i]
+        rid: str = await store.append("s", [say(f"w{i}")], run_id=f"w{i}", expected_version=version)
+        return rid
+
+    outcomes = await asyncio.gather(*(write(i) for i in range(8)), return_exceptions=True)
+    landed = [o for o in outcomes if isinstance(o, str)]
+    assert len(landed) == 1, outcomes
+    assert all(isinstance(o, SessionConflict) for o in outcomes if not isinstance(o, str))
+    assert [s.run_id for s in await stores[0].segments("s")] == ["r0", landed[0]]
+    assert await version_of(stores[0]) == version + 1
