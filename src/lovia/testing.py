@@ -7,11 +7,12 @@
 
 Each model call takes the next scripted turn and records the prompt it received in
 ``model.calls`` (chat-format messages). A script item may also be an exception (raised by
-that call) or a callable ``(messages) -> turn`` that decides from the prompt.
+that call) or a callable ``(messages) -> turn`` (sync or async) that decides from the prompt.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -136,6 +137,8 @@ class ScriptedProvider:
         if isinstance(item, BaseException):
             raise item
         turn = item if isinstance(item, ScriptedTurn) else item(messages)
+        if inspect.isawaitable(turn):  # an async callable
+            turn = await turn
         if isinstance(turn, str):
             turn = ScriptedTurn(text=turn)
         if not isinstance(turn, ScriptedTurn):

@@ -22,6 +22,7 @@ from lovia import (
     RunHead,
     Runner,
     Segment,
+    SessionConflict,
     ToolCallEntry,
     ToolResultEntry,
     TranscriptEntry,
@@ -361,9 +362,10 @@ def test_a_head_stored_before_session_versions_still_loads() -> None:
         RunHead.from_dict({**old, "session_version": "3"})
 
 
-async def test_a_subclass_with_the_old_append_signature_is_appended_unchecked() -> None:
+async def test_a_subclass_with_the_protocols_append_signature_works_and_is_still_checked() -> None:
     """Code written before session versions keeps running: a built-in store subclassed with
-    its own four-argument append is never passed expected_version (S3)."""
+    its own four-argument append works unchanged (S3), and the version check still happens
+    in the built-in store underneath, so the subclass cannot fork a conversation."""
     calls: list[str | None] = []
 
     class Logged(InMemorySession):
@@ -385,4 +387,19 @@ async def test_a_subclass_with_the_old_append_signature_is_appended_unchecked() 
         agent(ScriptedProvider([text("ok")])), "hi", session=store, session_id="u1", checkpoint=opts
     )
     snap = await cp.load("r1")
-    assert calls == ["r1"] and snap is not None and snap.session_version is None
+    assert calls == ["r1"] and snap is not None and snap.session_version == 0
+
+    async def meanwhile(messages: Any) -> Any:
+        await store.append("u1", [InputEntry(content="someone else")], run_id="other")
+        return text("late")
+
+    with pytest.raises(SessionConflict):
+        await Runner.run(
+            agent(ScriptedProvider([meanwhile])),
+            "again",
+            session=store,
+            session_id="u1",
+            checkpoint=CheckpointOptions(cp, "r2"),
+        )
+    assert [s.run_id for s in await store.segments("u1")] == ["r1", "other"]
+    assert await store.append("u1", [InputEntry(content="direct")], run_id="r3") == "r3"

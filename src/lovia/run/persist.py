@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import LoviaError
 from ..stores.checkpoint import Checkpointer, RunHead, RunStatus
-from ..stores.maintenance import keeps_versions
+from ..stores.maintenance import appending_at
 from ..stores.session import Session
 from ..transcript import TranscriptEntry
 from .lease import RunLease
@@ -134,16 +134,8 @@ class RunRecorder:
         if session is None or self.session_id is None or not entries:
             return
         meta = {"context_state": context_state} if context_state else None
-        if session_version is not None and keeps_versions(session):
-            await session.append(  # type: ignore[call-arg]
-                self.session_id,
-                list(entries),
-                run_id=self.run_id,
-                meta=meta,
-                expected_version=session_version,
-            )
-            return
-        await session.append(self.session_id, list(entries), run_id=self.run_id, meta=meta)
+        with appending_at(self.session_id, session_version):
+            await session.append(self.session_id, list(entries), run_id=self.run_id, meta=meta)
 
     async def finish_replay(
         self,

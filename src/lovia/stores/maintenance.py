@@ -10,11 +10,12 @@ semantics (S8, S10) are written once and cannot drift between backends.
 
 from __future__ import annotations
 
-import inspect
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,9 +37,11 @@ __all__ = [
     "SessionInfo",
     "SessionMaintenance",
     "append_run_id",
+    "appending_at",
     "check_count",
     "check_expected_version",
     "conflict",
+    "expected_version_for",
     "is_trimmed",
     "keeps_versions",
     "rewind_plan",
@@ -259,19 +262,35 @@ class SessionHistory:
 
 
 def keeps_versions(session: Any) -> bool:
-    """True when ``session`` has ``history()`` and its ``append`` takes ``expected_version``
-    (every built-in store): the runner then appends a run only if the session is still at
-    the version the run loaded. A subclass whose own ``append`` predates the argument, or a
-    custom four-method store, is used as before, unchecked."""
-    if not callable(getattr(session, "history", None)):
-        return False
+    """True when ``session`` reads its history with a version (``history()``: every
+    built-in store); a custom four-method store is used as before, unchecked."""
+    return callable(getattr(session, "history", None))
+
+
+# The runner's version check travels with the ``append`` call in a context variable, not as
+# an extra argument: a user's subclass or wrapper whose ``append`` has the protocol's four
+# parameters and delegates to a built-in store keeps working, and the check still happens
+# in the built-in store's transaction. It is bound to one session id, so a wrapper that
+# appends elsewhere too is not checked against the wrong session.
+_APPEND_AT: ContextVar[tuple[str, int] | None] = ContextVar("lovia_append_at", default=None)
+
+
+@contextmanager
+def appending_at(session_id: str, version: int | None) -> Iterator[None]:
+    """Within this block, a built-in store's ``append`` to ``session_id`` checks ``version``."""
+    token = _APPEND_AT.set(None if version is None else (session_id, version))
     try:
-        params = inspect.signature(session.append).parameters
-    except (TypeError, ValueError):  # a builtin or C callable without a signature
-        return False
-    return "expected_version" in params or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
-    )
+        yield
+    finally:
+        _APPEND_AT.reset(token)
+
+
+def expected_version_for(session_id: str, explicit: Any) -> int | None:
+    """The version an ``append`` must find: its own argument, else the runner's (if any)."""
+    if explicit is not None:
+        return check_expected_version(explicit)
+    bound = _APPEND_AT.get()
+    return bound[1] if bound is not None and bound[0] == session_id else None
 
 
 def check_expected_version(value: Any) -> int | None:

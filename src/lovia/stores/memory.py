@@ -18,8 +18,8 @@ from .maintenance import (
     SessionInfo,
     SessionMaintenance,
     append_run_id,
-    check_expected_version,
     conflict,
+    expected_version_for,
     title_of,
 )
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
@@ -74,7 +74,7 @@ class InMemorySession(SessionMaintenance):
         (``SessionConflict`` otherwise). A stored ``run_id`` returns at once, whatever the
         version (S5)."""
         run_id = append_run_id(session_id, run_id)
-        expected = check_expected_version(expected_version)
+        expected = expected_version_for(session_id, expected_version)
         segments = self._sessions.get(session_id, [])
         if any(s.run_id == run_id for s in segments):
             return run_id

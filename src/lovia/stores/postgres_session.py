@@ -24,8 +24,8 @@ from .maintenance import (
     SessionInfo,
     SessionMaintenance,
     append_run_id,
-    check_expected_version,
     conflict,
+    expected_version_for,
     session_info,
 )
 from .session import Segment
@@ -128,7 +128,7 @@ class PostgresSession(PostgresStore, SessionMaintenance):
         (``SessionConflict`` otherwise, nothing written). A stored ``run_id`` returns at
         once, whatever the version (S5)."""
         rid = append_run_id(session_id, run_id)
-        expected = check_expected_version(expected_version)
+        expected = expected_version_for(session_id, expected_version)
         columns = encode_segment(list(entries), meta)
         now = time.time()
         stored = self._db.q(
