@@ -592,7 +592,7 @@ class RunDriver:
             session_id=self.session_id,
             delete_on_success=bool(self.checkpoint and self.checkpoint.delete_on_success),
         )
-        await self.recorder.finish_replay(snap.entries, snap.context_state, snap.session_version)
+        await self.recorder.finish_replay(snap)
         result = RunResult(
             output=output,
             entries=list(snap.entries),

@@ -19,8 +19,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import LoviaError
-from ..stores.checkpoint import Checkpointer, RunHead, RunStatus
+from ..errors import LoviaError, SessionConflict
+from ..stores.checkpoint import Checkpointer, RunHead, RunSnapshot, RunStatus
 from ..stores.maintenance import appending_at
 from ..stores.session import Session
 from ..transcript import TranscriptEntry
@@ -98,27 +98,36 @@ class RunRecorder:
             await self.lease.confirm()  # a worker whose run was taken over must not write
         if self._inflight is not None:  # a save cut off by cancellation lands first
             await asyncio.wait([self._inflight])
+        if self.completed and status != "completed":
+            return  # C12: the completed head that just landed must not be overwritten
         entries: list[TranscriptEntry] = state.entries
         new = entries[self.saved :]
         count = len(entries)
         # A write may commit after its awaiter was cancelled (SQLite runs on its own thread):
         # `saved` follows the write itself, so the next save never appends these entries twice.
         write = asyncio.ensure_future(cp.append(self.run_id, new, self.head(state, status, **head)))
-        write.add_done_callback(lambda done: self._landed(done, count))
+        write.add_done_callback(lambda done: self._landed(done, count, status))
         self._inflight = write
         await asyncio.shield(write)
 
-    def _landed(self, write: asyncio.Future[None], count: int) -> None:
+    def _landed(self, write: asyncio.Future[None], count: int, status: RunStatus) -> None:
         if self._inflight is write:
             self._inflight = None
         if not write.cancelled() and write.exception() is None:
             self.saved = count
+            if status == "completed":  # also when its awaiter was cancelled meanwhile
+                self.completed = True
 
     async def complete(self, state: Any, stored_output: Any) -> None:
         """C12: checkpoint completed, then session append, then delete_on_success."""
         await self.save(state, "completed", output=stored_output)
-        self.completed = True
-        await self.append_session(state.entries, state.context_state, state.session_version)
+        try:
+            await self.append_session(state.entries, state.context_state, state.session_version)
+        except SessionConflict as exc:
+            # Remember the conflict in the completed head, so a replay raises it again
+            # instead of appending an answer that never saw the other run (see finish_replay).
+            await self.save(state, "completed", output=stored_output, error=exc.to_dict())
+            raise
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)
 
@@ -137,13 +146,14 @@ class RunRecorder:
         with appending_at(self.session_id, session_version):
             await session.append(self.session_id, list(entries), run_id=self.run_id, meta=meta)
 
-    async def finish_replay(
-        self,
-        entries: Sequence[TranscriptEntry],
-        state: dict[str, Any],
-        session_version: int | None,
-    ) -> None:
-        await self.append_session(entries, state, session_version)
+    async def finish_replay(self, snap: RunSnapshot) -> None:
+        """C8: apply the session append again. It repairs a crash between "checkpoint
+        completed" and "session appended" whatever happened to the session since, because
+        the run never reached it; only a run whose own append was refused as a conflict
+        (recorded in its head) is checked again, so it is never appended silently later."""
+        conflicted = bool(snap.error) and (snap.error or {}).get("type") == "SessionConflict"
+        version = snap.session_version if conflicted else None
+        await self.append_session(snap.entries, snap.context_state, version)
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)
 

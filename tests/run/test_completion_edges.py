@@ -1,0 +1,130 @@
+"""The edges of a run's completion: cancellation during the completed save (C12) and a
+replay that repairs a lost session append after the session moved on (C8)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from lovia import (
+    Agent,
+    CheckpointOptions,
+    InMemoryCheckpointer,
+    InMemorySession,
+    InputEntry,
+    RunHead,
+    Runner,
+    SessionConflict,
+    TranscriptEntry,
+)
+from lovia.testing import ScriptedProvider, text
+
+
+class SlowCompletion(InMemoryCheckpointer):
+    """Holds the "completed" save until released, so the run can be cancelled during it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saving_completed = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
+        if head.status == "completed":
+            self.saving_completed.set()
+            await self.release.wait()
+        await super().append(run_id, entries, head)
+
+
+async def test_cancelling_during_the_completed_save_leaves_the_run_completed() -> None:
+    """C12: once the completed head lands, nothing overwrites it with "interrupted"."""
+    cp = SlowCompletion()
+    agent = Agent("a", model=ScriptedProvider([text("the answer")]))
+    task = asyncio.ensure_future(
+        Runner.run(agent, "q", checkpoint=CheckpointOptions(cp, "r1", lease=False))
+    )
+    await cp.saving_completed.wait()
+    task.cancel()
+    await asyncio.sleep(0)
+    cp.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    snap = await cp.load("r1")
+    assert snap is not None and snap.status == "completed" and snap.output == "the answer"
+
+
+class LosesFirstAppend(InMemorySession):
+    """The process "crashes" (raises) on the first append of one run id."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.victim = run_id
+
+    async def append(
+        self,
+        session_id: str,
+        entries: Sequence[TranscriptEntry],
+        *,
+        run_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        expected_version: int | None = None,
+    ) -> str:
+        if run_id == self.victim:
+            self.victim = ""
+            raise RuntimeError("crash between checkpoint completed and session append")
+        return await super().append(
+            session_id, entries, run_id=run_id, meta=meta, expected_version=expected_version
+        )
+
+
+async def test_replay_repairs_a_lost_append_even_after_the_session_moved_on() -> None:
+    """C8: the replay writes the run the crash kept out, although another run appended."""
+    session = LosesFirstAppend("r1")
+    cp = InMemoryCheckpointer()
+    agent = Agent("a", model=ScriptedProvider([text("first answer")]))
+    with pytest.raises(RuntimeError, match="crash"):
+        await Runner.run(
+            agent, "q1", session=session, session_id="u", checkpoint=CheckpointOptions(cp, "r1")
+        )
+    await session.append("u", [InputEntry(content="someone else")], run_id="other")
+    replayed = await Runner.run(
+        Agent("a", model=ScriptedProvider([])),
+        "ignored",
+        session=session,
+        session_id="u",
+        checkpoint=CheckpointOptions(cp, "r1"),
+    )
+    assert replayed.output == "first answer"
+    assert [s.run_id for s in await session.segments("u")] == ["other", "r1"]
+
+
+async def test_a_run_whose_append_conflicted_is_never_appended_by_a_replay() -> None:
+    session = InMemorySession()
+    cp = InMemoryCheckpointer()
+
+    async def meanwhile(messages: Any) -> Any:
+        await session.append("u", [InputEntry(content="someone else")], run_id="other")
+        return text("stale answer")
+
+    with pytest.raises(SessionConflict):
+        await Runner.run(
+            Agent("a", model=ScriptedProvider([meanwhile])),
+            "q",
+            session=session,
+            session_id="u",
+            checkpoint=CheckpointOptions(cp, "r1"),
+        )
+    snap = await cp.load("r1")
+    assert snap is not None and snap.status == "completed"
+    assert snap.error is not None and snap.error["type"] == "SessionConflict"
+    with pytest.raises(SessionConflict):
+        await Runner.run(
+            Agent("a", model=ScriptedProvider([])),
+            "q",
+            session=session,
+            session_id="u",
+            checkpoint=CheckpointOptions(cp, "r1"),
+        )
+    assert [s.run_id for s in await session.segments("u")] == ["other"]
