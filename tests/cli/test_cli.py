@@ -279,3 +279,37 @@ def test_the_cli_and_the_chat_supervisor_load_without_fastapi() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def _postgres_up() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", 5432), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_a_database_url_password_is_never_printed(tmp_path: Path) -> None:
+    """The banner and error messages show a postgresql:// --db with its password masked."""
+    url = "postgresql://postgres:hunter2@127.0.0.1:5432/test?password=hunter2"
+    port = _free_port()
+    proc = subprocess.Popen(
+        [LOVIA, "web", "--port", str(port), "--db", url],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "LOVIA_MODEL"},
+    )
+    try:
+        assert proc.stdout is not None
+        banner = proc.stdout.readline() + proc.stdout.readline()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert "stored in postgresql://postgres:***@127.0.0.1:5432/test?password=***" in banner
+    assert "hunter2" not in banner + out + err
+    if _postgres_up():
+        missing = lovia("runs", "show", "no-such-run", "--db", url)
+        assert missing.returncode == 2 and "postgres:***@127.0.0.1" in missing.stderr
+        assert "hunter2" not in missing.stdout + missing.stderr

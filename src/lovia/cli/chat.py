@@ -16,7 +16,14 @@ import uuid
 from typing import Any
 
 from ..errors import LoviaError, UserError
-from .common import NO_MODEL_HINT, add_agent_options, add_db_option, load_agents, open_stores
+from .common import (
+    NO_MODEL_HINT,
+    add_agent_options,
+    add_db_option,
+    load_agents,
+    open_stores,
+    shown_db,
+)
 from .render import describe_entry
 
 __all__ = ["add_parser"]
@@ -130,7 +137,7 @@ async def run_chat(args: argparse.Namespace) -> int:
         await supervisor.close()
         await session.close()
         await checkpointer.close()
-    print(f"bye (session {chat_id} is stored in {args.db})")
+    print(f"bye (session {chat_id} is stored in {shown_db(args.db)})")
     return 0
 
 

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..agent import Agent
 from ..errors import UserError
@@ -21,6 +22,7 @@ __all__ = [
     "load_agents",
     "open_stores",
     "print_json",
+    "shown_db",
 ]
 
 DEFAULT_DB = os.path.join(".lovia", "lovia.db")
@@ -105,6 +107,30 @@ def open_stores(db: str, *, create: bool) -> tuple[Any, Any]:
     from ..stores.open import open_stores as open_db
 
     return open_db(db, create=create)
+
+
+def shown_db(db: str) -> str:
+    """``--db`` as it may be printed or logged: a URL's password (in the address or in a
+    ``password=`` parameter) becomes ``***``; a file path is shown as given."""
+    if "://" not in db:
+        return db
+    try:
+        parts = urlsplit(db)
+        password = parts.password
+    except ValueError:  # not a URL we can take apart: show nothing that could be secret
+        return db.partition("://")[0] + "://***"
+    netloc = parts.netloc
+    if password is not None:
+        user, _, host = netloc.rpartition("@")
+        name = user.partition(":")[0]
+        netloc = f"{name}:***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(k.lower() == "password" for k, _ in pairs):
+            masked = [(k, "***" if k.lower() == "password" else v) for k, v in pairs]
+            query = urlencode(masked, safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def print_json(value: Any) -> None:

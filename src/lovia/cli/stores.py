@@ -13,7 +13,14 @@ from typing import Any
 from ..errors import UserError
 from ..stores.checkpoint import RUN_STATUSES, CheckpointOptions, RunSnapshot
 from ..transcript import entry_to_dict
-from .common import add_agent_options, add_db_option, load_agents, open_stores, print_json
+from .common import (
+    add_agent_options,
+    add_db_option,
+    load_agents,
+    open_stores,
+    print_json,
+    shown_db,
+)
 from .render import describe_entry, print_event
 
 __all__ = ["add_runs_parser", "add_sessions_parser"]
@@ -236,7 +243,9 @@ async def runs_show(args: argparse.Namespace) -> int:
         await session.close()
         await cp.close()
     if snap is None:
-        raise UserError(f"no run {args.run_id!r} in {args.db!r}", hint="see 'lovia runs list'")
+        raise UserError(
+            f"no run {args.run_id!r} in {shown_db(args.db)!r}", hint="see 'lovia runs list'"
+        )
     if args.json:
         print_json({**_run_row(snap), "entries": [entry_to_dict(e) for e in snap.entries]})
         return 0
@@ -259,7 +268,9 @@ async def runs_resume(args: argparse.Namespace) -> int:
     try:
         snap = await cp.load(args.run_id)
         if snap is None:
-            raise UserError(f"no run {args.run_id!r} in {args.db!r}", hint="see 'lovia runs list'")
+            raise UserError(
+                f"no run {args.run_id!r} in {shown_db(args.db)!r}", hint="see 'lovia runs list'"
+            )
         if not agents:
             raise UserError("no agent to resume the run with", hint=NO_MODEL_HINT)
         from ..run.resume import reachable_agents
@@ -324,5 +335,5 @@ async def runs_prune(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"pruned": pruned})
     else:
-        print(f"pruned {pruned} runs; run 'sqlite3 {args.db} VACUUM' to shrink the file")
+        print(f"pruned {pruned} runs; run 'sqlite3 {shown_db(args.db)} VACUUM' to shrink the file")
     return 0

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..errors import UserError
-from .common import add_agent_options, add_db_option, load_agents, open_stores
+from .common import add_agent_options, add_db_option, load_agents, open_stores, shown_db
 
 __all__ = ["add_parser", "banner"]
 
@@ -74,7 +74,7 @@ def banner(host: str, port: int, token: str | None, agents: dict[str, Any], db: 
     """The lines ``lovia web`` prints before it starts: where to go and what it serves."""
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
-    lines = [f"lovia web: open {url}", f"lovia web: chats and runs are stored in {db}"]
+    lines = [f"lovia web: open {url}", f"lovia web: chats and runs are stored in {shown_db(db)}"]
     if not agents:
         from .common import NO_MODEL_HINT
 
