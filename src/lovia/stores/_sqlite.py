@@ -68,6 +68,19 @@ class SQLiteDatabase:
         """Run ``fn(conn)`` on the store's thread (no transaction beyond SQLite's own)."""
         return await self._submit(lambda conn: fn(conn))
 
+    async def read_snapshot(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)``'s several SELECTs in one read transaction: one consistent view,
+        so a reader never pairs one save's head with another save's entries."""
+
+        def job(conn: sqlite3.Connection) -> T:
+            conn.execute("BEGIN")
+            try:
+                return fn(conn)
+            finally:
+                conn.execute("COMMIT")
+
+        return await self._submit(job)
+
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction; retried while locked."""
         return await self._submit(lambda conn: self._transaction(conn, fn))

@@ -123,7 +123,7 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
                 return None
             return row, _batches(conn, row[0])
 
-        found = await self._db.read(read)
+        found = await self._db.read_snapshot(read)
         if found is None:
             return None
         return _snapshot(self.path, *found)
@@ -160,7 +160,8 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
 
         if wanted == ():
             return []
-        return [_snapshot(self.path, row, blobs) for row, blobs in await self._db.read(read)]
+        rows = await self._db.read_snapshot(read)
+        return [_snapshot(self.path, row, blobs) for row, blobs in rows]
 
     async def prune(
         self,
