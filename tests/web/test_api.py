@@ -285,3 +285,25 @@ async def test_openapi_documents_every_route(client_for: Any) -> None:
         "/api/chats/{chat_id}/resume",
         "/api/runs/resumable",
     } <= paths
+
+
+async def test_an_unfinished_runs_title_skips_a_blank_first_message(client_for: Any) -> None:
+    """The resumable list titles a run as chat listings do: by its first non-blank message."""
+    from lovia import CheckpointOptions, Runner
+
+    session, cp = _stores()
+    agent = Agent("dry", model=ScriptedProvider([]))  # fails at once: the run stays pending
+    question = [InputEntry(role="user", content="   "), InputEntry(role="user", content="why?")]
+    try:
+        await Runner.run(
+            agent,
+            question,
+            session=session,
+            session_id="c",
+            checkpoint=CheckpointOptions(cp, "r1"),
+        )
+    except Exception:
+        pass
+    client = client_for(create_app(agent, session=session, checkpointer=cp))
+    offered = (await client.get("/api/runs/resumable")).json()
+    assert [(r["run_id"], r["title"]) for r in offered] == [("r1", "why?")]

@@ -273,12 +273,10 @@ async def runs_resume(args: argparse.Namespace) -> int:
             )
         if not agents:
             raise UserError("no agent to resume the run with", hint=NO_MODEL_HINT)
-        from ..run.resume import reachable_agents
+        from ..web.supervisor import entry_agent
 
-        agent = next(
-            (a for a in agents.values() if snap.agent_name in reachable_agents(a)),
-            next(iter(agents.values())),
-        )
+        agent = entry_agent(agents, snap.agent_name)
+        assert agent is not None  # agents is not empty here
         handle = Runner.stream(
             agent,
             [],

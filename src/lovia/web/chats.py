@@ -15,26 +15,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..stores.checkpoint import Checkpointer, RunSnapshot
-from ..stores.maintenance import rewind_plan
+from ..stores.maintenance import rewind_plan, title_of
 from ..stores.session import Session
-from ..transcript import InputEntry, TranscriptEntry, entry_to_dict
+from ..transcript import entry_to_dict
 
-__all__ = ["PENDING_STATUSES", "ChatBook", "Rewound", "title_of_entries"]
+__all__ = ["PENDING_STATUSES", "ChatBook", "Rewound"]
 
 log = logging.getLogger("lovia.web")
 
 PENDING_STATUSES = ("running", "interrupted", "failed")
 """Head statuses of a run that did not complete: offered for resume (or retry)."""
-TITLE_CHARS = 80
-
-
-def title_of_entries(entries: list[TranscriptEntry]) -> str | None:
-    """The first user input, cut to 80 characters."""
-    for e in entries:
-        if isinstance(e, InputEntry) and e.role == "user":
-            text = " ".join(e.text.split())
-            return text[: TITLE_CHARS - 1] + "…" if len(text) > TITLE_CHARS else text
-    return None
 
 
 @dataclass(frozen=True)
@@ -93,7 +83,7 @@ class ChatBook:
             found = chats.get(sid)
             if found is None:
                 found = chats[sid] = _summary(
-                    sid, title_of_entries(run.entries), run.updated_at, run.updated_at
+                    sid, title_of(run.entries), run.updated_at, run.updated_at
                 )
             found["pending"] = {"run_id": run.run_id, "status": run.status}
         return sorted(chats.values(), key=lambda c: c["updated_at"], reverse=True)
@@ -111,7 +101,7 @@ class ChatBook:
         pending = await self.pending_run(chat_id)
         return {
             "id": chat_id,
-            "title": (summary or {}).get("title") or title_of_entries(entries),
+            "title": (summary or {}).get("title") or title_of(entries),
             "created_at": (summary or {}).get("created_at"),
             "updated_at": (summary or {}).get("updated_at"),
             "entries": [{"index": i, **entry_to_dict(e)} for i, e in enumerate(entries)],

@@ -16,8 +16,8 @@ from fastapi.responses import StreamingResponse
 
 from .. import __version__
 from ..errors import UserError
+from ..stores.maintenance import title_of
 from ..transcript import InputEntry, TranscriptEntry
-from .chats import title_of_entries
 from .models import CHAT_ID_PATTERN, EditMessage, NewChat, Regenerate, SendMessage
 from .sse import encode_comment, encode_sse
 from .supervisor import NO_MODEL_HINT, ChatBusy, LiveRun, RunSupervisor
@@ -200,7 +200,7 @@ async def resume(chat_id: ChatId, sup: Sup) -> StreamingResponse:
     if pending is None:
         raise HTTPException(404, detail=f"chat {chat_id!r} has no unfinished run")
     entry = sup.entry_agent_for(pending.agent_name)
-    title = title_of_entries(pending.entries)
+    title = title_of(pending.entries)
 
     async def prepare() -> str | None:
         return title
@@ -218,7 +218,7 @@ async def resumable(sup: Sup) -> list[dict[str, Any]]:
             "status": run.status,
             "agent_name": run.agent_name,
             "updated_at": run.updated_at,
-            "title": title_of_entries(run.entries),
+            "title": title_of(run.entries),
             "error": run.error,
         }
         for run in await sup.chats.pending_runs()

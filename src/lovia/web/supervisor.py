@@ -31,9 +31,18 @@ from ..transcript import (
 )
 from .chats import ChatBook
 
-__all__ = ["ChatBusy", "LiveRun", "RunSupervisor"]
+__all__ = ["ChatBusy", "LiveRun", "RunSupervisor", "entry_agent"]
 
 log = logging.getLogger("lovia.web")
+
+
+def entry_agent(agents: Mapping[str, Agent], active_name: str) -> Agent | None:
+    """The agent to resume a run with whose active agent is ``active_name`` (C11): the first
+    of ``agents`` whose handoff graph holds it, else the first one (``None`` when empty)."""
+    for agent in agents.values():
+        if active_name in reachable_agents(agent):
+            return agent
+    return next(iter(agents.values()), None)
 
 
 class ChatBusy(UserError):
@@ -116,10 +125,7 @@ class RunSupervisor:
 
     def entry_agent_for(self, active_name: str) -> Agent:
         """The configured agent whose handoff graph holds ``active_name`` (C11)."""
-        for agent in self.agents.values():
-            if active_name in reachable_agents(agent):
-                return agent
-        return self.agent(None)
+        return entry_agent(self.agents, active_name) or self.agent(None)
 
     # -- starting -----------------------------------------------------------------------------
 
