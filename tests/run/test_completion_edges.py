@@ -128,3 +128,39 @@ async def test_a_run_whose_append_conflicted_is_never_appended_by_a_replay() -> 
             checkpoint=CheckpointOptions(cp, "r1"),
         )
     assert [s.run_id for s in await session.segments("u")] == ["other"]
+
+
+async def test_a_resumed_turn_runs_its_calls_with_the_tools_of_the_agent_that_asked() -> None:
+    """C10/C11: A asks for [transfer_to_b, slow] in one turn; the run stops during `slow`
+    (the head names B by then); on resume `slow` runs again with A's tools."""
+    from lovia import CancelToken, RunCancelled, RunContext, ToolResultEntry, tool
+    from lovia.testing import batch
+
+    started = asyncio.Event()
+    runs: list[str] = []
+
+    @tool
+    async def slow(ctx: RunContext[None]) -> str:
+        runs.append(ctx.run_id)
+        started.set()
+        await asyncio.sleep(0 if len(runs) > 1 else 30)
+        return "slow done"
+
+    model = ScriptedProvider([batch(("transfer_to_b", {}), ("slow", {})), text("B answers")])
+    b = Agent("b", model=model)
+    a = Agent("a", model=model, tools=[slow], handoffs=[b])
+    cp = InMemoryCheckpointer()
+    token = CancelToken()
+    task = asyncio.ensure_future(
+        Runner.run(a, "go", cancel_token=token, checkpoint=CheckpointOptions(cp, "r"))
+    )
+    await started.wait()
+    token.cancel("stop")
+    with pytest.raises(RunCancelled):
+        await task
+    snap = await cp.load("r")
+    assert snap is not None and snap.agent_name == "b" and snap.turn_agent == "a"
+    result = await Runner.run(a, [], checkpoint=CheckpointOptions(cp, "r"))
+    outputs = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
+    assert "slow done" in outputs and not any("unknown tool" in o for o in outputs)
+    assert result.output == "B answers" and result.final_agent.name == "b"

@@ -78,6 +78,7 @@ class RunState:
         "started_calls",
         "system_entries",
         "turn",
+        "turn_agent",
         "usage",
     )
 
@@ -93,6 +94,7 @@ class RunState:
         self.reported_input_tokens: int | None = None
         self.started_calls: list[str] = []
         self.session_version: int | None = None  # the history's, when the session keeps one
+        self.turn_agent: Agent | None = None  # who asked for this turn's calls (C10, C11)
 
 
 class _Tooling:
@@ -243,6 +245,8 @@ class RunDriver:
             state.turn = snapshot.turns
             state.context_state = dict(snapshot.context_state)
             state.started_calls = list(snapshot.started_calls)
+            if snapshot.turn_agent is not None:
+                state.turn_agent = find_agent(self.entry_agent, snapshot.turn_agent)
         self.recorder = RunRecorder(
             run_id,
             checkpointer=opts.checkpointer if opts else None,
@@ -313,6 +317,7 @@ class RunDriver:
                     hint="raise Runner.run(max_turns=...) or make the task smaller",
                 )
             state.turn += 1
+            state.turn_agent = state.agent
             await self._emit(ev.TurnStarted(state.turn, state.agent.name))
             try:
                 message = await self._model_turn()
@@ -381,7 +386,7 @@ class RunDriver:
 
     async def _tools_phase(self, calls: Sequence[ToolCallEntry], *, resumed: bool) -> None:
         state = self.state
-        tooling = self.tooling(state.agent)
+        tooling = self.tooling(state.turn_agent or state.agent)  # the caller's tools
         handed_to: Agent | None = None
         for group in _batches(calls, tooling.by_name):
             if self.cancel_token.cancelled:

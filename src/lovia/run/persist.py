@@ -87,6 +87,7 @@ class RunRecorder:
             session_id=self.session_id,
             started_calls=tuple(state.started_calls),
             session_version=state.session_version,
+            turn_agent=None if state.turn_agent is None else state.turn_agent.name,
         )
 
     async def save(self, state: Any, status: RunStatus = "running", **head: Any) -> None:

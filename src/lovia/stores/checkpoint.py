@@ -51,6 +51,9 @@ class RunHead:
     session_version: int | None = None
     """The session's version when the run loaded its history (``None``: not known), so its
     append, also on replay, lands only if no other run changed the session since."""
+    turn_agent: str | None = None
+    """The agent whose model turn asked for the latest calls (it differs from ``agent_name``
+    after a handoff in that turn): a resume runs the turn's unfinished calls with its tools."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +68,7 @@ class RunHead:
             "session_id": self.session_id,
             "started_calls": list(self.started_calls),
             "session_version": self.session_version,
+            "turn_agent": self.turn_agent,
         }
 
     @classmethod
@@ -84,6 +88,7 @@ class RunHead:
             session_id=data.get("session_id"),
             started_calls=tuple(data.get("started_calls") or ()),
             session_version=_optional_int(data.get("session_version")),
+            turn_agent=None if data.get("turn_agent") is None else str(data["turn_agent"]),
         )
 
 
@@ -104,6 +109,7 @@ class RunSnapshot:
     session_id: str | None = None
     started_calls: tuple[str, ...] = ()
     session_version: int | None = None
+    turn_agent: str | None = None
 
     @property
     def head(self) -> RunHead:
