@@ -10,6 +10,7 @@ text the model was streaming when it stopped, and deletes the checkpoint.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -20,9 +21,11 @@ from ..agent import Agent
 from ..errors import RunCancelled, UserError
 from ..run.context import CancelToken
 from ..run.handle import RunHandle
+from ..run.lease import default_owner, holder_is_dead
 from ..run.resume import reachable_agents
 from ..run.runner import Runner
 from ..stores.checkpoint import CheckpointOptions, IfRunExists
+from ..stores.lease import LeaseStore
 from ..transcript import (
     AssistantTextEntry,
     InputEntry,
@@ -110,6 +113,7 @@ class RunSupervisor:
         self.chats = chats
         self.live: dict[str, LiveRun] = {}
         self._reserved: set[str] = set()
+        self._resuming: set[str] = set()  # run ids a begin() here is about to drive
 
     # -- choosing the agent -------------------------------------------------------------------
 
@@ -145,6 +149,8 @@ class RunSupervisor:
                 hint="stop it first, or wait for it to finish",
             )
         self._reserved.add(chat_id)
+        if resume_run_id is not None:
+            self._resuming.add(resume_run_id)
         try:
             agent = self.agent(agent_name)
             text = await prepare()
@@ -172,9 +178,12 @@ class RunSupervisor:
             return run
         finally:
             self._reserved.discard(chat_id)
+            if resume_run_id is not None:
+                self._resuming.discard(resume_run_id)
 
     async def _pump(self, run: LiveRun, handle: RunHandle) -> None:
         try:
+            terminal: dict[str, Any] | None = None
             async for event in handle:
                 data = event.to_dict()
                 if event.type == "text_delta":
@@ -182,14 +191,16 @@ class RunSupervisor:
                 elif event.type in ("message_completed", "turn_started"):
                     run.partial_text = ""
                 if event.terminal:
-                    await self._on_end(run, data)
+                    terminal = data
                     break
                 await run.publish(data)
-            try:
+            try:  # the run has let its lease go once its task is done: settling can take it
                 await handle.result()
             except Exception as exc:
                 if not isinstance(exc, RunCancelled):
                     log.warning("run %s of chat %s failed: %s", run.run_id, run.chat_id, exc)
+            if terminal is not None:
+                await self._on_end(run, terminal)
         finally:
             if self.live.get(run.chat_id) is run:
                 del self.live[run.chat_id]
@@ -227,7 +238,17 @@ class RunSupervisor:
         self, chat_id: str, run_id: str, partial_text: str = "", input_text: str | None = None
     ) -> list[TranscriptEntry]:
         """Write a run that will not go on to the session as a completed segment (S6):
-        dangling tool calls removed, the streamed text kept; then delete its checkpoint."""
+        dangling tool calls removed, the streamed text kept; then delete its checkpoint.
+
+        ``ChatBusy`` when another server (or worker) drives the run: it holds the run's lease,
+        and settling would write only part of its answer. The settle holds the lease itself,
+        so nobody starts driving the run meanwhile."""
+        async with self._holding(chat_id, run_id):
+            return await self._settle(chat_id, run_id, partial_text, input_text)
+
+    async def _settle(
+        self, chat_id: str, run_id: str, partial_text: str, input_text: str | None
+    ) -> list[TranscriptEntry]:
         cp = self.chats.checkpointer
         snapshot = await cp.load(run_id)
         if snapshot is not None:
@@ -245,12 +266,36 @@ class RunSupervisor:
         return entries
 
     async def settle_pending(self, chat_id: str) -> str | None:
-        """Before a new run, keep what an unfinished earlier run of the chat said."""
+        """Before a new run, keep what an unfinished earlier run of the chat said.
+
+        ``ChatBusy`` when that run is live, here or on another server sharing the stores."""
         pending = await self.chats.pending_run(chat_id)
         if pending is None:
             return None
+        live_here = {r.run_id for r in self.live.values()} | self._resuming
+        if pending.run_id in live_here:
+            raise _busy(chat_id, pending.run_id, "this server")
         await self.settle(chat_id, pending.run_id)
         return pending.run_id
+
+    @contextlib.asynccontextmanager
+    async def _holding(self, chat_id: str, run_id: str) -> AsyncIterator[None]:
+        """Hold ``run_id``'s lease (when the checkpointer has leases) for the block."""
+        store = self.chats.checkpointer
+        if not isinstance(store, LeaseStore):
+            yield  # a custom checkpointer without leases: nothing to check against
+            return
+        owner = default_owner()
+        if not await store.acquire_lease(run_id, owner, self.lease_ttl):
+            holder = await store.lease_holder(run_id)
+            if holder is not None and holder_is_dead(holder):
+                await store.release_lease(run_id, holder)  # its server crashed: take it over
+            if not await store.acquire_lease(run_id, owner, self.lease_ttl):
+                raise _busy(chat_id, run_id, holder or "another server")
+        try:
+            yield
+        finally:
+            await store.release_lease(run_id, owner)
 
     async def close(self) -> None:
         """Server shutdown: interrupt every live run (each stays resumable)."""
@@ -262,6 +307,14 @@ class RunSupervisor:
                 await asyncio.wait_for(run.finished.wait(), timeout=5)
             except asyncio.TimeoutError:
                 log.warning("run %s did not stop within 5 s of shutdown", run.run_id)
+
+
+def _busy(chat_id: str, run_id: str, where: str) -> ChatBusy:
+    return ChatBusy(
+        f"chat {chat_id!r} is busy: its run {run_id!r} is live on {where}",
+        hint="wait for that run to finish (or stop it where it runs); a crashed server's "
+        "run frees itself after its lease_ttl",
+    )
 
 
 _LOST = {"type": "RuntimeError", "message": "the run ended without a terminal event", "hint": None}

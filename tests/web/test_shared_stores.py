@@ -1,0 +1,97 @@
+"""Two servers on one pair of stores: neither settles (stop, new message) a run the other
+drives, so the driving server's answer is never lost (S6, S12)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lovia import (
+    Agent,
+    AssistantTextEntry,
+    InMemoryCheckpointer,
+    InMemorySession,
+    InputEntry,
+    SQLiteCheckpointer,
+    SQLiteSession,
+    ToolCallEntry,
+    ToolResultEntry,
+    tool,
+)
+from lovia.testing import ScriptedProvider, call, text
+from lovia.web import create_app
+
+from .conftest import events_of
+
+
+def _held_agent() -> tuple[Agent, asyncio.Event, asyncio.Event]:
+    """An agent whose ``wait`` tool signals ``started`` and returns once ``go`` is set."""
+    started, go = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def wait() -> str:
+        """Wait for the test to let the run go on."""
+        started.set()
+        await go.wait()
+        return "waited"
+
+    model = ScriptedProvider([call("wait", {}), text("the full answer")])
+    return Agent("held", model=model, tools=[wait]), started, go
+
+
+def _two_servers(kind: str, tmp_path: Path) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    if kind == "memory":
+        shared = (InMemorySession(), InMemoryCheckpointer())
+        return shared, shared
+    db = tmp_path / "shared.db"
+    return (
+        (SQLiteSession(db, wal=True), SQLiteCheckpointer(db, wal=True)),
+        (SQLiteSession(db, wal=True), SQLiteCheckpointer(db, wal=True)),
+    )
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_stop_on_another_server_refuses_and_keeps_the_run_whole(
+    client_for: Any, tmp_path: Path, kind: str
+) -> None:
+    """S6/S12: server 2 answers 409 to stop, a new message, edit and regenerate while
+    server 1 drives the chat's run; nothing is written, and server 1's answer lands whole."""
+    agent, started, go = _held_agent()
+    (session1, cp1), (session2, cp2) = _two_servers(kind, tmp_path)
+    one = client_for(create_app(agent, session=session1, checkpointer=cp1))
+    two = client_for(create_app(agent, session=session2, checkpointer=cp2))
+    sending = asyncio.ensure_future(one.post("/api/chats/c/messages", json={"content": "go"}))
+    await started.wait()
+
+    stop = await two.post("/api/chats/c/stop")
+    assert stop.status_code == 409, stop.text
+    assert "busy" in stop.json()["detail"]
+    for path, body in [
+        ("/api/chats/c/messages", {"content": "meanwhile"}),
+        ("/api/chats/c/regenerate", None),
+        ("/api/chats/c/edit", {"index": 0, "content": "other"}),
+    ]:
+        refused = await two.post(path, json=body)
+        assert refused.status_code == 409, (path, refused.text)
+    assert await session2.load("c") == []
+    pending = (await two.get("/api/runs/resumable")).json()
+    assert [r["chat_id"] for r in pending] == ["c"]  # the checkpoint is still there
+
+    go.set()
+    events = events_of(await sending)
+    assert events[-1]["type"] == "run_completed"
+    stored = await session2.load("c")
+    assert [type(e) for e in stored] == [
+        InputEntry,
+        ToolCallEntry,
+        ToolResultEntry,
+        AssistantTextEntry,
+    ]
+    assert isinstance(stored[-1], AssistantTextEntry) and stored[-1].content == "the full answer"
+    assert (await two.post("/api/chats/c/stop")).status_code == 409  # nothing left to settle
+    if kind == "sqlite":
+        for store in (session1, cp1, session2, cp2):
+            await store.close()
