@@ -307,3 +307,26 @@ async def test_an_unfinished_runs_title_skips_a_blank_first_message(client_for: 
     client = client_for(create_app(agent, session=session, checkpointer=cp))
     offered = (await client.get("/api/runs/resumable")).json()
     assert [(r["run_id"], r["title"]) for r in offered] == [("r1", "why?")]
+
+
+async def test_a_chunked_body_over_the_limit_gets_413_and_one_under_it_works(
+    client_for: Any,
+) -> None:
+    """A body sent without Content-Length is counted as it arrives: 413 past the limit."""
+    client = client_for(create_app(demo_agent(delay=0), max_body_bytes=2048))
+
+    async def chunks(total: int) -> Any:
+        body = ('{"content": "' + "x" * total + '"}').encode()
+        for start in range(0, len(body), 500):
+            yield body[start : start + 500]
+
+    huge = await client.post("/api/chats/a/messages", content=chunks(5000))
+    assert "content-length" not in huge.request.headers
+    assert huge.status_code == 413, huge.text
+    assert "2048" in huge.json()["detail"]
+    small = await client.post(
+        "/api/chats/a/messages",
+        content=chunks(100),
+        headers={"Content-Type": "application/json"},
+    )
+    assert events_of(small)[-1]["type"] == "run_completed"

@@ -24,33 +24,35 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            await self._refuse(send)
-            return
-        seen = 0
-
-        async def counted() -> Message:
-            nonlocal seen
-            message: Message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge
-            return message
-
-        started = False
-
-        async def tracked_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, counted, tracked_send)
-        except _TooLarge:
-            if not started:
+        if declared is not None:
+            if not declared.isdigit() or int(declared) > self.max_bytes:
                 await self._refuse(send)
+                return
+            await self.app(scope, receive, send)  # the server holds the body to its length
+            return
+        # No length (a chunked body): read it here, at most max_bytes + 1, because an error
+        # raised while the app reads the body would reach the client as a 400 parse error.
+        buffered: list[Message] = []
+        seen = 0
+        while True:
+            message: Message = await receive()
+            buffered.append(message)
+            if message["type"] != "http.request":
+                break  # the client went away: let the app see that
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Message:
+            if buffered:
+                return buffered.pop(0)
+            later: Message = await receive()  # e.g. http.disconnect while a stream is open
+            return later
+
+        await self.app(scope, replay, send)
 
     async def _refuse(self, send: Any) -> None:
         body = json.dumps(
@@ -67,7 +69,3 @@ class BodyLimit:
             }
         )
         await send({"type": "http.response.body", "body": body})
-
-
-class _TooLarge(Exception):
-    pass
