@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lovia import Agent
+from lovia import Agent, InMemorySession
 from lovia.demo import demo_agent
 from lovia.testing import ScriptedProvider, text
 from lovia.web import create_app
@@ -90,3 +90,69 @@ async def test_model_output_with_markup_travels_as_json_text_only(client_for: An
     detail = await client.get("/api/chats/x")
     assert detail.headers["content-type"] == "application/json"
     assert detail.json()["entries"][1]["content"] == probe
+
+
+@pytest.mark.parametrize(
+    "host", ["evil.example", "evil.example:8000", "localhost.evil.example", "127.0.0.1:x", "[::1"]
+)
+async def test_without_a_token_a_foreign_host_header_is_refused(client_for: Any, host: str) -> None:
+    """DNS rebinding: a page whose domain now points at 127.0.0.1 sends its own Host."""
+    client = client_for(create_app(demo_agent(delay=0)))
+    for path in ("/api/chats", "/", "/api/health"):
+        refused = await client.get(path, headers={"Host": host})
+        assert refused.status_code == 400, (path, refused.text)
+        assert "loopback" in refused.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "127.0.0.1:8000", "localhost:8000", "[::1]:8000", "[::1]", "127.0.0.2"]
+)
+async def test_without_a_token_loopback_hosts_with_any_port_are_served(
+    client_for: Any, host: str
+) -> None:
+    client = client_for(create_app(demo_agent(delay=0)))
+    assert (await client.get("/api/chats", headers={"Host": host})).json() == []
+    assert (await client.get("/", headers={"Host": host})).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "origin", ["https://evil.example", "null", "http://127.0.0.1.evil.example"]
+)
+async def test_without_a_token_a_post_from_another_site_is_refused(
+    client_for: Any, origin: str
+) -> None:
+    """CSRF: another site's page may send a POST to 127.0.0.1; its Origin gives it away."""
+    session = InMemorySession()
+    client = client_for(create_app(demo_agent(delay=0), session=session))
+    sent = await client.post(
+        "/api/chats/c/messages", json={"content": "hi"}, headers={"Origin": origin}
+    )
+    assert sent.status_code == 403, sent.text
+    assert await session.load("c") == []
+    deleted = await client.delete("/api/chats/c", headers={"Origin": origin})
+    assert deleted.status_code == 403
+    # reading stays allowed: the Host check already keeps foreign pages out
+    assert (await client.get("/api/chats", headers={"Origin": origin})).status_code == 200
+
+
+async def test_without_a_token_loopback_origins_and_no_origin_may_post(client_for: Any) -> None:
+    session = InMemorySession()
+    client = client_for(create_app(demo_agent(delay=0), session=session))
+    for origin in ("http://127.0.0.1:8000", "http://localhost:5173", "http://[::1]:8000", None):
+        headers = {"Origin": origin} if origin else {}
+        sent = await client.post("/api/chats/c/messages", json={"content": "hi"}, headers=headers)
+        assert events_of(sent)[-1]["type"] == "run_completed", origin
+    assert len(await session.segments("c")) == 4
+
+
+async def test_with_a_token_the_host_and_origin_are_not_checked(client_for: Any) -> None:
+    """A tokened server may sit behind any name (a proxy, a LAN address): the token decides."""
+    client = client_for(
+        create_app(demo_agent(delay=0), token="s3cret"),
+        headers={"Authorization": "Bearer s3cret", "Host": "lovia.lan:8000"},
+    )
+    assert (await client.get("/api/chats")).status_code == 200
+    sent = await client.post(
+        "/api/chats/c/messages", json={"content": "hi"}, headers={"Origin": "https://lovia.lan"}
+    )
+    assert events_of(sent)[-1]["type"] == "run_completed"

@@ -26,7 +26,7 @@ from ..errors import LoviaError, UserError
 from ..stores.checkpoint import Checkpointer
 from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session import Session
-from .auth import COOKIE_NAME, token_matches
+from .auth import COOKIE_NAME, LoopbackOnly, token_matches
 from .chats import ChatBook
 from .limits import BodyLimit
 from .routes import router
@@ -58,8 +58,9 @@ def create_app(
     ``SQLiteCheckpointer`` for durable chats and resumable runs. With ``token``, every
     ``/api`` route needs ``Authorization: Bearer <token>`` or the cookie set by
     ``/?token=<token>``; otherwise it answers 401. Request bodies over ``max_body_bytes``
-    get 413. A run whose server died stays locked for ``lease_ttl`` seconds before another
-    server can resume it.
+    get 413. Without ``token`` only a loopback ``Host`` is served (400 otherwise) and a
+    POST/DELETE from a page of another origin gets 403. A run whose server died stays locked
+    for ``lease_ttl`` seconds before another server can resume it.
     """
     named = _agents_by_name(agents)
     chats = ChatBook(session or InMemorySession(), checkpointer or InMemoryCheckpointer())
@@ -85,6 +86,8 @@ def create_app(
     )
     app.state.supervisor = supervisor
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    if token is None:  # no token: only loopback pages may talk to it (DNS rebinding, CSRF)
+        app.add_middleware(LoopbackOnly)
 
     def require_token(request: Request) -> None:
         if token is None:

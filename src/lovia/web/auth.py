@@ -2,17 +2,23 @@
 
 The page cannot put headers on an ``EventSource``, so ``/?token=...`` sets an HttpOnly,
 SameSite=Strict cookie once and the page then works from the cookie alone. Scripts send
-``Authorization: Bearer <token>``. With no token configured (loopback only) nothing is checked.
+``Authorization: Bearer <token>``. With no token configured (loopback only) ``LoopbackOnly``
+guards instead: a request must name a loopback Host (a DNS-rebinding page names its own
+domain), and a state-changing one from a page must come from a loopback Origin.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import secrets
+from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = [
     "COOKIE_NAME",
+    "LoopbackOnly",
     "generate_token",
     "is_loopback",
     "token_matches",
@@ -47,3 +53,74 @@ def token_matches(expected: str, authorization: str | None, cookie: str | None) 
         offered.append(cookie)
     want = expected.encode()
     return any(hmac.compare_digest(want, o.encode()) for o in offered)
+
+
+class LoopbackOnly:
+    """ASGI middleware for a server without a token: 400 unless the ``Host`` header names a
+    loopback address (any port), 403 for a POST/DELETE/... whose ``Origin`` is not loopback.
+
+    A page on another site that re-points its domain at 127.0.0.1 (DNS rebinding) still
+    sends its own domain as Host, so it cannot read the chats; another site's form or fetch
+    carries its Origin, so it cannot start, stop or delete anything either.
+    """
+
+    SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.lower(): v for k, v in scope.get("headers") or ()}
+        host = headers.get(b"host")
+        if host is not None and not is_loopback(_host_of(host.decode("latin-1"))):
+            await _refuse(send, 400, "this server answers only to a loopback Host header")
+            return
+        origin = headers.get(b"origin")
+        unsafe = scope["type"] == "http" and scope.get("method", "GET") not in self.SAFE_METHODS
+        if unsafe and origin is not None and not _is_loopback_origin(origin.decode("latin-1")):
+            await _refuse(send, 403, "requests from other sites are refused")
+            return
+        await self.app(scope, receive, send)
+
+
+def _host_of(header: str) -> str:
+    """The host of a ``Host`` header: ``[::1]:8000`` -> ``::1``, ``localhost:80`` ->
+    ``localhost``; ``""`` when it is malformed (a bad port, an open bracket)."""
+    value = header.strip().lower()
+    if value.startswith("["):
+        inside, bracket, rest = value[1:].partition("]")
+        ok = bracket and (not rest or (rest[0] == ":" and rest[1:].isdigit()))
+        return inside if ok else ""
+    if value.count(":") > 1:
+        return value  # a bare IPv6 address
+    name, colon, port = value.partition(":")
+    return name if not colon or port.isdigit() else ""
+
+
+def _is_loopback_origin(origin: str) -> bool:
+    parts = urlsplit(origin.strip())
+    try:
+        hostname = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and hostname is not None and is_loopback(hostname)
+
+
+async def _refuse(send: Any, status: int, detail: str) -> None:
+    hint = "open the page at http://127.0.0.1:PORT/, or start lovia web with --token"
+    body = json.dumps({"detail": detail, "hint": hint}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
