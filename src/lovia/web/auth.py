@@ -70,7 +70,7 @@ class LoopbackOnly:
         self.app = app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] not in ("http", "websocket"):
+        if scope["type"] != "http":  # the app has no websockets; lifespan passes through
             await self.app(scope, receive, send)
             return
         headers = {k.lower(): v for k, v in scope.get("headers") or ()}
@@ -79,7 +79,7 @@ class LoopbackOnly:
             await _refuse(send, 400, "this server answers only to a loopback Host header")
             return
         origin = headers.get(b"origin")
-        unsafe = scope["type"] == "http" and scope.get("method", "GET") not in self.SAFE_METHODS
+        unsafe = scope.get("method", "GET") not in self.SAFE_METHODS
         if unsafe and origin is not None and not _is_loopback_origin(origin.decode("latin-1")):
             await _refuse(send, 403, "requests from other sites are refused")
             return
