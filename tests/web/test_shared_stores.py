@@ -57,7 +57,7 @@ def _two_servers(kind: str, tmp_path: Path) -> tuple[tuple[Any, Any], tuple[Any,
 async def test_stop_on_another_server_refuses_and_keeps_the_run_whole(
     client_for: Any, tmp_path: Path, kind: str
 ) -> None:
-    """S6/S12: server 2 answers 409 to stop, a new message, edit and regenerate while
+    """S6/S12: server 2 answers 409 to stop, a new message, edit, regenerate and delete while
     server 1 drives the chat's run; nothing is written, and server 1's answer lands whole."""
     agent, started, go = _held_agent()
     (session1, cp1), (session2, cp2) = _two_servers(kind, tmp_path)
@@ -76,6 +76,7 @@ async def test_stop_on_another_server_refuses_and_keeps_the_run_whole(
     ]:
         refused = await two.post(path, json=body)
         assert refused.status_code == 409, (path, refused.text)
+    assert (await two.delete("/api/chats/c")).status_code == 409
     assert await session2.load("c") == []
     pending = (await two.get("/api/runs/resumable")).json()
     assert [r["chat_id"] for r in pending] == ["c"]  # the checkpoint is still there

@@ -20,7 +20,7 @@ from ..stores.maintenance import title_of
 from ..transcript import InputEntry, TranscriptEntry
 from .models import CHAT_ID_PATTERN, EditMessage, NewChat, Regenerate, SendMessage
 from .sse import encode_comment, encode_sse
-from .supervisor import NO_MODEL_HINT, ChatBusy, LiveRun, RunSupervisor
+from .supervisor import NO_MODEL_HINT, LiveRun, RunSupervisor
 
 __all__ = ["router"]
 
@@ -102,9 +102,7 @@ async def get_chat(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
 
 @router.delete("/chats/{chat_id}", summary="Delete a chat and the checkpoints of its runs")
 async def delete_chat(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
-    if chat_id in sup.live:
-        raise ChatBusy(f"chat {chat_id!r} has a live run", hint="stop it first")
-    run_ids = await sup.chats.delete(chat_id)
+    run_ids = await sup.delete_chat(chat_id)
     return {"deleted": chat_id, "runs_deleted": run_ids}
 
 

@@ -278,6 +278,17 @@ class RunSupervisor:
         await self.settle(chat_id, pending.run_id)
         return pending.run_id
 
+    async def delete_chat(self, chat_id: str) -> list[str]:
+        """Delete the chat and its runs' checkpoints; ``ChatBusy`` while a run of it is live,
+        here or on another server (that server would write the chat back when it ends)."""
+        if chat_id in self.live or chat_id in self._reserved:
+            raise ChatBusy(f"chat {chat_id!r} has a live run", hint="stop it first")
+        pending = await self.chats.pending_run(chat_id)
+        if pending is None:
+            return await self.chats.delete(chat_id)
+        async with self._holding(chat_id, pending.run_id):
+            return await self.chats.delete(chat_id)
+
     @contextlib.asynccontextmanager
     async def _holding(self, chat_id: str, run_id: str) -> AsyncIterator[None]:
         """Hold ``run_id``'s lease (when the checkpointer has leases) for the block."""
