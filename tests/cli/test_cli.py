@@ -289,6 +289,17 @@ def _postgres_up() -> bool:
         return False
 
 
+def _wait_until_serving(base: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"{base}/api/health")
+            return
+        except httpx.TransportError:
+            assert time.monotonic() < deadline and proc.poll() is None, "lovia web never came up"
+            time.sleep(0.1)
+
+
 def test_a_database_url_password_is_never_printed(tmp_path: Path) -> None:
     """The banner and error messages show a postgresql:// --db with its password masked."""
     url = "postgresql://postgres:hunter2@127.0.0.1:5432/test?password=hunter2"
@@ -304,9 +315,15 @@ def test_a_database_url_password_is_never_printed(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None
         banner = proc.stdout.readline() + proc.stdout.readline()
+        _wait_until_serving(f"http://127.0.0.1:{port}", proc)  # stop it once it is up
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            pytest.fail(f"lovia web did not stop on SIGINT: {err[-2000:]}")
     assert "stored in postgresql://postgres:***@127.0.0.1:5432/test?password=***" in banner
     assert "hunter2" not in banner + out + err
     if _postgres_up():
