@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from types import TracebackType
 from typing import Any, ClassVar, TypeVar
 
 import psycopg
@@ -21,6 +20,7 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ..errors import SchemaError, StoreError, UserError
+from ._lifetime import ClosingStore
 
 __all__ = ["Conn", "Migrations", "PostgresDatabase", "PostgresStore", "check_prefix"]
 
@@ -214,10 +214,11 @@ class PostgresDatabase:
             )
 
 
-class PostgresStore:
+class PostgresStore(ClosingStore):
     """What every PostgreSQL store has: its constructor, ``table_prefix``, ``close`` and
     ``async with``; a store names its schema component, migrations and tables."""
 
+    _db: PostgresDatabase
     _component: ClassVar[str]
     _migrations: ClassVar[Migrations]
     _tables: ClassVar[tuple[str, ...]]
@@ -245,21 +246,6 @@ class PostgresStore:
     @property
     def table_prefix(self) -> str:
         return self._db.prefix
-
-    async def close(self) -> None:
-        """Close the store (and its pool, when the store opened it)."""
-        await self._db.close()
-
-    async def __aenter__(self: S) -> S:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(table_prefix={self._db.prefix!r})"
