@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import TracebackType
 from typing import ClassVar, TypeVar
 
 from ..errors import SchemaError, StoreError, UserError
+from ._lifetime import ClosingStore
 
 __all__ = ["Migrations", "SQLiteDatabase", "SQLiteStore"]
 
@@ -159,7 +159,7 @@ class SQLiteDatabase:
             # (foreign or newer) must be left byte-for-byte unchanged
             self._transaction(conn, self._ensure_schema)
             if self.wal:
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                mode = _switch_to_wal(conn)
                 if str(mode).lower() != "wal":
                     raise StoreError(f"{self.path!r}: could not switch to WAL (got {mode!r})")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -212,10 +212,11 @@ class SQLiteDatabase:
             )
 
 
-class SQLiteStore:
+class SQLiteStore(ClosingStore):
     """What every SQLite store has: its constructor, ``path``, ``close`` and ``async with``;
     a store names its schema component and migrations."""
 
+    _db: SQLiteDatabase
     _component: ClassVar[str]
     _migrations: ClassVar[Migrations]
 
@@ -228,20 +229,19 @@ class SQLiteStore:
     def path(self) -> str:
         return self._db.path
 
-    async def close(self) -> None:
-        """Close the file; the store cannot be used afterwards."""
-        await self._db.close()
 
-    async def __aenter__(self: S) -> S:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
+def _switch_to_wal(conn: sqlite3.Connection) -> str:
+    """``PRAGMA journal_mode = WAL``, retried while locked: the switch needs the file to
+    itself, and SQLite answers "locked" at once (no busy wait) while another connection that
+    is opening the same file at the same moment holds a lock on it."""
+    for attempt in range(_LOCK_RETRIES * 4):
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc) or attempt + 1 == _LOCK_RETRIES * 4:
+                raise
+            time.sleep(min(0.01 * (2**attempt), 0.25))
+    raise AssertionError("unreachable")
 
 
 def _file_key(path: str) -> tuple[int, int] | None:
