@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import events
 from .agent import Agent
 from .context import (
     Compaction,
@@ -18,11 +19,14 @@ from .context import (
     ResultStore,
 )
 from .errors import (
+    ApprovalPending,
+    BudgetExceeded,
     ContextOverflowError,
     GuardrailTripped,
     InvalidToolArguments,
     LoviaError,
     MaxTurnsExceeded,
+    MCPError,
     OutputValidationError,
     ProviderError,
     RunBusy,
@@ -35,6 +39,9 @@ from .errors import (
 )
 from .handoffs import Handoff
 from .hooks import AgentHooks
+from .messages import Message, ToolCall, assistant, system, tool_message, user
+from .parts import FilePart, ImagePart, TextPart
+from .plugins import Plugin, PluginInstance
 from .providers.base import Provider
 from .providers.registry import model_from_env
 from .run.context import CancelToken, RunContext
@@ -78,27 +85,35 @@ __all__ = [
     "Agent",
     "AgentHooks",
     "AnthropicProvider",
+    "ApprovalPending",
     "AssistantTextEntry",
+    "BudgetExceeded",
     "CancelToken",
     "CheckpointOptions",
     "Checkpointer",
     "Compaction",
     "ContextOverflowError",
     "ContextPolicy",
+    "FilePart",
     "FileResultStore",
     "GuardrailTripped",
     "Handoff",
+    "ImagePart",
     "InMemoryCheckpointer",
     "InMemoryResultStore",
     "InMemorySession",
     "InputEntry",
     "InvalidToolArguments",
     "LoviaError",
+    "MCPError",
     "MaxTurnsExceeded",
+    "Message",
     "ModelSettings",
     "NoopContextPolicy",
     "OpenAIChatProvider",
     "OutputValidationError",
+    "Plugin",
+    "PluginInstance",
     "PostgresCheckpointer",
     "PostgresSession",
     "Provider",
@@ -123,18 +138,25 @@ __all__ = [
     "SessionConflict",
     "SessionHistory",
     "StoreError",
+    "TextPart",
     "Tool",
+    "ToolCall",
     "ToolCallEntry",
     "ToolError",
     "ToolResultEntry",
     "TranscriptEntry",
     "Usage",
     "UserError",
+    "assistant",
     "drop_dangling_tool_calls",
     "entry_from_dict",
     "entry_to_dict",
+    "events",
     "model_from_env",
+    "system",
     "tool",
+    "tool_message",
+    "user",
 ]
 
 _LAZY = {

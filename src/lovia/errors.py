@@ -4,15 +4,18 @@
 
     LoviaError                      base; every error has a message and an optional ``hint``
     ├── UserError                   misuse or configuration: fix the calling code
+    ├── ApprovalPending             a run parked until a person decides on its tool calls
     ├── ProviderError               the model endpoint failed or answered badly
     │   └── ContextOverflowError    the prompt did not fit the model's context window
     ├── ToolError                   a tool could not be built or run as declared
     │   └── InvalidToolArguments    the model sent arguments that do not fit the schema
     ├── MaxTurnsExceeded            the run used up ``max_turns``
+    ├── BudgetExceeded              the run went over its ``RunBudget``
     ├── RunCancelled                the run was cancelled through its ``CancelToken``
     ├── GuardrailTripped            an input or output guardrail refused the run
     ├── OutputValidationError       the final output does not fit ``output_type``
     ├── RunBusy                     another worker holds the lease on this ``run_id``
+    ├── MCPError                    an MCP server could not be reached or broke the protocol
     └── StoreError                  a stored record could not be read or written
         ├── SchemaError             a database file is not lovia's, or is newer than this code
         └── SessionConflict         another run changed the session after this run loaded it
@@ -27,16 +30,24 @@ from typing import Any
 
 
 class LoviaError(Exception):
-    """Base class of every error lovia raises on purpose."""
+    """Base class of every error lovia raises on purpose.
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    ``hint`` says what to try next; ``str(error)`` shows it on a second line. Extra keyword
+    arguments become attributes (``ProviderError(..., status_code=429)``).
+    """
+
+    hint: str | None
+
+    def __init__(self, message: str = "", *, hint: str | None = None, **extra: Any) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        for key, value in extra.items():
+            setattr(self, key, value)
 
     def __str__(self) -> str:
         if self.hint:
-            return f"{self.message} (hint: {self.hint})"
+            return f"{self.message}\n  hint: {self.hint}" if self.message else self.hint
         return self.message
 
     def to_dict(self) -> dict[str, Any]:
@@ -49,21 +60,31 @@ class UserError(LoviaError):
 
 
 class ProviderError(LoviaError):
-    """The model provider failed: transport error, bad status, malformed stream."""
+    """The model provider failed: transport error, bad status, malformed stream.
 
-    def __init__(
-        self, message: str, *, hint: str | None = None, status_code: int | None = None
-    ) -> None:
-        super().__init__(message, hint=hint)
-        self.status_code = status_code
+    ``vendor``, ``model``, ``status_code`` and ``retryable`` say more when known.
+    """
+
+    vendor: str | None = None
+    model: str | None = None
+    status_code: int | None = None
+    retryable: bool | None = None
 
 
 class ContextOverflowError(ProviderError):
-    """The request did not fit the model's context window."""
+    """The request did not fit the model's context window (``reported_window`` if the
+    endpoint named it)."""
+
+    reported_window: int | None = None
 
 
 class ToolError(LoviaError):
-    """A tool is declared wrongly or failed in a way the model cannot be told about."""
+    """A tool is declared wrongly, or a tool wants to tell the model about a failure.
+
+    Raised inside a tool, its message becomes the error result the model sees.
+    """
+
+    tool_name: str | None = None
 
 
 class InvalidToolArguments(ToolError):
@@ -74,23 +95,57 @@ class MaxTurnsExceeded(LoviaError):
     """The run reached ``max_turns`` without a final answer."""
 
 
+class BudgetExceeded(LoviaError):
+    """The run went over a limit of its ``RunBudget`` (tokens, tool calls or seconds)."""
+
+
 class RunCancelled(LoviaError):
     """The run was cancelled (``CancelToken.cancel`` or ``RunHandle.cancel``)."""
 
-    def __init__(self, message: str = "the run was cancelled", *, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
+    def __init__(
+        self, message: str = "the run was cancelled", *, hint: str | None = None, **extra: Any
+    ) -> None:
+        super().__init__(message, hint=hint, **extra)
 
 
 class GuardrailTripped(LoviaError):
     """A guardrail refused the input or the output."""
 
-    def __init__(self, reason: str, *, hint: str | None = None) -> None:
-        super().__init__(reason, hint=hint)
+    def __init__(self, reason: str = "", *, hint: str | None = None, **extra: Any) -> None:
+        super().__init__(reason, hint=hint, **extra)
         self.reason = reason
 
 
 class OutputValidationError(LoviaError):
-    """The model's final answer does not validate against the agent's ``output_type``."""
+    """The model's final answer does not validate against the agent's ``output_type``
+    (``raw`` holds the answer, ``output_type_name`` the expected type)."""
+
+    raw: str | None = None
+    output_type_name: str | None = None
+
+
+class ApprovalPending(LoviaError):
+    """The run is parked: tool calls wait for a person's decision.
+
+    ``run_id`` names the run; ``calls`` are the undecided ``ToolCall`` objects (their
+    ``arguments`` as raw JSON text). Decide with ``lovia.approvals.decide`` from any process,
+    then re-submit the run to resume it.
+    """
+
+    run_id: str = ""
+    calls: list[Any]
+
+    def __init__(
+        self, message: str = "", *, hint: str | None = None, run_id: str = "", calls: Any = ()
+    ) -> None:
+        super().__init__(message, hint=hint, run_id=run_id, calls=list(calls))
+
+
+class MCPError(LoviaError):
+    """An MCP server could not be started or reached, or broke the protocol
+    (``tool_name`` names the tool being called, when there was one)."""
+
+    tool_name: str | None = None
 
 
 class RunBusy(LoviaError):
@@ -116,7 +171,7 @@ class SessionConflict(StoreError):
 
     def __init__(
         self,
-        message: str,
+        message: str = "",
         *,
         hint: str | None = None,
         session_id: str | None = None,
@@ -154,9 +209,12 @@ _BY_NAME: dict[str, type[LoviaError]] = {
         ToolError,
         InvalidToolArguments,
         MaxTurnsExceeded,
+        BudgetExceeded,
         RunCancelled,
         GuardrailTripped,
         OutputValidationError,
+        ApprovalPending,
+        MCPError,
         RunBusy,
         StoreError,
         SchemaError,

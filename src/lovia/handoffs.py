@@ -6,8 +6,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-
 from .errors import UserError
 from .tools import Tool
 
@@ -31,11 +29,7 @@ class Handoff:
         return "transfer_to_" + re.sub(r"[^A-Za-z0-9_-]", "_", raw).lower()[:50]
 
 
-class _NoArguments(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-async def _never_called() -> str:  # the loop applies handoffs itself
+async def _never_called(args: dict[str, Any], ctx: Any) -> str:  # the loop applies handoffs
     return ""
 
 
@@ -63,9 +57,7 @@ def handoff_tool(handoff: Handoff) -> Tool:
         name=handoff.tool_name,
         description=description,
         parameters={"type": "object", "properties": {}, "additionalProperties": False},
-        function=_never_called,
-        args_model=_NoArguments,
+        invoke=_never_called,
         parallel=False,
-        is_async=True,
         handoff_target=target,
     )

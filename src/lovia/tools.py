@@ -9,100 +9,188 @@ becomes an error result the model sees (``is_error=True``), not a failed run.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
+import json
 import re
 import sys
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
-import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from .errors import InvalidToolArguments, RunCancelled, ToolError, UserError
+from .errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolError, UserError
 from .run.context import RunContext
 
-__all__ = ["Tool", "ToolOutcome", "tool"]
+__all__ = [
+    "ApprovalPredicate",
+    "Tool",
+    "ToolInvoker",
+    "ToolPolicy",
+    "ToolResultRenderer",
+    "result_to_text",
+    "run_tool",
+    "tool",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 OnResume = Literal["rerun", "fail"] | Callable[..., Any]
+ToolInvoker = Callable[[dict[str, Any], "RunContext[Any]"], Awaitable[Any]]
+"""``invoke(args, ctx)``: run the tool on already-parsed JSON arguments, return its value."""
+ApprovalPredicate = Callable[[dict[str, Any], "RunContext[Any]"], Any]
+"""``needs_approval(args, ctx) -> bool`` (sync or async): does this call need a person's OK?"""
+ToolResultRenderer = Callable[[Any, "RunContext[Any]"], Any]
+"""``renderer(value, ctx) -> str`` (sync or async): the text the model sees for a result."""
+
+
+class ToolPolicy(Protocol):
+    """Wraps one attempt of a tool: ``policy(invoke, args, ctx)`` calls ``invoke`` (or not)."""
+
+    def __call__(
+        self, invoke: ToolInvoker, args: dict[str, Any], ctx: RunContext[Any]
+    ) -> Awaitable[Any]: ...
+
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-@dataclass(frozen=True, slots=True)
-class ToolOutcome:
-    """What one tool call produced: the text the model sees and whether it is an error."""
-
-    output: str
-    is_error: bool = False
-
-
-@dataclass(frozen=True)
+@dataclass
 class Tool:
-    """A callable the model can use. Build one with ``@tool``; fields are read-only."""
+    """Something the model can call. ``@tool`` builds one from a function; build one directly
+    for generated schemas (an MCP server's tools, a factory).
+
+    ``invoke(args, ctx)`` receives the parsed arguments and the live ``RunContext``; what it
+    returns (or raises) becomes the result the model sees. ``needs_approval`` gates calls
+    behind a person's decision; ``retries``/``timeout`` apply per attempt (``None`` inherits
+    the agent's default); ``parallel=False`` runs the tool alone; ``on_resume`` says what a
+    resumed run does with a call that started before a crash and has no result: ``"rerun"``
+    (default), ``"fail"``, or a callable deciding per call.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
-    function: Callable[..., Any]
-    args_model: type[BaseModel]
-    context_param: str | None = None
-    parallel: bool = True
+    invoke: ToolInvoker
+    needs_approval: bool | ApprovalPredicate = False
+    retries: int | None = None
     timeout: float | None = None
     max_output_chars: int | None = None
+    result_renderer: ToolResultRenderer | None = None
+    policies: tuple[ToolPolicy, ...] = ()
+    parallel: bool = True
+    returns_images: bool = False
     on_resume: OnResume = "rerun"
-    is_async: bool = field(default=False)
-    # Handoff tools carry their target; the loop treats them as a barrier.
-    handoff_target: Any = None
+    # a handoff's target agent: the loop applies the transfer itself and runs it alone
+    handoff_target: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
+            raise UserError(
+                f"invalid tool name {self.name!r}",
+                hint="tool names are 1-64 letters, digits, '_' or '-'; pass @tool(name=...)",
+            )
+        if not callable(self.invoke):
+            raise UserError(f"tool {self.name!r}: invoke must be an async callable")
+        if self.timeout is not None and not self.timeout > 0:
+            raise UserError(f"tool {self.name!r}: timeout must be positive, got {self.timeout!r}")
+        if self.retries is not None and self.retries < 0:
+            raise UserError(f"tool {self.name!r}: retries must be >= 0, got {self.retries!r}")
+        if self.on_resume not in ("rerun", "fail") and not callable(self.on_resume):
+            raise UserError(
+                f"tool {self.name!r}: on_resume must be 'rerun', 'fail' or a callable",
+            )
+        self.policies = tuple(self.policies)
 
     def schema(self) -> dict[str, Any]:
         """The function-calling schema: name, description and JSON-schema parameters."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
-    async def __call__(self, ctx: RunContext[Any], arguments: str) -> ToolOutcome:
-        """Validate ``arguments`` (JSON text), run the function, and describe the outcome."""
+    def openai_schema(self) -> dict[str, Any]:
+        """The schema in OpenAI's ``{"type": "function", "function": {...}}`` shape."""
+        return {"type": "function", "function": self.schema()}
+
+    def requires_approval(self, args: dict[str, Any], ctx: RunContext[Any]) -> Any:
+        """Whether this call needs approval (a bool, or an awaitable of one)."""
+        if callable(self.needs_approval):
+            return self.needs_approval(args, ctx)
+        return bool(self.needs_approval)
+
+
+async def run_tool(
+    tool: Tool,
+    args: dict[str, Any],
+    ctx: RunContext[Any],
+    *,
+    default_retries: int = 0,
+    default_timeout: float | None = None,
+) -> Any:
+    """Invoke ``tool`` through its policies, with its timeout per attempt and its retries
+    (a short backoff between attempts). Cancellation, budget and argument errors are not
+    retried: another attempt cannot fix them."""
+    retries = tool.retries if tool.retries is not None else default_retries
+    timeout = tool.timeout if tool.timeout is not None else default_timeout
+    attempt = 0
+    while True:
+        attempt += 1
+        call = _with_policies(tool.invoke, tool.policies, dict(args), ctx)
         try:
-            kwargs = self.parse_arguments(arguments)
-        except InvalidToolArguments as exc:
-            return ToolOutcome(str(exc), is_error=True)
-        if self.context_param is not None:
-            kwargs[self.context_param] = ctx
-        try:
-            value = await self._invoke(kwargs)
-        except RunCancelled:
+            if timeout is None:
+                return await call
+            return await asyncio.wait_for(call, timeout)
+        except (RunCancelled, BudgetExceeded, InvalidToolArguments):
             raise
-        except asyncio.TimeoutError:
-            return ToolOutcome(
-                f"tool {self.name!r} timed out after {self.timeout:g} s", is_error=True
-            )
-        except Exception as exc:  # the model is told; the run goes on
-            return ToolOutcome(f"tool {self.name!r} failed: {type(exc).__name__}: {exc}", True)
-        return _render_output(self.name, value)
+        except asyncio.TimeoutError as exc:
+            if attempt > retries:
+                raise ToolError(
+                    f"tool {tool.name!r} timed out after {timeout:g} s", tool_name=tool.name
+                ) from exc
+        except Exception:
+            if attempt > retries:
+                raise
+        await asyncio.sleep(min(5.0, 0.1 * 2 ** (attempt - 1)))
 
-    def parse_arguments(self, arguments: str) -> dict[str, Any]:
-        """The validated keyword arguments for ``arguments``, or ``InvalidToolArguments``."""
-        text = arguments.strip() or "{}"
-        try:
-            parsed = self.args_model.model_validate_json(text)
-        except ValidationError as exc:
-            raise InvalidToolArguments(
-                f"invalid arguments for tool {self.name!r}: {_describe(exc)}",
-                hint="call the tool again with arguments that match its schema",
-            ) from exc
-        return {name: getattr(parsed, name) for name in type(parsed).model_fields}
 
-    async def _invoke(self, kwargs: dict[str, Any]) -> Any:
-        if self.is_async:
-            call: Awaitable[Any] = self.function(**kwargs)
-        else:
-            call = asyncio.to_thread(functools.partial(self.function, **kwargs))
-        if self.timeout is None:
-            return await call
-        return await asyncio.wait_for(call, self.timeout)
+def _with_policies(
+    invoke: ToolInvoker, policies: tuple[ToolPolicy, ...], args: dict[str, Any], ctx: Any
+) -> Awaitable[Any]:
+    chain = invoke
+    for policy in reversed(policies):
+        chain = functools.partial(_apply_policy, policy, chain)
+    return chain(args, ctx)
+
+
+async def _apply_policy(
+    policy: ToolPolicy, inner: ToolInvoker, args: dict[str, Any], ctx: Any
+) -> Any:
+    return await policy(inner, args, ctx)
+
+
+def result_to_text(value: Any) -> str:
+    """The text the model sees for a tool's return value: a ``str`` as it is, anything else
+    as JSON (pydantic models and dataclasses as their fields)."""
+    if isinstance(value, str):
+        return value
+    safe = _jsonable(value)
+    try:
+        return json.dumps(safe, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    return value
 
 
 def _describe(exc: ValidationError) -> str:
@@ -113,72 +201,94 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _render_output(name: str, value: Any) -> ToolOutcome:
-    if isinstance(value, str):
-        return ToolOutcome(value)
-    if isinstance(value, BaseModel):
-        return ToolOutcome(value.model_dump_json())
-    if value is None:
-        return ToolOutcome("")
-    try:
-        return ToolOutcome(pydantic_core.to_json(value).decode())
-    except pydantic_core.PydanticSerializationError:
-        return ToolOutcome(
-            f"tool {name!r} returned a {type(value).__name__}, which cannot be shown to the "
-            "model as JSON; return a str, a dict/list of JSON values, or a pydantic model",
-            is_error=True,
-        )
-
-
-@overload
-def tool(func: F, /) -> Tool: ...
-
-
 @overload
 def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    parallel: bool = True,
-    timeout: float | None = None,
-    max_output_chars: int | None = None,
-    on_resume: OnResume = "rerun",
-) -> Callable[[F], Tool]: ...
-
-
-def tool(
-    func: F | None = None,
+    func: Callable[..., Any],
     /,
     *,
     name: str | None = None,
     description: str | None = None,
-    parallel: bool = True,
+    needs_approval: bool | ApprovalPredicate = False,
+    retries: int | None = None,
     timeout: float | None = None,
     max_output_chars: int | None = None,
+    result_renderer: ToolResultRenderer | None = None,
+    policies: Sequence[ToolPolicy] = (),
+    parallel: bool = True,
+    returns_images: bool = False,
+    strict: bool = False,
     on_resume: OnResume = "rerun",
-) -> Tool | Callable[[F], Tool]:
-    """Turn a typed function (sync or async) into a ``Tool``.
+) -> Tool: ...
+
+
+@overload
+def tool(
+    func: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    needs_approval: bool | ApprovalPredicate = False,
+    retries: int | None = None,
+    timeout: float | None = None,
+    max_output_chars: int | None = None,
+    result_renderer: ToolResultRenderer | None = None,
+    policies: Sequence[ToolPolicy] = (),
+    parallel: bool = True,
+    returns_images: bool = False,
+    strict: bool = False,
+    on_resume: OnResume = "rerun",
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    needs_approval: bool | ApprovalPredicate = False,
+    retries: int | None = None,
+    timeout: float | None = None,
+    max_output_chars: int | None = None,
+    result_renderer: ToolResultRenderer | None = None,
+    policies: Sequence[ToolPolicy] = (),
+    parallel: bool = True,
+    returns_images: bool = False,
+    strict: bool = False,
+    on_resume: OnResume = "rerun",
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function (sync or async) into a ``Tool``: ``@tool``, ``@tool(...)`` or
+    ``tool(fn, name="x")``.
 
     The JSON schema comes from the signature; the docstring's first paragraph is the
     description and its ``Args:`` section describes parameters. ``Annotated[T, "text"]`` and
     pydantic ``Field(description=...)`` describe parameters too. A parameter annotated
-    ``RunContext`` (or ``RunContext[Deps]``) receives the live run context.
+    ``RunContext`` (or ``RunContext[Deps]``) receives the live run context. ``strict=True``
+    makes every parameter required and forbids extra ones in the schema. Sync functions run
+    in a worker thread.
     """
-
-    def build(fn: F) -> Tool:
-        return make_tool(
-            fn,
-            localns=_caller_locals(),
-            name=name,
-            description=description,
-            parallel=parallel,
-            timeout=timeout,
-            max_output_chars=max_output_chars,
-            on_resume=on_resume,
-        )
-
+    options: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "needs_approval": needs_approval,
+        "retries": retries,
+        "timeout": timeout,
+        "max_output_chars": max_output_chars,
+        "result_renderer": result_renderer,
+        "policies": tuple(policies),
+        "parallel": parallel,
+        "returns_images": returns_images,
+        "strict": strict,
+        "on_resume": on_resume,
+    }
+    localns = _caller_locals()
     if func is not None:
-        return make_tool(func, localns=_caller_locals())
+        return make_tool(func, localns=localns, **options)
+
+    def build(fn: Callable[..., Any]) -> Tool:
+        return make_tool(fn, localns=localns, **options)
+
     return build
 
 
@@ -194,13 +304,11 @@ def make_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    parallel: bool = True,
-    timeout: float | None = None,
-    max_output_chars: int | None = None,
-    on_resume: OnResume = "rerun",
+    strict: bool = False,
     localns: dict[str, Any] | None = None,
+    **options: Any,
 ) -> Tool:
-    """Build a ``Tool`` from ``fn`` (the work behind ``@tool``)."""
+    """Build a ``Tool`` from ``fn`` (the work behind ``@tool``); a ``Tool`` is returned as is."""
     if isinstance(fn, Tool):
         return fn
     if not callable(fn):
@@ -211,29 +319,47 @@ def make_tool(
             f"invalid tool name {tool_name!r}",
             hint="tool names are 1-64 letters, digits, '_' or '-'; pass @tool(name=...)",
         )
-    if timeout is not None and timeout <= 0:
-        raise UserError(f"tool {tool_name!r}: timeout must be positive, got {timeout!r}")
-    if on_resume not in ("rerun", "fail") and not callable(on_resume):
-        raise UserError(
-            f"tool {tool_name!r}: on_resume must be 'rerun', 'fail' or a callable",
-        )
     summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
     args_model, context_param = _arguments_model(fn, tool_name, arg_docs, localns)
     schema = args_model.model_json_schema()
     schema.pop("title", None)
+    if strict:
+        schema["additionalProperties"] = False
+        schema["required"] = list(schema.get("properties", {}))
     return Tool(
         name=tool_name,
         description=description if description is not None else summary,
         parameters=schema,
-        function=fn,
-        args_model=args_model,
-        context_param=context_param,
-        parallel=parallel,
-        timeout=timeout,
-        max_output_chars=max_output_chars,
-        on_resume=on_resume,
-        is_async=inspect.iscoroutinefunction(fn),
+        invoke=_invoker(fn, tool_name, args_model, context_param),
+        **options,
     )
+
+
+def _invoker(
+    fn: Callable[..., Any], tool_name: str, args_model: type[BaseModel], context_param: str | None
+) -> ToolInvoker:
+    is_async = inspect.iscoroutinefunction(fn)
+    names = tuple(args_model.model_fields)
+
+    async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> Any:
+        try:
+            parsed = args_model.model_validate(args)
+        except ValidationError as exc:
+            raise InvalidToolArguments(
+                f"Invalid arguments for tool {tool_name!r}: {_describe(exc)}",
+                hint="call the tool again with arguments that match its schema",
+                tool_name=tool_name,
+            ) from exc
+        kwargs = {n: getattr(parsed, n) for n in names}
+        if context_param is not None:
+            kwargs[context_param] = ctx
+        if is_async:
+            return await fn(**kwargs)
+        return await asyncio.to_thread(functools.partial(fn, **kwargs))
+
+    invoke.__name__ = f"invoke_{tool_name}"
+    invoke.__qualname__ = invoke.__name__
+    return invoke
 
 
 def _arguments_model(

@@ -2,17 +2,31 @@
 
 Entries are immutable pydantic models discriminated by ``type``. Everything in lovia pairs a
 ``ToolResultEntry`` with its ``ToolCallEntry`` by ``call_id``, never by position.
+
+Entries are the stored form of a conversation; ``entries_to_messages`` gives the chat view
+(``lovia.messages.Message``) and ``messages_to_entries`` goes back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_serializer
 
 from .errors import UserError
+from .messages import AssistantTurn, Message, ToolCall
+from .parts import (
+    ContentPart,
+    FilePart,
+    ImagePart,
+    TextPart,
+    normalize_content,
+    part_to_dict,
+    text_of,
+)
 from .usage import Usage
 
 __all__ = [
@@ -29,17 +43,31 @@ __all__ = [
     "ToolResultEntry",
     "TranscriptEntry",
     "UsageDelta",
+    "assistant_to_entries",
     "drop_dangling_tool_calls",
     "entries_from_json",
     "entries_to_json",
+    "entries_to_messages",
     "entry_from_dict",
     "entry_to_dict",
+    "input_to_entries",
+    "leading_system_count",
+    "messages_to_entries",
+    "split_system",
     "to_entries",
+    "to_json_safe",
 ]
+
+Part = Annotated[Union[TextPart, ImagePart, FilePart], Field(discriminator="type")]  # noqa: UP007
+
+
+class InvalidEntry(UserError, ValueError):
+    """A dict that is not a transcript entry (also a ``ValueError``, as in lovia 0.9.119)."""
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # unknown keys are ignored, so entries written by another lovia version still read
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
 
 class InputEntry(_Entry):
@@ -47,14 +75,12 @@ class InputEntry(_Entry):
 
     type: Literal["input"] = "input"
     role: Literal["system", "user"] = "user"
-    content: str | list[dict[str, Any]]
+    content: str | list[Part]
 
     @property
     def text(self) -> str:
-        """The content as plain text (text parts joined)."""
-        if isinstance(self.content, str):
-            return self.content
-        return "".join(str(p.get("text", "")) for p in self.content if isinstance(p, dict))
+        """The content as plain text (images and files as placeholders)."""
+        return text_of(self.content)
 
 
 class AssistantTextEntry(_Entry):
@@ -85,12 +111,23 @@ class ToolCallEntry(_Entry):
 
 
 class ToolResultEntry(_Entry):
-    """What a tool returned for the call with the same ``call_id``."""
+    """What a tool returned for the call with the same ``call_id``.
+
+    ``output`` is the text the model sees. ``raw`` is the tool's Python return value while
+    the run is live (stored only when it is JSON-safe). ``parts`` holds images or files a
+    tool returned; ``output`` is then their text projection.
+    """
 
     type: Literal["tool_result"] = "tool_result"
     call_id: str
     output: str
     is_error: bool = False
+    raw: Any = None
+    parts: list[Part] | None = None
+
+    @field_serializer("raw")
+    def _raw_json(self, value: Any) -> Any:
+        return to_json_safe(value)
 
 
 TranscriptEntry = Annotated[
@@ -104,20 +141,89 @@ _ENTRY_TYPES = (InputEntry, AssistantTextEntry, ReasoningEntry, ToolCallEntry, T
 
 
 def entry_to_dict(entry: TranscriptEntry) -> dict[str, Any]:
-    """A JSON-safe dict for ``entry`` (``entry_from_dict`` reverses it)."""
+    """A JSON-safe dict for ``entry`` (``entry_from_dict`` reverses it).
+
+    A tool result carries ``raw`` (``None`` when the value is not JSON-safe) and ``parts``
+    only when it has some.
+    """
+    kind = type(entry)
+    if kind is InputEntry:
+        content = entry.content  # type: ignore[union-attr]
+        return {
+            "type": "input",
+            "role": entry.role,  # type: ignore[union-attr]
+            "content": content if isinstance(content, str) else [part_to_dict(p) for p in content],
+        }
+    if kind is ToolResultEntry:
+        assert isinstance(entry, ToolResultEntry)
+        out: dict[str, Any] = {
+            "type": "tool_result",
+            "call_id": entry.call_id,
+            "output": entry.output,
+            "is_error": entry.is_error,
+            "raw": to_json_safe(entry.raw),
+        }
+        if entry.parts is not None:
+            out["parts"] = [part_to_dict(p) for p in entry.parts]
+        return out
+    if kind is AssistantTextEntry:
+        assert isinstance(entry, AssistantTextEntry)
+        return {"content": entry.content, "id": entry.id, "type": "assistant_text"}
+    if kind is ToolCallEntry:
+        assert isinstance(entry, ToolCallEntry)
+        return {
+            "call_id": entry.call_id,
+            "name": entry.name,
+            "arguments": entry.arguments,
+            "type": "tool_call",
+        }
     return entry.model_dump(mode="json")
 
 
 def entry_from_dict(data: dict[str, Any]) -> TranscriptEntry:
-    """Rebuild an entry from ``entry_to_dict`` output; raises ``UserError`` on a bad dict."""
+    """Rebuild an entry from ``entry_to_dict`` output (unknown keys are ignored); raises
+    ``InvalidEntry`` (a ``UserError`` and a ``ValueError``) on a dict that is not one."""
     try:
         return _ENTRY.validate_python(data)
     except ValidationError as exc:
-        raise UserError(
+        raise InvalidEntry(
             f"not a transcript entry: {_short(data)}: {_first_error(exc)}",
             hint="entries need a 'type' of input, assistant_text, reasoning, tool_call or "
             "tool_result and that type's fields",
         ) from exc
+
+
+def to_json_safe(value: Any) -> Any:
+    """``value`` as JSON-safe data (pydantic models and dataclasses as dicts), or ``None``
+    when some part of it cannot be JSON."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, BaseModel):
+        try:
+            return to_json_safe(value.model_dump(mode="json"))
+        except Exception:
+            return None
+    if is_dataclass(value) and not isinstance(value, type):
+        return to_json_safe(asdict(value))
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            safe = to_json_safe(item)
+            if safe is None and item is not None:
+                return None
+            out[str(key)] = safe
+        return out
+    if isinstance(value, (list, tuple)):
+        items: list[Any] = []
+        for item in value:
+            safe = to_json_safe(item)
+            if safe is None and item is not None:
+                return None
+            items.append(safe)
+        return items
+    return None
 
 
 def entries_to_json(entries: Sequence[TranscriptEntry]) -> bytes:
@@ -130,38 +236,169 @@ def entries_from_json(data: bytes | str) -> list[TranscriptEntry]:
     return _ENTRIES.validate_json(data)
 
 
-def to_entries(items: str | Iterable[Any]) -> list[TranscriptEntry]:
-    """Turn a run's ``input`` (a string, messages or entries) into entries."""
+def to_entries(items: Any) -> list[TranscriptEntry]:
+    """Turn a run's ``input`` into entries: a string, one part, or a list of messages
+    (``lovia.messages.Message`` or dicts like ``{"role": "user", "content": "..."}``), parts
+    and entries."""
     if isinstance(items, str):
         return [InputEntry(role="user", content=items)]
+    if isinstance(items, (TextPart, ImagePart, FilePart, Message)):
+        items = [items]
+    if isinstance(items, _ENTRY_TYPES):
+        items = [items]
     out: list[TranscriptEntry] = []
+    loose_parts: list[ContentPart] = []
     for item in items:
+        if isinstance(item, (TextPart, ImagePart, FilePart)):
+            loose_parts.append(item)
+            continue
+        if loose_parts:
+            out.append(InputEntry(role="user", content=loose_parts))
+            loose_parts = []
         if isinstance(item, _ENTRY_TYPES):
             out.append(item)
+        elif isinstance(item, Message):
+            out.extend(messages_to_entries([item]))
         elif isinstance(item, dict):
-            out.append(_from_message(item))
+            out.extend(_from_message(item))
         else:
             raise UserError(
                 f"cannot use {type(item).__name__} as run input",
-                hint="pass a string, transcript entries, or messages like "
-                "{'role': 'user', 'content': '...'}",
+                hint="pass a string, lovia.messages.user(...)/system(...) messages, or "
+                "transcript entries",
+            )
+    if loose_parts:
+        out.append(InputEntry(role="user", content=loose_parts))
+    return out
+
+
+def _from_message(item: dict[str, Any]) -> list[TranscriptEntry]:
+    if "type" in item:
+        return [entry_from_dict(item)]
+    role = item.get("role")
+    content = item.get("content")
+    if role in ("user", "system") and isinstance(content, (str, list)):
+        return [InputEntry(role=role, content=normalize_content(content) or "")]
+    if role == "assistant":
+        calls = [
+            ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments", "{}"))
+            for c in item.get("tool_calls") or ()
+        ]
+        return messages_to_entries([Message(role="assistant", content=content, tool_calls=calls)])
+    if role == "tool" and item.get("tool_call_id"):
+        return [ToolResultEntry(call_id=item["tool_call_id"], output=text_of(content))]
+    raise UserError(
+        f"cannot read message {_short(item)}",
+        hint="messages need role 'user', 'system', 'assistant' or 'tool' and a content",
+    )
+
+
+# -- the chat view: entries <-> messages ------------------------------------------------------
+
+
+def entries_to_messages(entries: Iterable[TranscriptEntry]) -> list[Message]:
+    """The chat view of ``entries``: a model turn's reasoning, text and tool calls become one
+    assistant message; every tool result a ``tool`` message; inputs stay as they are."""
+    out: list[Message] = []
+    text: str | None = None
+    reasoning: str | None = None
+    calls: list[ToolCall] = []
+
+    def flush() -> None:
+        nonlocal text, reasoning, calls
+        if text is not None or reasoning is not None or calls:
+            out.append(
+                Message(role="assistant", content=text, reasoning=reasoning, tool_calls=calls)
+            )
+            text, reasoning, calls = None, None, []
+
+    for e in entries:
+        if isinstance(e, AssistantTextEntry):
+            text = e.content if text is None else text + e.content
+        elif isinstance(e, ToolCallEntry):
+            calls.append(ToolCall(id=e.call_id, name=e.name, arguments=e.arguments))
+        elif isinstance(e, ToolResultEntry):
+            flush()
+            out.append(Message(role="tool", content=e.output, tool_call_id=e.call_id))
+        elif isinstance(e, ReasoningEntry):
+            reasoning = e.content if reasoning is None else reasoning + e.content
+        elif isinstance(e, InputEntry):
+            flush()
+            content = e.content
+            out.append(
+                Message(role=e.role, content=content if isinstance(content, str) else list(content))
+            )
+    flush()
+    return out
+
+
+def messages_to_entries(messages: Iterable[Message]) -> list[TranscriptEntry]:
+    """Entries for chat ``messages`` (any roles); a tool message's ``raw`` is not known."""
+    out: list[TranscriptEntry] = []
+    for m in messages:
+        if m.role in ("system", "user"):
+            content = normalize_content(m.content)
+            out.append(InputEntry(role=m.role, content="" if content is None else content))
+        elif m.role == "assistant":
+            if m.reasoning:
+                out.append(ReasoningEntry(content=m.reasoning))
+            if m.content:
+                out.append(AssistantTextEntry(content=text_of(m.content)))
+            out.extend(
+                ToolCallEntry(call_id=c.id, name=c.name, arguments=c.arguments)
+                for c in m.tool_calls
+            )
+        elif m.role == "tool":
+            out.append(ToolResultEntry(call_id=m.tool_call_id or "", output=text_of(m.content)))
+        else:
+            raise UserError(
+                f"unknown message role {m.role!r}",
+                hint="roles are 'system', 'user', 'assistant' and 'tool'",
             )
     return out
 
 
-def _from_message(item: dict[str, Any]) -> TranscriptEntry:
-    if "type" in item:
-        return entry_from_dict(item)
-    role = item.get("role")
-    content = item.get("content")
-    if role in ("user", "system") and isinstance(content, (str, list)):
-        return InputEntry(role=role, content=content)
-    if role == "assistant" and isinstance(content, str):
-        return AssistantTextEntry(content=content)
-    raise UserError(
-        f"cannot read message {_short(item)}",
-        hint="messages need role 'user', 'system' or 'assistant' and a content",
+def input_to_entries(messages: Iterable[Message]) -> list[TranscriptEntry]:
+    """``InputEntry``s for system and user messages (any other role is an error)."""
+    out: list[TranscriptEntry] = []
+    for m in messages:
+        if m.role not in ("system", "user"):
+            raise InvalidEntry(
+                f"input messages are system or user messages, not {m.role!r}",
+                hint="use messages_to_entries for a whole conversation",
+            )
+        out.extend(messages_to_entries([m]))
+    return out
+
+
+def assistant_to_entries(turn: AssistantTurn) -> list[TranscriptEntry]:
+    """The entries of one model answer: its text (if any), then its tool calls."""
+    out: list[TranscriptEntry] = []
+    if turn.content:
+        out.append(AssistantTextEntry(content=turn.content))
+    out.extend(
+        ToolCallEntry(call_id=c.id, name=c.name, arguments=c.arguments) for c in turn.tool_calls
     )
+    return out
+
+
+def leading_system_count(entries: Sequence[TranscriptEntry]) -> int:
+    """How many system inputs open ``entries``."""
+    n = 0
+    for e in entries:
+        if isinstance(e, InputEntry) and e.role == "system":
+            n += 1
+        else:
+            break
+    return n
+
+
+def split_system(
+    entries: Sequence[TranscriptEntry],
+) -> tuple[list[TranscriptEntry], list[TranscriptEntry]]:
+    """The leading system inputs and the rest (both new lists)."""
+    n = leading_system_count(entries)
+    return list(entries[:n]), list(entries[n:])
 
 
 def drop_dangling_tool_calls(entries: Iterable[TranscriptEntry]) -> list[TranscriptEntry]:

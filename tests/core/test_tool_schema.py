@@ -87,7 +87,6 @@ def test_run_context_parameter_is_not_in_the_schema() -> None:
         return ""
 
     assert list(f.parameters["properties"]) == ["a"]
-    assert f.context_param == "ctx"
 
 
 def test_decorator_options() -> None:

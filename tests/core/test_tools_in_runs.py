@@ -35,7 +35,7 @@ async def test_invalid_arguments_become_an_error_result_and_the_run_goes_on() ->
     result = await Runner.run(agent, "x")
     res = results(result.entries)["call_add"]
     assert res.is_error
-    assert "invalid arguments" in res.output and "a" in res.output and "b" in res.output
+    assert "invalid arguments" in res.output.lower() and "a" in res.output and "b" in res.output
     assert result.output == "sorry"
 
 
@@ -111,7 +111,8 @@ async def test_structured_and_non_json_outputs() -> None:
     result = await Runner.run(agent, "x")
     res = results(result.entries)
     assert json.loads(res["call_data"].output) == {"n": 1, "tags": ["a"]}
-    assert res["call_weird"].is_error and "object" in res["call_weird"].output
+    # like lovia 0.9.119: a value JSON cannot hold is shown as its str()
+    assert not res["call_weird"].is_error and "object" in res["call_weird"].output
 
 
 async def test_two_slow_tools_in_one_turn_run_concurrently() -> None:

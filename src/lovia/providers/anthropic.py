@@ -14,6 +14,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProviderError
+from ..parts import part_to_dict
 from ..transcript import (
     AssistantTextEntry,
     EntryCompletedDelta,
@@ -323,7 +324,7 @@ def _block(e: TranscriptEntry) -> tuple[str, dict[str, Any] | list[dict[str, Any
         if isinstance(e.content, str):
             return "user", {"type": "text", "text": e.content}
         # Parts are passed as given (text, image, document blocks in Anthropic's shape).
-        return "user", [dict(p) for p in e.content] or None
+        return "user", [part_to_dict(p) for p in e.content] or None
     if isinstance(e, AssistantTextEntry):
         # The API refuses empty text blocks.
         return "assistant", {"type": "text", "text": e.content} if e.content else None

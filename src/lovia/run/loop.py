@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -40,7 +42,7 @@ from ..providers.registry import resolve_model
 from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
 from ..stores.maintenance import keeps_versions
 from ..stores.session import Session
-from ..tools import Tool, ToolOutcome, truncate_output
+from ..tools import Tool, result_to_text, run_tool, truncate_output
 from ..transcript import (
     AssistantTextEntry,
     InputEntry,
@@ -505,7 +507,7 @@ class RunDriver:
             names = ", ".join(sorted(tooling.by_name)) or "none"
             return ToolOutcome(f"unknown tool {call.name!r}; available tools: {names}", True)
         assert self.ctx is not None
-        outcome = await tool(self.ctx, call.arguments)
+        outcome = await _execute(tool, self.ctx, call.arguments)
         limit = tool.max_output_chars or self.state.agent.max_tool_output_chars
         if len(outcome.output) > limit:
             outcome = ToolOutcome(truncate_output(outcome.output, limit), outcome.is_error)
@@ -689,6 +691,30 @@ class RunDriver:
         if found is None:
             found = self._tooling[key] = _Tooling(self.all_tools(agent))
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    output: str
+    is_error: bool = False
+
+
+async def _execute(tool: Tool, ctx: RunContext[Any], arguments: str) -> ToolOutcome:
+    try:
+        args = json.loads(arguments or "{}")
+    except json.JSONDecodeError as exc:
+        return ToolOutcome(f"Invalid JSON in tool arguments: {exc}", True)
+    if not isinstance(args, dict):
+        return ToolOutcome(
+            f"Invalid tool arguments: expected a JSON object, got {type(args).__name__}.", True
+        )
+    try:
+        value = await run_tool(tool, args, ctx)
+    except RunCancelled:
+        raise
+    except Exception as exc:
+        return ToolOutcome(f"Tool error: {str(exc) or type(exc).__name__}", True)
+    return ToolOutcome(result_to_text(value))
 
 
 def _storable(outcome: ToolOutcome) -> ToolOutcome:
