@@ -44,11 +44,13 @@ from .parts import FilePart, ImagePart, TextPart
 from .plugins import Plugin, PluginInstance
 from .providers.base import Provider
 from .providers.registry import model_from_env
-from .run.context import CancelToken, RunContext
+from .reliability import CancelToken, RunBudget
 from .run.handle import RunHandle
 from .run.result import RunResult
 from .run.runner import Runner
+from .run_context import RunContext
 from .settings import ModelSettings, RetryPolicy
+from .steering import Mailbox
 from .stores.checkpoint import (
     Checkpointer,
     CheckpointOptions,
@@ -106,6 +108,7 @@ __all__ = [
     "InvalidToolArguments",
     "LoviaError",
     "MCPError",
+    "Mailbox",
     "MaxTurnsExceeded",
     "Message",
     "ModelSettings",
@@ -121,6 +124,7 @@ __all__ = [
     "ReasoningEntry",
     "ResultStore",
     "RetryPolicy",
+    "RunBudget",
     "RunBusy",
     "RunCancelled",
     "RunContext",

@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .context import Compaction, ContextPolicy
 from .errors import UserError
 from .guardrails import Guardrail
 from .handoffs import Handoff, as_handoff, handoff_tool
 from .hooks import AgentHooks
-from .run.context import RunContext
+from .run_context import RunContext
 from .settings import ModelSettings, RetryPolicy
 from .tools import Tool, make_tool
 
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "Instructions"]
 
 Instructions = str | Callable[[RunContext[Any]], "str | Awaitable[str]"]
+ApprovalHandler = Callable[..., Any]
+"""``(call: ToolCall, ctx) -> bool | "allow" | "deny" | "ask" | "defer"`` (sync or async)."""
+
+DepsT = TypeVar("DepsT")
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,6 +53,13 @@ class Agent:
     max_tool_output_chars: int = 200_000
     retry: RetryPolicy | None = None
     handoff_description: str | None = None
+    plugins: Sequence[Any] = ()
+    approval_handler: ApprovalHandler | None = None
+    default_tool_retries: int = 0
+    default_tool_timeout: float | None = None
+    output_repair: Any = True
+    tool_result_renderer: Callable[[Any], str] | None = None
+    _fragments: tuple[Callable[..., Any], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -64,6 +75,32 @@ class Agent:
         set_(self, "handoffs", tuple(as_handoff(h) for h in self.handoffs))
         set_(self, "input_guardrails", tuple(self.input_guardrails))
         set_(self, "output_guardrails", tuple(self.output_guardrails))
+        set_(self, "plugins", tuple(self.plugins))
+        if not isinstance(self.default_tool_retries, int) or self.default_tool_retries < 0:
+            raise UserError(f"agent {self.name!r}: default_tool_retries must be an int >= 0")
+        if self.approval_handler is not None and not callable(self.approval_handler):
+            raise UserError(
+                f"agent {self.name!r}: approval_handler must be callable",
+                hint="approval_handler=lambda call, ctx: 'allow' | 'deny' | 'ask' | 'defer'",
+            )
+
+    def instruction(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorator: add a dynamic instruction fragment ``(ctx) -> str`` (sync or async),
+        rendered after ``instructions`` at the start of every run and resume."""
+        if not callable(fn):
+            raise UserError("@agent.instruction decorates a function (ctx) -> str")
+        object.__setattr__(self, "_fragments", (*self._fragments, fn))
+        return fn
+
+    def with_instructions(self, fn: Callable[..., Any]) -> Agent:
+        """A copy of this agent with one more dynamic instruction fragment."""
+        if not callable(fn):
+            raise UserError("with_instructions takes a function (ctx) -> str")
+        return dataclasses.replace(self, _fragments=(*self._fragments, fn))
+
+    def __class_getitem__(cls, item: Any) -> type[Agent]:
+        """``Agent[Deps](...)`` is accepted (as in 0.9.119) and builds a plain ``Agent``."""
+        return cls
 
     def clone(self, **overrides: Any) -> Agent:
         """A copy with some fields replaced: ``agent.clone(instructions="...")``."""

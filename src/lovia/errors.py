@@ -135,10 +135,20 @@ class ApprovalPending(LoviaError):
     run_id: str = ""
     calls: list[Any]
 
+    pending: list[Any]
+
     def __init__(
-        self, message: str = "", *, hint: str | None = None, run_id: str = "", calls: Any = ()
+        self,
+        message: str = "",
+        *,
+        hint: str | None = None,
+        run_id: str = "",
+        calls: Any = (),
+        pending: Any = (),
     ) -> None:
-        super().__init__(message, hint=hint, run_id=run_id, calls=list(calls))
+        super().__init__(
+            message, hint=hint, run_id=run_id, calls=list(calls), pending=list(pending)
+        )
 
 
 class MCPError(LoviaError):

@@ -4,32 +4,49 @@
 
     RunStarted
     ( TurnStarted
-      ( TextDelta | ReasoningDelta )*  MessageCompleted
+      UserMessageInjected*                (messages pushed into the run's Mailbox)
       ContextCompacted?                   (before the model call, when the view was compacted)
-      ( ToolCallStarted ToolCallCompleted )*   (per call; calls of one turn may interleave)
-      HandoffOccurred?
-      TurnEnded )*
+      ( ModelRetrying OutputDiscarded? )*
+      ( TextDelta | ReasoningDelta )*  MessageCompleted
+      ( ApprovalRequired? ToolCallStarted ToolCallFailed? ToolCallCompleted )*
+                                          (per call; calls of one turn may interleave)
+      TurnEnded
+      HandoffOccurred? )*
     RunCompleted | RunFailed              (exactly one, always last)
 
-A replay of a completed run emits only ``RunCompleted``. Every event has a ``type`` string
-(the snake-case name) and ``to_dict()`` for JSON transports such as SSE.
+A replay of a completed run emits only ``RunCompleted``. Events are grouped under base
+classes (``RunEvent``, ``TurnEvent``, ``DeltaEvent``, ``MessageEvent``, ``ToolEvent``,
+``TransitionEvent``, ``ErrorEvent``, ``ContextEvent``, all under ``Event``) so a hook can
+listen to a whole group. Every event has a ``type`` string (the snake-case name) and
+``to_dict()`` for JSON transports such as SSE.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from .transcript import ToolCallEntry, ToolResultEntry, TranscriptEntry, entry_to_dict
+from .messages import ToolCall
+from .transcript import TranscriptEntry, entry_to_dict, to_json_safe
 
 if TYPE_CHECKING:
+    from .agent import Agent
+    from .approvals import ApprovalChannel
     from .run.result import RunResult
 
 __all__ = [
+    "ApprovalRequired",
+    "CompactionNotice",
     "ContextCompacted",
+    "ContextEvent",
+    "DeltaEvent",
+    "ErrorEvent",
     "Event",
     "HandoffOccurred",
     "MessageCompleted",
+    "MessageEvent",
+    "ModelRetrying",
+    "OutputDiscarded",
     "ReasoningDelta",
     "RunCompleted",
     "RunEvent",
@@ -37,23 +54,103 @@ __all__ = [
     "RunStarted",
     "TextDelta",
     "ToolCallCompleted",
+    "ToolCallFailed",
     "ToolCallStarted",
+    "ToolEvent",
+    "TransitionEvent",
     "TurnEnded",
+    "TurnEvent",
     "TurnStarted",
+    "UserMessageInjected",
 ]
 
 
-class RunEvent:
+class Event:
     """Base of every stream event."""
 
+    __slots__ = ()
     type: ClassVar[str] = "event"
     terminal: ClassVar[bool] = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
         for f in fields(self):  # type: ignore[arg-type]
+            if f.name.startswith("_"):
+                continue
             out[f.name] = _jsonable(getattr(self, f.name))
         return out
+
+
+class RunEvent(Event):
+    """The start and the end of a run."""
+
+    __slots__ = ()
+
+
+class TurnEvent(Event):
+    """The start and the end of a turn."""
+
+    __slots__ = ()
+
+
+class DeltaEvent(Event):
+    """Streamed pieces of a model answer (provisional until ``MessageCompleted``)."""
+
+    __slots__ = ()
+
+
+class MessageEvent(Event):
+    """Whole messages: a model turn completed, a message injected."""
+
+    __slots__ = ()
+
+
+class ToolEvent(Event):
+    """A tool call's life: approval, start, completion."""
+
+    __slots__ = ()
+
+
+class TransitionEvent(Event):
+    """Control moved from one agent to another."""
+
+    __slots__ = ()
+
+
+class ErrorEvent(Event):
+    """A non-terminal error: a failed tool call, a model call retried."""
+
+    __slots__ = ()
+
+
+class ContextEvent(Event):
+    """The model's view of the conversation changed."""
+
+    __slots__ = ()
+
+
+def _name(agent: Any) -> Any:
+    return getattr(agent, "name", agent)
+
+
+def _call_dict(call: Any) -> Any:
+    if isinstance(call, ToolCall):
+        return {
+            "id": call.id,
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": call.arguments,
+        }
+    return _jsonable(call)
+
+
+def _error_dict(err: BaseException) -> dict[str, Any]:
+    to_dict = getattr(err, "to_dict", None)
+    if callable(to_dict):
+        out = to_dict()
+        if isinstance(out, dict):
+            return out
+    return {"type": type(err).__name__, "message": str(err), "hint": None}
 
 
 def _jsonable(value: Any) -> Any:
@@ -61,87 +158,279 @@ def _jsonable(value: Any) -> Any:
         return entry_to_dict(value)
     if isinstance(value, list):
         return [_jsonable(v) for v in value]
+    if isinstance(value, ToolCall):
+        return _call_dict(value)
     if hasattr(value, "to_dict"):
         return value.to_dict()
-    return value
+    if isinstance(value, BaseException):
+        return _error_dict(value)
+    return to_json_safe(value)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class RunStarted(RunEvent):
+    """The run began (also when it resumes a stored run: ``resumed=True``)."""
+
     type: ClassVar[str] = "run_started"
-    run_id: str
-    agent_name: str
-    session_id: str | None = None
-    resumed: bool = False
+    agent: Agent
+    run_id: str | None = field(default=None, kw_only=True)
+    session_id: str | None = field(default=None, kw_only=True)
+    resumed: bool = field(default=False, kw_only=True)
+
+    @property
+    def agent_name(self) -> str:
+        return str(self.agent.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "agent": self.agent.name,
+            "agent_name": self.agent.name,
+            "run_id": self.run_id,
+            "session_id": self.session_id,
+            "resumed": self.resumed,
+        }
 
 
-@dataclass(frozen=True, slots=True)
-class TurnStarted(RunEvent):
+@dataclass
+class TurnStarted(TurnEvent):
     type: ClassVar[str] = "turn_started"
+    agent: Agent
     turn: int
-    agent_name: str = ""
+
+    @property
+    def agent_name(self) -> str:
+        return str(self.agent.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "agent": self.agent.name, "turn": self.turn}
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta(RunEvent):
+@dataclass
+class TurnEnded(TurnEvent):
+    type: ClassVar[str] = "turn_ended"
+    agent: Agent
+    turn: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "agent": self.agent.name, "turn": self.turn}
+
+
+@dataclass
+class TextDelta(DeltaEvent):
     type: ClassVar[str] = "text_delta"
     delta: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReasoningDelta(RunEvent):
+@dataclass
+class ReasoningDelta(DeltaEvent):
     type: ClassVar[str] = "reasoning_delta"
     delta: str
 
 
-@dataclass(frozen=True, slots=True)
-class MessageCompleted(RunEvent):
-    """The model's whole answer for one turn (text, reasoning and tool calls)."""
+@dataclass
+class OutputDiscarded(DeltaEvent):
+    """The text streamed so far in this turn is void: the model call failed after it began
+    and is being tried again. A consumer showing deltas live clears what it showed for this
+    turn; the stored transcript never held it."""
+
+    type: ClassVar[str] = "output_discarded"
+
+
+@dataclass
+class MessageCompleted(MessageEvent):
+    """One model turn, whole: its new entries (reasoning, text, tool calls)."""
 
     type: ClassVar[str] = "message_completed"
     entries: list[TranscriptEntry]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallStarted(RunEvent):
-    type: ClassVar[str] = "tool_call_started"
-    call: ToolCallEntry
+@dataclass
+class UserMessageInjected(MessageEvent):
+    """A message pushed into the run's ``Mailbox`` joined the run at the start of ``turn``."""
 
-
-@dataclass(frozen=True, slots=True)
-class ToolCallCompleted(RunEvent):
-    type: ClassVar[str] = "tool_call_completed"
-    call: ToolCallEntry
-    result: ToolResultEntry
-    output: str
-    is_error: bool
-
-
-@dataclass(frozen=True, slots=True)
-class HandoffOccurred(RunEvent):
-    type: ClassVar[str] = "handoff"
-    from_agent: str
-    to_agent: str
-
-
-@dataclass(frozen=True, slots=True)
-class TurnEnded(RunEvent):
-    type: ClassVar[str] = "turn_ended"
+    type: ClassVar[str] = "user_message_injected"
+    content: Any
     turn: int
+    token: int | None = field(default=None, kw_only=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        content = self.content
+        if not isinstance(content, str):
+            content = _jsonable(content)
+        return {"type": self.type, "content": content, "turn": self.turn, "token": self.token}
 
 
-@dataclass(frozen=True, slots=True)
-class ContextCompacted(RunEvent):
-    """The context policy shrank the view sent to the model (the transcript is unchanged)."""
+@dataclass
+class ToolCallStarted(ToolEvent):
+    """A tool call is about to run. Calls rejected before they run (unknown tool, bad
+    arguments, not approved) get only a ``ToolCallCompleted`` with ``is_error=True``."""
+
+    type: ClassVar[str] = "tool_call_started"
+    call: ToolCall
+
+
+@dataclass
+class ToolCallCompleted(ToolEvent):
+    """A tool call ended: ``result`` is the tool's return value (the error text on failure),
+    ``output`` the text the model sees."""
+
+    type: ClassVar[str] = "tool_call_completed"
+    call: ToolCall
+    result: Any
+    is_error: bool = False
+    output: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "call": _call_dict(self.call),
+            "output": self.output,
+            "is_error": self.is_error,
+        }
+
+
+@dataclass
+class HandoffOccurred(TransitionEvent):
+    type: ClassVar[str] = "handoff"
+    from_agent: Agent
+    to_agent: Agent
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "from_agent": _name(self.from_agent),
+            "to_agent": _name(self.to_agent),
+        }
+
+
+@dataclass
+class ApprovalRequired(ToolEvent):
+    """A tool that needs approval is about to run.
+
+    Decide while the stream is suspended at this event: ``approve()``, ``reject(reason)``
+    or ``defer()`` (park the run durably until ``lovia.approvals.decide``), or later by call
+    id through ``RunHandle.approvals``. Without a decision, ``Agent.approval_handler``
+    decides; without one, the call is denied.
+    """
+
+    type: ClassVar[str] = "approval_required"
+    call: ToolCall
+    _channel: ApprovalChannel | None = field(default=None, repr=False, compare=False)
+    agent_name: str | None = field(default=None, kw_only=True)
+    run_id: str | None = field(default=None, kw_only=True)
+
+    def _need_channel(self) -> ApprovalChannel:
+        if self._channel is None:
+            raise RuntimeError(
+                "this ApprovalRequired event has no channel: it was not emitted by a run"
+            )
+        return self._channel
+
+    def approve(self) -> None:
+        """Let the call run."""
+        self._need_channel().approve(self.call.id)
+
+    def reject(self, reason: str | None = None) -> None:
+        """Refuse the call; the model sees "Tool NAME was not approved." and the reason."""
+        self._need_channel().reject(self.call.id, reason=reason)
+
+    def defer(self) -> None:
+        """Park the run until someone decides (``lovia.approvals.decide``), across restarts."""
+        self._need_channel().defer(self.call.id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "call": _call_dict(self.call),
+            "agent": self.agent_name,
+            "run_id": self.run_id,
+        }
+
+
+@dataclass
+class ToolCallFailed(ErrorEvent):
+    """A tool call raised (or its approval check did); the run goes on and the model sees
+    the error text in the paired ``ToolCallCompleted``."""
+
+    type: ClassVar[str] = "tool_call_failed"
+    error: BaseException
+    call: ToolCall | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "error": _error_dict(self.error),
+            "call": _call_dict(self.call) if self.call is not None else None,
+        }
+
+
+@dataclass
+class ModelRetrying(ErrorEvent):
+    """A model call failed with a transient error; attempt ``attempt + 1`` follows in
+    ``delay`` seconds."""
+
+    type: ClassVar[str] = "model_retrying"
+    error: BaseException
+    attempt: int
+    max_attempts: int
+    delay: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "error": _error_dict(self.error),
+            "attempt": self.attempt,
+            "max_attempts": self.max_attempts,
+            "delay": self.delay,
+        }
+
+
+@dataclass
+class CompactionNotice:
+    """What a compaction did, for people reading the conversation."""
+
+    reason: str
+    reactive: bool
+    summary: str | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    detail: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "reactive": self.reactive,
+            "summary": self.summary,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "detail": list(self.detail),
+        }
+
+
+@dataclass
+class ContextCompacted(ContextEvent):
+    """The model's view was compacted before a model call (the stored transcript is not)."""
 
     type: ClassVar[str] = "context_compacted"
     reason: str = ""
     tokens_before: int = 0
     tokens_after: int = 0
     notice: str = ""
+    session_id: str | None = field(default=None, kw_only=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "reason": self.reason,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "notice": self.notice,
+            "session_id": self.session_id,
+        }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class RunCompleted(RunEvent):
     type: ClassVar[str] = "run_completed"
     terminal: ClassVar[bool] = True
@@ -151,34 +440,12 @@ class RunCompleted(RunEvent):
         return {"type": self.type, "result": self.result.to_dict()}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class RunFailed(RunEvent):
     type: ClassVar[str] = "run_failed"
     terminal: ClassVar[bool] = True
     error: BaseException
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict, kw_only=True)
 
     def to_dict(self) -> dict[str, Any]:
-        err = self.error
-        info = (
-            err.to_dict()
-            if hasattr(err, "to_dict")
-            else {"type": type(err).__name__, "message": str(err), "hint": None}
-        )
-        return {"type": self.type, "error": info}
-
-
-Event = Union[  # noqa: UP007
-    RunStarted,
-    TurnStarted,
-    TextDelta,
-    ReasoningDelta,
-    MessageCompleted,
-    ToolCallStarted,
-    ToolCallCompleted,
-    HandoffOccurred,
-    TurnEnded,
-    ContextCompacted,
-    RunCompleted,
-    RunFailed,
-]
+        return {"type": self.type, "error": _error_dict(self.error), **self.extra}

@@ -7,13 +7,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import GuardrailTripped
-from .run.context import RunContext
+from .run_context import RunContext
 
-__all__ = ["Guardrail", "check_guardrails"]
+__all__ = ["Guardrail", "GuardrailFn", "check_guardrails"]
 
 Guardrail = Callable[[Any, RunContext[Any]], Any]
-"""``(messages_or_output, ctx) -> None | str`` (sync or async); a non-empty string or a raised
-``GuardrailTripped`` trips it."""
+"""``(messages_or_output, ctx) -> None | bool | str`` (sync or async). ``None``, ``False`` or
+``""`` lets the value pass; a non-empty string or ``True`` trips it, as does raising
+``GuardrailTripped``. Input guardrails get the run's new input as ``list[Message]``; output
+guardrails get the final output."""
+GuardrailFn = Guardrail
 
 
 async def check_guardrails(
@@ -21,9 +24,13 @@ async def check_guardrails(
 ) -> None:
     """Run each guardrail in order; raise ``GuardrailTripped`` at the first that trips."""
     for guard in guardrails:
-        result = guard(value, ctx)
-        if inspect.isawaitable(result):
-            result = await result
-        if isinstance(result, str) and result:
-            name = getattr(guard, "__name__", type(guard).__name__)
-            raise GuardrailTripped(result, hint=f"the {kind} guardrail {name!r} refused this run")
+        verdict = guard(value, ctx)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        if not verdict:
+            continue
+        name = getattr(guard, "__name__", type(guard).__name__)
+        hint = f"the {kind} guardrail {name!r} refused this run"
+        if verdict is True:
+            raise GuardrailTripped(f"{kind} guardrail rejected the value", hint=hint)
+        raise GuardrailTripped(f"{kind} guardrail: {verdict}", hint=hint)

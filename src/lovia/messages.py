@@ -42,6 +42,11 @@ class ToolCall:
     name: str
     arguments: str
 
+    @property
+    def call_id(self) -> str:
+        """The same as ``id`` (the name transcript entries use)."""
+        return self.id
+
 
 @dataclass
 class Message:

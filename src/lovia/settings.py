@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -27,12 +28,35 @@ class ModelSettings:
         return replace(self, **changes)
 
 
+def _default_retry_on(exc: BaseException) -> bool:
+    """Retry what a retry can fix: rate limits, timeouts, 5xx, dropped connections."""
+    from .errors import ProviderError
+
+    if not isinstance(exc, ProviderError):
+        return False
+    if exc.retryable is not None:
+        return bool(exc.retryable)
+    code = exc.status_code
+    return code is None or code in (408, 409, 429) or code >= 500
+
+
+async def _sleep(seconds: float) -> None:
+    import asyncio
+
+    await asyncio.sleep(seconds)
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How a failed model call is retried: exponential backoff with jitter, capped.
 
-    Only errors a retry can fix are retried (rate limits, 5xx, dropped connections before any
-    output was produced). ``max_attempts`` counts the first try.
+    ``max_attempts`` counts the first try (``1`` disables retrying). ``retry_on(exc)`` decides
+    which errors are transient (by default: rate limits, timeouts, 5xx, dropped connections;
+    a provider marks a deterministic failure ``retryable=False``). With
+    ``restart_on_partial`` a failure after text was streamed discards that partial output
+    (event ``OutputDiscarded``) and streams the turn again; without it such a failure ends
+    the run. Each retry is announced by a ``ModelRetrying`` event. ``backoff_base`` and
+    ``backoff_max`` (aliases of ``initial_delay`` and ``max_delay``) set the schedule.
     """
 
     max_attempts: int = 4
@@ -40,6 +64,28 @@ class RetryPolicy:
     max_delay: float = 20.0
     multiplier: float = 2.0
     jitter: float = 0.2
+    restart_on_partial: bool = True
+    backoff_base: float | None = None
+    backoff_max: float | None = None
+    retry_on: Callable[[BaseException], bool] = field(default=_default_retry_on)
+    sleep: Callable[[float], Awaitable[None]] = field(default=_sleep)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
+            from .errors import UserError
+
+            raise UserError(
+                f"RetryPolicy(max_attempts={self.max_attempts!r}) must be an int >= 1",
+                hint="max_attempts=1 disables retrying",
+            )
+        if self.backoff_base is not None:
+            object.__setattr__(self, "initial_delay", float(self.backoff_base))
+        else:
+            object.__setattr__(self, "backoff_base", self.initial_delay)
+        if self.backoff_max is not None:
+            object.__setattr__(self, "max_delay", float(self.backoff_max))
+        else:
+            object.__setattr__(self, "backoff_max", self.max_delay)
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before attempt number ``attempt + 1`` (``attempt`` is 1-based)."""
@@ -47,3 +93,7 @@ class RetryPolicy:
 
         base = min(self.max_delay, self.initial_delay * self.multiplier ** (attempt - 1))
         return base * (1 + random.uniform(-self.jitter, self.jitter))
+
+    def backoff_delay(self, attempt: int) -> float:
+        """The same schedule under 0.9.119's name."""
+        return self.delay(attempt)

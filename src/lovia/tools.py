@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from .errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolError, UserError
-from .run.context import RunContext
+from .run_context import RunContext
 
 __all__ = [
     "ApprovalPredicate",

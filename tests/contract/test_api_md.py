@@ -600,7 +600,7 @@ async def test_handoff_becomes_transfer_tool_and_only_system_prompt_changes() ->
     assert r.output == "billing here"
     assert r.final_agent.name == "billing"
     hand = [e for e in events if isinstance(e, ev.HandoffOccurred)]
-    assert [(h.from_agent, h.to_agent) for h in hand] == [("front", "billing")]
+    assert [(h.from_agent.name, h.to_agent.name) for h in hand] == [("front", "billing")]
     assert m.calls[0][0]["content"] == "you are front"
     assert m.calls[1][0]["content"] == "you are billing"
     assert m.calls[1][1:3] == m.calls[0][1:3] or m.calls[1][1] == m.calls[0][1]
@@ -662,7 +662,7 @@ async def test_event_field_names_are_as_documented() -> None:
     assert started.call.name == "echo"
     done = by["ToolCallCompleted"]
     assert done.call.call_id == "call_echo"
-    assert done.result.output == done.output == "echo:v"
+    assert done.result == done.output == "echo:v"
     assert done.is_error is False
     assert isinstance(by["MessageCompleted"].entries, list)
     assert isinstance(by["RunCompleted"].result, lovia.RunResult)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from lovia import RunContext, Runner, ToolResultEntry, tool
 from lovia.events import ToolCallCompleted, ToolCallStarted
 from lovia.testing import batch, call, text
@@ -208,7 +210,8 @@ async def test_run_context_injection() -> None:
         instructions="sys",
     )
     await Runner.run(agent, "hi")  # consumes "warm up"
-    result = await Runner.run(agent, "go", deps={"k": 1}, session_id="s-1")
+    with pytest.warns(UserWarning, match="without session="):
+        result = await Runner.run(agent, "go", deps={"k": 1}, session_id="s-1")
     assert seen["deps"] == {"k": 1}
     assert seen["run_id"] == result.run_id
     assert seen["session_id"] == "s-1"

@@ -91,8 +91,8 @@ async def test_run_with_thinking_and_two_tool_calls_assembles_entries(
         AssistantTextEntry(content="Let me check."),
         ToolCallEntry(call_id="toolu_w", name="get_weather", arguments='{"city": "Paris"}'),
         ToolCallEntry(call_id="toolu_a", name="add", arguments='{"a": 2, "b": 3}'),
-        ToolResultEntry(call_id="toolu_w", output="sunny in Paris"),
-        ToolResultEntry(call_id="toolu_a", output="5"),
+        ToolResultEntry(call_id="toolu_w", output="sunny in Paris", raw="sunny in Paris"),
+        ToolResultEntry(call_id="toolu_a", output="5", raw=5),
         AssistantTextEntry(content="Sunny, and 5."),
     ]
     # input counts the whole prompt: plain + cache reads + cache writes.

@@ -88,8 +88,8 @@ async def test_run_with_two_parallel_tool_calls_assembles_entries_from_fragments
         AssistantTextEntry(content="Let me check."),
         ToolCallEntry(call_id="call_w", name="get_weather", arguments='{"city": "Paris"}'),
         ToolCallEntry(call_id="call_a", name="add", arguments='{"a": 2, "b": 3}'),
-        ToolResultEntry(call_id="call_w", output="sunny in Paris"),
-        ToolResultEntry(call_id="call_a", output="5"),
+        ToolResultEntry(call_id="call_w", output="sunny in Paris", raw="sunny in Paris"),
+        ToolResultEntry(call_id="call_a", output="5", raw=5),
         AssistantTextEntry(content="Sunny, and 5."),
     ]
     assert result.usage == Usage(input_tokens=140, output_tokens=25, cache_read_tokens=30)

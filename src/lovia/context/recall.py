@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..run.context import RunContext
+from ..run_context import RunContext
 from ..tools import Tool, tool
 from ..transcript import ToolResultEntry, TranscriptEntry
 from .results import ResultStore, content_digest, stored_digests

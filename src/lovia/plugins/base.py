@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ..hooks import AgentHooks
-    from ..run.context import RunContext
+    from ..run_context import RunContext
     from ..tools import Tool
 
 __all__ = ["Plugin", "PluginInstance", "ViewInjector"]

@@ -1,4 +1,4 @@
-"""``RunHandle``: a streaming run. Iterate it for events; ``await result()`` for the result."""
+"""``RunHandle``: a streamed run. Iterate it for events; ``await result()`` for the result."""
 
 from __future__ import annotations
 
@@ -6,62 +6,131 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from ..events import RunEvent
-from .context import CancelToken
+from ..approvals import ApprovalChannel
+from ..events import Event, RunCompleted, RunFailed
+from ..reliability import CancelToken
+from .emit import Channel
 from .result import RunResult
 
 __all__ = ["RunHandle"]
 
 
 class RunHandle:
-    """A run in progress.
+    """A run driven by its reader.
 
-    Iterating never raises: the stream always ends with exactly one terminal event
-    (``RunCompleted`` or ``RunFailed``); the error, if any, is raised by ``result()``.
-    The run starts at once when a loop is running, else on first use.
+    The run starts when you first iterate the handle (or call ``result()``) and advances one
+    event per step of your iteration: a handle nobody reads does no work. Iteration is
+    single-shot (a second one raises ``RuntimeError``) and never raises for run failures:
+    the stream always ends with exactly one terminal event (``RunCompleted`` or
+    ``RunFailed``) and ``result()`` raises the run's error. Leaving the loop early (``break``)
+    abandons the run: it stops at once and its checkpoint says ``"interrupted"``.
+    ``approvals`` decides pending tool approvals by call id; ``cancel()`` stops the run at
+    its next safe point.
     """
 
     def __init__(
         self,
-        start: Callable[[Callable[[RunEvent], None]], Awaitable[RunResult]],
+        start: Callable[[Channel], Awaitable[RunResult]],
         cancel_token: CancelToken,
+        approvals: ApprovalChannel,
     ) -> None:
         self._start = start
-        self._queue: asyncio.Queue[RunEvent] = asyncio.Queue()
         self._task: asyncio.Task[RunResult] | None = None
-        self._done = False
+        self._consumed = False
+        self._finished = False
+        self._error: BaseException | None = None
+        self._result: RunResult | None = None
         self.cancel_token = cancel_token
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        self._ensure_started()
-
-    def _ensure_started(self) -> asyncio.Task[RunResult]:
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._start(self._queue.put_nowait))
-        return self._task
+        self.approvals = approvals
 
     def cancel(self, reason: str | None = None) -> None:
         """Ask the run to stop at its next safe point (it ends with ``RunCancelled``)."""
         self.cancel_token.cancel(reason)
 
-    def __aiter__(self) -> AsyncIterator[RunEvent]:
+    def __aiter__(self) -> AsyncIterator[Event]:
+        if self._consumed:
+            raise RuntimeError("a RunHandle can be iterated only once")
+        self._consumed = True
         return self._events()
 
-    async def _events(self) -> AsyncIterator[RunEvent]:
-        task = self._ensure_started()
-        while not self._done:
-            event = await self._queue.get()
-            if event.terminal:
-                self._done = True
-            yield event
-        # the terminal event was seen; let the task finish so result() is ready
+    async def _events(self) -> AsyncIterator[Event]:
+        channel = Channel()
+        task = self._task = asyncio.ensure_future(self._start(channel))
+        ack: asyncio.Future[None] | None = None
+        try:
+            while True:
+                if ack is not None and not ack.done():
+                    ack.set_result(None)
+                ack = None
+                receive = asyncio.ensure_future(channel.receive())
+                await asyncio.wait({receive, task}, return_when=asyncio.FIRST_COMPLETED)
+                if not receive.done():
+                    receive.cancel()
+                    break  # the run ended without a terminal event for the stream
+                event, ack = receive.result()
+                if event.terminal:
+                    ack.set_result(None)
+                    ack = None
+                    self._settle_terminal(event)
+                    yield event
+                    break
+                yield event
+        except GeneratorExit:
+            self._abandon(task)
+            raise
+        except BaseException:
+            self._abandon(task)
+            raise
         await asyncio.wait({task})
+        self._collect(task)
+        if self._result is None and self._error is None:  # pragma: no cover - defensive
+            self._error = RuntimeError("the run ended without a result")
+
+    def _settle_terminal(self, event: Event) -> None:
+        if isinstance(event, RunCompleted):
+            self._result = event.result
+        elif isinstance(event, RunFailed):
+            self._error = event.error
+
+    def _collect(self, task: asyncio.Task[RunResult]) -> None:
+        self._finished = True
+        if task.cancelled():
+            if self._error is None:
+                self._error = RuntimeError("the run was abandoned before it completed")
+            return
+        exc = task.exception()
+        if exc is not None:
+            self._error = exc
+        elif self._result is None:
+            self._result = task.result()
+
+    def _abandon(self, task: asyncio.Task[RunResult]) -> None:
+        self._finished = True
+        if not task.done():
+            task.cancel()
+        if self._result is None and self._error is None:
+            self._error = RuntimeError(
+                "the run was abandoned before it completed (the event stream was closed "
+                "before RunCompleted)"
+            )
 
     async def result(self) -> RunResult:
         """The run's result; raises the run's error if it failed."""
-        return await self._ensure_started()
+        if not self._consumed:
+            async for _ in self:
+                pass
+        elif not self._finished:
+            task = self._task
+            if task is not None:
+                await asyncio.wait({task})
+                # an iterator still running owns the handle's state: wait for it to settle
+                while not self._finished:  # noqa: ASYNC110 - settles within a step or two
+                    await asyncio.sleep(0)
+        if self._error is not None:
+            raise self._error
+        if self._result is None:
+            raise RuntimeError("the run was abandoned before it completed")
+        return self._result
 
     def __await__(self) -> Any:
         return self.result().__await__()

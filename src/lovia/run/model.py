@@ -13,6 +13,7 @@ from pydantic_core import PydanticSerializationError
 from .. import events as ev
 from ..errors import ContextOverflowError, LoviaError, ProviderError
 from ..providers.base import Provider, ToolSpec
+from ..settings import RetryPolicy
 from ..transcript import (
     AssistantTextEntry,
     EntryCompletedDelta,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["ModelTurn", "TurnAssembler", "stream_turn"]
 
 log = logging.getLogger("lovia.model")
-OnDelta = Callable[[ev.RunEvent], Awaitable[None]]
+Emit = Callable[[ev.Event], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,25 +109,39 @@ async def stream_turn(
     *,
     tools: Sequence[ToolSpec],
     agent: Agent,
-    on_delta: OnDelta | None,
+    output_type: Any = str,
+    retry: RetryPolicy | None = None,
+    emit: Emit | None = None,
+    deltas: bool = False,
 ) -> ModelTurn:
-    """Call the model once (with the agent's retry policy) and return the whole turn."""
-    policy = agent.retry
+    """Call the model once (retrying per ``retry``) and return the whole turn.
+
+    With ``deltas`` each text/reasoning delta is emitted as it arrives. A transient failure
+    is announced with ``ModelRetrying`` before the backoff; one that strikes after text was
+    streamed also emits ``OutputDiscarded`` (with ``restart_on_partial``) or ends the run.
+    """
     attempt = 1
+    response_format = _response_format(output_type, provider)
     while True:
         emitted = [False]
         try:
-            return await _once(provider, view, tools, agent, on_delta, emitted)
+            return await _once(
+                provider, view, tools, agent, response_format, emit if deltas else None, emitted
+            )
         except ContextOverflowError:
             raise
         except LoviaError as exc:
-            if policy is None or attempt >= policy.max_attempts or emitted[0]:
+            if retry is None or attempt >= retry.max_attempts or not retry.retry_on(exc):
                 raise
-            if not _retryable(exc):
+            if emitted[0] and not retry.restart_on_partial:
                 raise
-            delay = policy.delay(attempt)
+            delay = retry.delay(attempt)
             log.warning("model call failed (%s); retry %d in %.2fs", exc, attempt, delay)
-            await asyncio.sleep(delay)
+            if emit is not None:
+                if emitted[0]:
+                    await emit(ev.OutputDiscarded())
+                await emit(ev.ModelRetrying(exc, attempt, retry.max_attempts, delay))
+            await retry.sleep(delay)
             attempt += 1
 
 
@@ -135,14 +150,15 @@ async def _once(
     view: Sequence[TranscriptEntry],
     tools: Sequence[ToolSpec],
     agent: Agent,
-    on_delta: OnDelta | None,
+    response_format: dict[str, Any] | None,
+    on_delta: Emit | None,
     emitted: list[bool],
 ) -> ModelTurn:
     asm = TurnAssembler()
     stream = provider.stream(
         view,
         tools=tools or None,
-        response_format=_response_format(agent, provider),
+        response_format=response_format,
         settings=agent.settings,
     )
     try:
@@ -206,17 +222,10 @@ def _escape_surrogates(value: Any) -> Any:
     return value
 
 
-def _response_format(agent: Agent, provider: Provider) -> dict[str, Any] | None:
-    if agent.output_type is str or not getattr(provider, "supports_json_schema", False):
+def _response_format(output_type: Any, provider: Provider) -> dict[str, Any] | None:
+    if output_type is str or not getattr(provider, "supports_json_schema", False):
         return None
     from pydantic import TypeAdapter
 
-    schema = TypeAdapter(agent.output_type).json_schema()
+    schema = TypeAdapter(output_type).json_schema()
     return {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
-
-
-def _retryable(exc: LoviaError) -> bool:
-    if not isinstance(exc, ProviderError):
-        return False
-    code = exc.status_code
-    return code is None or code in (408, 409, 429) or code >= 500

@@ -75,6 +75,14 @@ class RunRecorder:
         output: Any = None,
         error: dict[str, Any] | None = None,
     ) -> RunHead:
+        extra: dict[str, Any] = {}
+        fields_ = RunHead.__dataclass_fields__
+        if "pending_approvals" in fields_:
+            extra["pending_approvals"] = tuple(state.pending_approvals)
+        if "budget" in fields_:
+            extra["budget"] = dict(state.budget_state)
+        if "last_input_tokens" in fields_:
+            extra["last_input_tokens"] = state.reported_input_tokens
         return RunHead(
             agent_name=state.agent.name,
             usage=state.usage,
@@ -88,6 +96,7 @@ class RunRecorder:
             started_calls=tuple(state.started_calls),
             session_version=state.session_version,
             turn_agent=None if state.turn_agent is None else state.turn_agent.name,
+            **extra,
         )
 
     async def save(self, state: Any, status: RunStatus = "running", **head: Any) -> None:
@@ -174,6 +183,12 @@ class RunRecorder:
             await self.save(state, status, error=info)
         except Exception as exc:  # the run's own error is what the caller must see
             log.warning("could not record run %s as %s: %s", self.run_id, status, exc)
+
+    async def park(self, state: Any) -> None:
+        """The run waits for approvals: ``interrupted``, with its pending calls in the head."""
+        if self.checkpointer is None or self.completed:
+            return
+        await self.save(state, "interrupted")
 
     async def mark_interrupted(self, state: Any) -> None:
         """Best effort after asyncio cancellation: the head says ``interrupted``."""

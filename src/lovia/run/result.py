@@ -7,16 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from ..transcript import TranscriptEntry, entry_to_dict
+from ..transcript import TranscriptEntry, entries_to_messages, entry_to_dict
 from ..usage import Usage
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..messages import Message
 
 __all__ = ["RunResult"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RunResult:
     """The output of a run and how it got there.
 
@@ -33,6 +34,21 @@ class RunResult:
     run_id: str
     session_id: str | None = None
     replayed: bool = field(default=False)
+    last_input_tokens: int | None = None
+
+    @property
+    def messages(self) -> list[Message]:
+        """This run's entries as chat messages."""
+        return entries_to_messages(self.entries)
+
+    def __repr__(self) -> str:
+        shown = repr(self.output)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        return (
+            f"RunResult(output={shown}, agent={self.final_agent.name!r}, "
+            f"turns={self.turns}, tokens={self.usage.total_tokens})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         output = self.output

@@ -1,81 +1,76 @@
-"""``Runner``: the facade over the run loop (``run``, ``run_sync``, ``stream``)."""
+"""``Runner``: the facade over the run driver (``run``, ``run_sync``, ``stream``)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from ..agent import Agent
-from ..context.policy import ContextPolicy
+from ..approvals import ApprovalChannel
 from ..errors import UserError
-from ..events import RunEvent
-from ..stores.checkpoint import CheckpointOptions
-from ..stores.session import Session
-from .context import CancelToken
+from .emit import Channel
 from .handle import RunHandle
-from .loop import RunDriver
+from .loop import RunDriver, RunOptions
 from .result import RunResult
 
 __all__ = ["Runner"]
 
 
 class Runner:
-    """Run an agent. Every method takes the same arguments."""
+    """Run an agent. ``run``, ``run_sync`` and ``stream`` take the same arguments:
+
+    ``deps``, ``output_type`` (overrides the agent's for this run), ``extra_instructions``
+    (appended to the system prompt), ``max_turns``, ``budget`` (``RunBudget``),
+    ``cancel_token``, ``mailbox`` (``Mailbox``), ``retry`` (``RetryPolicy``),
+    ``context_policy``, ``session`` + ``session_id``, ``checkpoint`` (``CheckpointOptions``)
+    and ``tracer``.
+    """
 
     @staticmethod
-    async def run(
-        agent: Agent,
-        input: Any,
-        *,
-        deps: Any = None,
-        max_turns: int = 50,
-        cancel_token: CancelToken | None = None,
-        context_policy: ContextPolicy | None = None,
-        session: Session | None = None,
-        session_id: str | None = None,
-        checkpoint: CheckpointOptions | None = None,
-    ) -> RunResult:
-        """Run ``agent`` on ``input`` (a string, or a list of messages/entries; ``[]`` is
-        "no new input") until it gives a final answer."""
-        driver = RunDriver(
-            agent,
-            input,
-            deps=deps,
-            max_turns=max_turns,
-            cancel_token=cancel_token,
-            context_policy=context_policy,
-            session=session,
-            session_id=session_id,
-            checkpoint=checkpoint,
-        )
+    async def run(agent: Agent, input: Any, **options: Any) -> RunResult:
+        """Run ``agent`` on ``input`` (a string, a list of messages/entries/parts; ``[]`` is
+        "no new input") until it gives a final answer; raises the run's error."""
+        driver = RunDriver(agent, input, _options(options))
         return await driver.run()
 
     @staticmethod
-    def run_sync(agent: Agent, input: Any, **kwargs: Any) -> RunResult:
+    def run_sync(agent: Agent, input: Any, **options: Any) -> RunResult:
         """``Runner.run`` for code with no running event loop."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(Runner.run(agent, input, **kwargs))
+            return asyncio.run(Runner.run(agent, input, **options))
         raise UserError(
             "Runner.run_sync was called inside a running event loop",
             hint="use 'await Runner.run(...)' in async code",
         )
 
     @staticmethod
-    def stream(
-        agent: Agent,
-        input: Any,
-        *,
-        cancel_token: CancelToken | None = None,
-        **kwargs: Any,
-    ) -> RunHandle:
-        """Start a run and return a handle: iterate it for events, ``await .result()``."""
-        token = cancel_token or CancelToken()
+    def stream(agent: Agent, input: Any, **options: Any) -> RunHandle:
+        """A handle on a run that starts when you iterate it (or await ``result()``)."""
+        opts = _options(options)
+        approvals = ApprovalChannel()
 
-        def start(sink: Callable[[RunEvent], None]) -> Any:
-            driver = RunDriver(agent, input, cancel_token=token, sink=sink, **kwargs)
-            return driver.run()
+        def start(channel: Channel) -> Any:
+            return RunDriver(agent, input, opts, channel=channel, approvals=approvals).run()
 
-        return RunHandle(start, token)
+        return RunHandle(start, opts.cancel_token, approvals)
+
+
+_KNOWN = frozenset(RunOptions.__slots__)
+
+
+def _options(options: dict[str, Any]) -> RunOptions:
+    unknown = sorted(set(options) - _KNOWN)
+    if unknown:
+        import difflib
+
+        name = unknown[0]
+        close = difflib.get_close_matches(name, sorted(_KNOWN), n=1)
+        raise UserError(
+            f"Runner got an unknown argument {name!r}",
+            hint=f"did you mean {close[0]!r}?"
+            if close
+            else "known arguments: " + ", ".join(sorted(_KNOWN)),
+        )
+    return RunOptions(**options)

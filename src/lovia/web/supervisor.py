@@ -19,7 +19,7 @@ from typing import Any
 
 from ..agent import Agent
 from ..errors import RunCancelled, UserError
-from ..run.context import CancelToken
+from ..reliability import CancelToken
 from ..run.handle import RunHandle
 from ..run.lease import default_owner, holder_is_dead
 from ..run.resume import reachable_agents

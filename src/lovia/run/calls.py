@@ -1,0 +1,474 @@
+"""The tool phase of a turn: preflight each call (cancel, budget, lookup, arguments,
+approval), run the ready ones (parallel where allowed), record and save each result.
+
+Every requested call ends with exactly one ``ToolResultEntry``, except a call that was
+parked for a durable approval (it waits for the resume) or cancelled while running (a resume
+runs it again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import events as ev
+from ..approvals import Decision, argument_digest, handler_decision, new_pending
+from ..errors import ApprovalPending, RunCancelled, UserError
+from ..messages import ToolCall
+from ..parts import coerce_parts, project_parts
+from ..tools import Tool, result_to_text, run_tool, truncate_output
+from ..transcript import ToolCallEntry, ToolResultEntry
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from .loop import RunDriver
+
+__all__ = ["ToolPhase", "batches"]
+
+log = logging.getLogger("lovia.run")
+_KEEP_RAW_MAX_CHARS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one call produced: the text the model sees and what the tool returned."""
+
+    output: str
+    is_error: bool = False
+    raw: Any = None
+    parts: list[Any] | None = None
+    error: BaseException | None = None
+
+
+@dataclass(slots=True)
+class Ready:
+    call: ToolCallEntry
+    tool: Tool
+    args: dict[str, Any]
+
+
+def as_call(entry: ToolCallEntry) -> ToolCall:
+    return ToolCall(id=entry.call_id, name=entry.name, arguments=entry.arguments)
+
+
+def batches(calls: Sequence[ToolCallEntry], tools: dict[str, Tool]) -> list[list[ToolCallEntry]]:
+    """Group calls: runs of parallel tools together; a sequential tool or handoff alone."""
+    groups: list[list[ToolCallEntry]] = []
+    current: list[ToolCallEntry] = []
+    for call in calls:
+        tool = tools.get(call.name)
+        if tool is not None and (not tool.parallel or tool.handoff_target is not None):
+            if current:
+                groups.append(current)
+                current = []
+            groups.append([call])
+        else:
+            current.append(call)
+    if current:
+        groups.append(current)
+    return groups
+
+
+class ToolPhase:
+    """Runs one turn's calls for a ``RunDriver``."""
+
+    def __init__(self, driver: RunDriver, *, resumed: bool) -> None:
+        self.d = driver
+        self.resumed = resumed
+        self.parked: list[ToolCallEntry] = []
+
+    @property
+    def state(self) -> Any:
+        return self.d.state
+
+    async def run(self, calls: Sequence[ToolCallEntry]) -> Agent | None:
+        """Run ``calls``; returns the agent handed off to (or ``None``). Raises
+        ``ApprovalPending`` after the turn's other calls when one was parked."""
+        d = self.d
+        caller = self.state.turn_agent or self.state.agent
+        tooling = d.tooling(caller)
+        handed_to: Agent | None = None
+        blocked = False
+        for group in batches(calls, tooling.by_name):
+            if blocked:
+                break
+            d.cancel_token.check()
+            first = group[0]
+            tool = tooling.by_name.get(first.name)
+            if tool is not None and tool.handoff_target is not None:
+                handed_to = await self._handoff(first, tool, handed_to)
+                continue
+            ready: list[Ready] = []
+            for call in group:
+                item = await self._preflight(call, tooling.by_name.get(call.name))
+                if item is None:
+                    continue
+                if isinstance(item, Ready):
+                    ready.append(item)
+                else:  # parked
+                    self.parked.append(call)
+                    if tool is not None and not tool.parallel:
+                        blocked = True
+            if ready:
+                await self._execute(ready)
+        if self.parked:
+            await self._park()
+        return handed_to
+
+    # -- preflight -------------------------------------------------------------------------
+
+    async def _preflight(  # noqa: C901 - the gates in order, as documented
+        self, call: ToolCallEntry, tool: Tool | None
+    ) -> Ready | str | None:
+        d, state = self.d, self.state
+        d.cancel_token.check()
+        parked_before = any(p.call_id == call.call_id for p in state.pending_approvals)
+        if d.budget is not None:
+            if not parked_before:
+                d.budget.record_tool_call()
+                state.budget_state = d.budget.state()
+            d.budget.check(state.usage)
+        if tool is None:
+            names = ", ".join(sorted(d.tooling(state.turn_agent or state.agent).by_name))
+            await self._reject(
+                call,
+                f"Tool {call.name!r} is not available."
+                + (f" Available tools: {names}." if names else ""),
+            )
+            return None
+        if self.resumed and call.call_id in state.started_calls:
+            decided = await self._decide_in_doubt(call, tool)
+            if decided is not None:
+                return None  # its outcome is recorded
+        try:
+            args = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            if state.finish_reason == "length":
+                text = (
+                    f"Tool {call.name} arguments are incomplete: the response was cut off at "
+                    "the output token limit (finish_reason=length) mid-call."
+                )
+            else:
+                text = f"Invalid JSON in tool arguments: {exc}"
+            await self._reject(call, text)
+            return None
+        if not isinstance(args, dict):
+            await self._reject(
+                call, f"Invalid tool arguments: expected a JSON object, got {type(args).__name__}."
+            )
+            return None
+        if call.call_id in state.started_calls:
+            return Ready(call, tool, args)  # approved before the crash: the approval held
+        try:
+            needed = tool.requires_approval(args, d.ctx)
+            if inspect.isawaitable(needed):
+                needed = await needed
+        except (RunCancelled, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.warning("approval check of %s failed: %r; the call is refused", call.name, exc)
+            await d.emit(ev.ToolCallFailed(exc, as_call(call)))
+            await self._reject(call, f"Tool {call.name} was not approved (approval check failed).")
+            return None
+        if not needed:
+            return Ready(call, tool, args)
+        decision = await self._approval(call)
+        if decision.verdict == "allow":
+            return Ready(call, tool, args)
+        if decision.verdict == "deny":
+            text = f"Tool {call.name} was not approved."
+            if decision.reason:
+                text += f" Reason: {decision.reason}"
+            await self._reject(call, text)
+            return None
+        return "parked"
+
+    async def _approval(self, call: ToolCallEntry) -> Decision:
+        """The decision for one call: a stored one (durable approvals), else ask now."""
+        d, state = self.d, self.state
+        for i, stored in enumerate(state.pending_approvals):
+            if stored.call_id != call.call_id:
+                continue
+            if stored.digest != argument_digest(call.name, call.arguments):
+                del state.pending_approvals[i]
+                return Decision(
+                    "deny", "its arguments differ from the ones the approval was asked for"
+                )
+            verdict = getattr(stored, "decision", None)
+            if verdict in ("allow", "deny"):
+                del state.pending_approvals[i]  # consumed by the save that starts the call
+                return Decision(verdict, getattr(stored, "reason", None))
+            return Decision("defer")
+        channel = d.approvals
+        channel.register(call.call_id)
+        try:
+            await d.emit(
+                ev.ApprovalRequired(
+                    as_call(call), channel, agent_name=state.agent.name, run_id=d.run_id
+                )
+            )
+            decision = channel.decision(call.call_id)
+            handler = state.agent.approval_handler
+            if decision is None and handler is not None:
+                try:
+                    value = handler(as_call(call), d.ctx)
+                    if inspect.isawaitable(value):
+                        value = await value
+                    decision = handler_decision(value)
+                except (RunCancelled, asyncio.CancelledError):
+                    raise
+                except Exception as exc:
+                    log.warning("approval_handler failed for %s: %r; denied", call.name, exc)
+                    await d.emit(ev.ToolCallFailed(exc, as_call(call)))
+                    decision = Decision("deny")
+        finally:
+            channel.discard(call.call_id)
+        if decision is None:
+            return Decision("deny")  # nobody decided: fail closed
+        if decision.verdict == "defer":
+            state.pending_approvals.append(
+                new_pending(call.call_id, call.name, call.arguments, state.agent.name)
+            )
+        return decision
+
+    async def _park(self) -> None:
+        d, state = self.d, self.state
+        calls = [as_call(c) for c in self.parked]
+        names = ", ".join(c.name for c in calls)
+        raise ApprovalPending(
+            f"run {d.run_id!r} waits for approval of {names}",
+            hint=(
+                "decide with lovia.approvals.decide(checkpointer, run_id, call_id, approve), "
+                "then run the same run_id again"
+                if d.checkpoint is not None
+                else "this run has no checkpointer, so it cannot be resumed: pass "
+                "checkpoint=CheckpointOptions(...) to park runs durably"
+            ),
+            run_id=d.run_id,
+            calls=calls,
+            pending=list(state.pending_approvals),
+        )
+
+    async def _decide_in_doubt(self, call: ToolCallEntry, tool: Tool) -> Ready | str | None:
+        """A call that started before the run stopped and has no result: apply ``on_resume``."""
+        d = self.d
+        decision: Any = tool.on_resume
+        if decision == "rerun":
+            return None
+        if callable(decision):
+            decision = decision(as_call(call), d.ctx)
+            if inspect.isawaitable(decision):
+                decision = await decision
+        if decision == "rerun":
+            return None
+        if decision == "fail":
+            raise UserError(
+                f"tool call {call.call_id!r} ({call.name}) was in flight when the run "
+                "stopped and its tool must not run twice",
+                hint="check whether it took effect, then record the outcome in a new run",
+            )
+        if isinstance(decision, Outcome):
+            await self._record_and_announce([(call, decision)])
+        else:
+            await self._record_and_announce(
+                [(call, Outcome(result_to_text(decision), raw=decision))]
+            )
+        return "done"
+
+    async def _reject(self, call: ToolCallEntry, text: str) -> None:
+        await self._record_and_announce([(call, Outcome(text, True))])
+
+    # -- execution -------------------------------------------------------------------------
+
+    async def _execute(self, ready: list[Ready]) -> None:
+        d, state = self.d, self.state
+        new = [r.call.call_id for r in ready if r.call.call_id not in state.started_calls]
+        state.started_calls.extend(new)
+        await d.save()  # in-doubt calls (and consumed approvals) are known before they start
+        for r in ready:
+            await d.emit(ev.ToolCallStarted(as_call(r.call)))
+        tasks: dict[asyncio.Future[Outcome], ToolCallEntry] = {
+            asyncio.ensure_future(self._call(r)): r.call for r in ready
+        }
+        await self._collect(tasks)
+
+    async def _call(self, r: Ready) -> Outcome:
+        d, state = self.d, self.state
+        agent = state.agent
+        with d.tracer.span("tool_call", name=r.tool.name, call_id=r.call.call_id):
+            try:
+                value = await run_tool(
+                    r.tool,
+                    r.args,
+                    d.ctx,
+                    default_retries=agent.default_tool_retries,
+                    default_timeout=agent.default_tool_timeout,
+                )
+            except (RunCancelled, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                log.warning("tool %s failed: %r", r.tool.name, exc)
+                text = f"Tool error: {str(exc) or type(exc).__name__}"
+                return Outcome(text, True, raw=text, error=exc)
+        parts = coerce_parts(value) if not isinstance(value, str) else None
+        if parts is not None:
+            text, raw = project_parts(parts), None
+        else:
+            renderer = r.tool.result_renderer or agent.tool_result_renderer
+            try:
+                text = renderer(value, d.ctx) if renderer is not None else result_to_text(value)
+                if inspect.isawaitable(text):
+                    text = await text
+                if not isinstance(text, str):
+                    text = str(text)
+            except Exception as exc:
+                text = f"Tool error: result rendering failed: {exc}"
+                return Outcome(text, True, raw=text, error=exc)
+            raw = value
+        limit = r.tool.max_output_chars or agent.max_tool_output_chars
+        if limit and len(text) > limit:
+            text, raw, parts = truncate_output(text, limit), None, None
+        elif len(text) > _KEEP_RAW_MAX_CHARS:
+            raw = None
+        return Outcome(_storable(text), False, raw=raw, parts=parts)
+
+    async def _collect(  # noqa: C901
+        self, tasks: dict[asyncio.Future[Outcome], ToolCallEntry]
+    ) -> None:
+        """Record results as tools finish; on cancellation keep finished ones, cancel the rest."""
+        d = self.d
+        loop = asyncio.get_running_loop()
+        stop: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not stop.done():
+                stop.set_result(None)
+
+        remove = d.cancel_token.add_callback(wake)
+        pending: set[asyncio.Future[Any]] = set(tasks)
+        cancelled = False
+        try:
+            while pending:
+                done, pending = await asyncio.wait(
+                    pending | {stop}, return_when=asyncio.FIRST_COMPLETED
+                )
+                pending.discard(stop)
+                if stop.done() and pending:
+                    await asyncio.sleep(0)  # a tool that cancelled and returned keeps its result
+                    done |= {t for t in pending if t.done()}
+                    pending -= done
+                finished = [t for t in tasks if t in done]  # call order, not completion order
+                results: list[tuple[ToolCallEntry, Outcome]] = []
+                for task in finished:
+                    exc = task.exception()
+                    if isinstance(exc, RunCancelled):
+                        cancelled = True  # its call stays without a result
+                        d.cancel_token.cancel(exc.message)
+                        continue
+                    if exc is not None:
+                        raise exc
+                    results.append((tasks[task], task.result()))
+                if results:
+                    await self._record_and_announce(results)
+                if stop.done() or cancelled:
+                    break
+        finally:
+            remove()
+            for t in pending:
+                t.cancel()
+            if pending:
+                await asyncio.wait(pending)
+        if cancelled or d.cancel_token.cancelled:
+            d.cancel_token.check()
+            raise RunCancelled("the run was cancelled")
+
+    async def _record_and_announce(self, results: list[tuple[ToolCallEntry, Outcome]]) -> None:
+        """Append each result, save once, then tell hooks and the stream."""
+        d, state = self.d, self.state
+        for call, outcome in results:
+            state.entries.append(
+                ToolResultEntry(
+                    call_id=call.call_id,
+                    output=outcome.output,
+                    is_error=outcome.is_error,
+                    raw=outcome.raw if _json_safe(outcome.raw) else None,
+                    parts=outcome.parts,
+                )
+            )
+            if call.call_id in state.started_calls:
+                state.started_calls.remove(call.call_id)
+        await d.save()
+        for call, outcome in results:
+            if outcome.error is not None:
+                await d.emit(ev.ToolCallFailed(outcome.error, as_call(call)))
+            await d.emit(
+                ev.ToolCallCompleted(
+                    as_call(call),
+                    outcome.raw if outcome.raw is not None else outcome.output,
+                    outcome.is_error,
+                    outcome.output,
+                )
+            )
+
+    # -- handoffs --------------------------------------------------------------------------
+
+    async def _handoff(self, call: ToolCallEntry, tool: Tool, done: Agent | None) -> Agent:
+        d, state = self.d, self.state
+        if done is not None:
+            text = (
+                f"Handoff not performed: this turn already transferred to {done.name!r}. "
+                "Only the first handoff in a turn takes effect."
+            )
+            await self._record_and_announce([(call, Outcome(text, True))])
+            return done
+        target: Agent = tool.handoff_target
+        reason = None
+        try:
+            args = json.loads(call.arguments or "{}")
+            if isinstance(args, dict) and isinstance(args.get("reason"), str):
+                reason = args["reason"]
+        except json.JSONDecodeError:
+            pass
+        await d.emit(ev.ToolCallStarted(as_call(call)))
+        text = f"Transferred to {target.name}" + (f" ({reason})" if reason else "")
+        with d.tracer.span("handoff", from_agent=state.agent.name, to_agent=target.name):
+            d.handoff_from = d.handoff_from or state.agent
+            state.agent = target
+            state.entries.append(ToolResultEntry(call_id=call.call_id, output=text))
+            await d.save()  # the head now names the new agent, with the handoff's result
+            await d.render_system()
+        await d.emit(ev.ToolCallCompleted(as_call(call), text, False, text))
+        return target
+
+
+def _json_safe(value: Any) -> bool:
+    """Whether ``raw`` can be stored as it is (JSON, UTF-8); else only ``output`` is kept."""
+    if value is None or isinstance(value, (int, float, bool)):
+        return True
+    if isinstance(value, (str, list, dict)):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError, UnicodeEncodeError):
+            return False
+        return True
+    return False
+
+
+def _storable(text: str) -> str:
+    """Escape lone surrogates (text decoded with ``surrogateescape``, odd file names): UTF-8
+    JSON cannot hold them, so the next save would fail, and fail again on every resume."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def outcome(output: str, is_error: bool = False) -> Outcome:
+    """An ``on_resume`` callable may return this to record a result without running the tool."""
+    return Outcome(output, is_error, raw=output)

@@ -1,0 +1,84 @@
+"""One path for every event of a run: hooks (entry agent, active agent, plugins), then the
+stream consumer, with one rule for "is anyone listening?"."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..events import Event
+
+if TYPE_CHECKING:
+    from ..hooks import AgentHooks
+    from ..run_context import RunContext
+    from .state import RunState
+
+__all__ = ["Channel", "Emitter"]
+
+
+class Channel:
+    """A rendezvous between the run and the consumer iterating its handle.
+
+    ``send`` hands one event over and returns only when the consumer asks for the next one,
+    so a run never gets ahead of its reader (an unread handle does no work) and a consumer
+    can decide an approval while the run waits at that event.
+    """
+
+    __slots__ = ("_queue",)
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[tuple[Event, asyncio.Future[None]]] = asyncio.Queue(1)
+
+    async def send(self, event: Event) -> None:
+        ack: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await self._queue.put((event, ack))
+        await ack
+
+    async def receive(self) -> tuple[Event, asyncio.Future[None]]:
+        return await self._queue.get()
+
+
+class Emitter:
+    """Delivers each event to the hooks that apply and then to the stream."""
+
+    __slots__ = ("_ctx", "_entry_hooks", "_plugin_hooks", "channel", "state")
+
+    def __init__(
+        self,
+        entry_hooks: AgentHooks | None,
+        state: RunState,
+        channel: Channel | None,
+    ) -> None:
+        self._entry_hooks = entry_hooks
+        self.state = state
+        self.channel = channel
+        self._ctx: RunContext[Any] | None = None
+        self._plugin_hooks: Callable[[], list[AgentHooks]] = list
+
+    def bind(self, ctx: RunContext[Any], plugin_hooks: Callable[[], list[AgentHooks]]) -> None:
+        self._ctx = ctx
+        self._plugin_hooks = plugin_hooks
+
+    def hook_sets(self) -> list[AgentHooks]:
+        out: list[AgentHooks] = []
+        if self._entry_hooks:
+            out.append(self._entry_hooks)
+        active = self.state.agent.hooks
+        if active and active is not self._entry_hooks:
+            out.append(active)
+        out.extend(h for h in self._plugin_hooks() if h and h not in out)
+        return out
+
+    @property
+    def listening(self) -> bool:
+        """Whether an event would reach anyone (decided per event: the active agent and its
+        plugins change on a handoff)."""
+        return self.channel is not None or bool(self.hook_sets())
+
+    async def emit(self, event: Event) -> None:
+        if self._ctx is not None:
+            for hooks in self.hook_sets():
+                await hooks.dispatch(event, self._ctx)
+        if self.channel is not None:
+            await self.channel.send(event)

@@ -1,0 +1,66 @@
+"""What a run does before it does anything: start, resume, replay or refuse (pure).
+
+The driver loads what the stores hold and asks ``plan``; the answer is a value, so every
+branch of ``if_run_exists`` is decided in one place that does no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import UserError
+from ..stores.checkpoint import CheckpointOptions, RunSnapshot
+from ..transcript import AssistantTextEntry, TranscriptEntry
+
+__all__ = ["Plan", "plan", "segment_answer"]
+
+Action = Literal["new", "resume", "replay", "restart"]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    action: Action
+    snapshot: RunSnapshot | None = None
+
+
+def plan(opts: CheckpointOptions | None, run_id: str, stored: RunSnapshot | None) -> Plan:
+    """Decide under ``if_run_exists`` what to do with what the checkpointer holds."""
+    if opts is None:
+        return Plan("new")
+    if opts.resume_from is not None:
+        snap = opts.resume_from
+        return Plan("replay" if snap.status == "completed" else "resume", snap)
+    policy = opts.if_run_exists
+    if stored is None:
+        if policy == "resume_only":
+            raise UserError(
+                f"no stored run {run_id!r} to resume",
+                hint="use if_run_exists='resume' to start it when it does not exist",
+            )
+        return Plan("new")
+    if policy == "fail":
+        raise UserError(
+            f"run {run_id!r} already exists ({stored.status})",
+            hint="use a new run_id, or if_run_exists='resume' / 'restart'",
+        )
+    if policy == "restart":
+        return Plan("restart")
+    if stored.status == "completed":
+        return Plan("replay", stored)
+    if not stored.entries:
+        return Plan("new")  # it failed before its input was saved: start it with this input
+    return Plan("resume", stored)
+
+
+def segment_answer(entries: list[TranscriptEntry]) -> str | None:
+    """The final answer text of a stored session segment (``None`` if it has none)."""
+    parts: list[str] = []
+    for e in reversed(entries):
+        if isinstance(e, AssistantTextEntry):
+            parts.append(e.content)
+        elif parts:
+            break
+        else:
+            return None
+    return "".join(reversed(parts)) if parts else None

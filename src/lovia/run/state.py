@@ -1,0 +1,51 @@
+"""``RunState``: everything that changes while one run goes on (owned by its driver)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..transcript import TranscriptEntry
+from ..usage import Usage
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..stores.checkpoint import PendingApproval
+
+__all__ = ["RunState"]
+
+
+class RunState:
+    """The mutable state of one run. Nothing outside the run loop changes it."""
+
+    __slots__ = (
+        "agent",
+        "budget_state",
+        "context_state",
+        "entries",
+        "finish_reason",
+        "history",
+        "pending_approvals",
+        "reported_input_tokens",
+        "session_version",
+        "started_calls",
+        "system_entries",
+        "turn",
+        "turn_agent",
+        "usage",
+    )
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.usage = Usage()
+        self.turn = 0
+        self.system_entries: list[TranscriptEntry] = []
+        self.history: list[TranscriptEntry] = []
+        self.entries: list[TranscriptEntry] = []
+        self.context_state: dict[str, Any] = {}
+        self.finish_reason: str | None = None
+        self.reported_input_tokens: int | None = None
+        self.started_calls: list[str] = []
+        self.session_version: int | None = None  # the history's, when the session keeps one
+        self.turn_agent: Agent | None = None  # who asked for this turn's calls
+        self.pending_approvals: list[PendingApproval] = []  # parked calls (durable approvals)
+        self.budget_state: dict[str, Any] = {}

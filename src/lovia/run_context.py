@@ -1,0 +1,137 @@
+"""``RunContext``: what tools, hooks, guardrails and dynamic instructions see of a live run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from .reliability import CancelToken, RunBudget
+from .steering import Mailbox
+from .transcript import InputEntry, TranscriptEntry, entries_to_messages
+from .usage import Usage
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .messages import Message
+
+__all__ = ["CancelToken", "RunContext"]
+
+DepsT = TypeVar("DepsT")
+
+
+class RunView(Protocol):
+    """The slice of a run's mutable state a context reads (the run loop's ``RunState``)."""
+
+    agent: Agent
+    usage: Usage
+    turn: int
+    system_entries: list[TranscriptEntry]
+    history: list[TranscriptEntry]
+    entries: list[TranscriptEntry]
+
+
+class RunContext(Generic[DepsT]):
+    """The live context of a run: the caller's ``deps`` plus views of the run.
+
+    ``deps`` is never snapshotted: pass it again when you resume a run. Inside a run,
+    ``agent``, ``usage``, ``turn`` and ``entries`` follow the run as it goes on. A context can
+    also be built by hand (``RunContext(deps=..., agent=...)``) to call a tool directly in a
+    test.
+    """
+
+    __slots__ = (
+        "_agent",
+        "_entries",
+        "_state",
+        "_turn",
+        "_usage",
+        "budget",
+        "cancel_token",
+        "deps",
+        "mailbox",
+        "run_id",
+        "session_id",
+        "tracer",
+    )
+
+    def __init__(
+        self,
+        deps: DepsT | None = None,
+        entries: list[TranscriptEntry] | None = None,
+        agent: Agent | None = None,
+        usage: Usage | None = None,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        turn: int = 0,
+        budget: RunBudget | None = None,
+        cancel_token: CancelToken | None = None,
+        mailbox: Mailbox | None = None,
+        *,
+        state: RunView | None = None,
+        tracer: Any = None,
+    ) -> None:
+        self.deps = deps
+        self._entries = entries if entries is not None else []
+        self._agent = agent
+        self._usage = usage if usage is not None else Usage()
+        self.session_id = session_id
+        self.run_id = run_id
+        self._turn = turn
+        self.budget = budget
+        self.cancel_token = cancel_token if cancel_token is not None else CancelToken()
+        self.mailbox = mailbox if mailbox is not None else Mailbox()
+        self._state = state
+        self.tracer = tracer
+
+    @property
+    def agent(self) -> Agent:
+        """The agent active now (it changes on a handoff)."""
+        if self._state is not None:
+            return self._state.agent
+        if self._agent is None:
+            from .errors import UserError
+
+            raise UserError(
+                "this RunContext has no agent", hint="build it as RunContext(agent=...)"
+            )
+        return self._agent
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by the run so far."""
+        return self._state.usage if self._state is not None else self._usage
+
+    @property
+    def turn(self) -> int:
+        """The current turn, 1-based (0 before the first turn)."""
+        return self._state.turn if self._state is not None else self._turn
+
+    @property
+    def entries(self) -> Sequence[TranscriptEntry]:
+        """The live transcript: the system entry (if any), session history, then this run's."""
+        s = self._state
+        if s is None:
+            return self._entries
+        return (*s.system_entries, *s.history, *s.entries)
+
+    @property
+    def messages(self) -> list[Message]:
+        """The transcript as chat messages (a new list on each access)."""
+        return entries_to_messages(list(self.entries))
+
+    @property
+    def system_prompt(self) -> str:
+        """The system prompt the model sees in this run ('' when there is none)."""
+        entries = self.entries
+        first = entries[0] if entries else None
+        if isinstance(first, InputEntry) and first.role == "system":
+            return first.content if isinstance(first.content, str) else ""
+        return ""
+
+    def __repr__(self) -> str:
+        name = (
+            self._state.agent.name
+            if self._state is not None
+            else getattr(self._agent, "name", None)
+        )
+        return f"RunContext(run_id={self.run_id!r}, agent={name!r}, turn={self.turn})"
