@@ -119,8 +119,10 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
     _component = "session"
     _migrations = MIGRATIONS
 
-    def __init__(self, path: str | os.PathLike[str], *, wal: bool = False) -> None:
-        super().__init__(path, wal=wal)
+    def __init__(
+        self, path: str | os.PathLike[str], *, wal: bool = False, read_only: bool = False
+    ) -> None:
+        super().__init__(path, wal=wal, read_only=read_only)
         # decoded sessions, touched only on the store's thread; checked against the file's
         # revision on every read, so writes by other stores or processes are always seen
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
