@@ -7,11 +7,13 @@ import asyncio
 import datetime as dt
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
 from ..stores.checkpoint import RUN_STATUSES, CheckpointOptions, RunSnapshot
+from ..stores.open import is_postgres_url
 from ..transcript import entry_to_dict
 from .common import (
     add_agent_options,
@@ -74,9 +76,13 @@ def add_runs_parser(sub: Any) -> None:
     add_agent_options(p)
     p = _command(cmds, "delete", "delete a run's checkpoint", runs_delete)
     p.add_argument("run_id")
-    p = _command(cmds, "prune", "delete finished runs' checkpoints (sessions kept)", runs_prune)
-    p.add_argument("--older-than", type=_duration, help="only runs idle this long: 30d, 12h, 900")
+    p = _command(cmds, "prune", "delete old finished runs' checkpoints (sessions kept)", runs_prune)
+    p.add_argument(
+        "--older-than", type=_duration, help="runs last saved this long ago: 30d, 12h, 900"
+    )
+    p.add_argument("--all", action="store_true", help="runs of any age (instead of --older-than)")
     p.add_argument("--status", action="append", choices=RUN_STATUSES, help="default: finished")
+    p.add_argument("--dry-run", action="store_true", help="list what would go; delete nothing")
 
 
 def _when(ts: float) -> str:
@@ -87,7 +93,7 @@ def _when(ts: float) -> str:
 
 
 async def sessions_list(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
+    session, cp = open_stores(args.db, create=False, read_only=True)
     try:
         infos = await session.list_sessions()
     finally:
@@ -114,7 +120,7 @@ async def sessions_list(args: argparse.Namespace) -> int:
 
 
 async def sessions_show(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
+    session, cp = open_stores(args.db, create=False, read_only=True)
     try:
         entries = await session.load(args.session_id)
     finally:
@@ -131,7 +137,7 @@ async def sessions_show(args: argparse.Namespace) -> int:
 
 
 async def sessions_export(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
+    session, cp = open_stores(args.db, create=False, read_only=True)
     try:
         segments = await session.segments(args.session_id)
     finally:
@@ -215,7 +221,7 @@ def _run_row(s: RunSnapshot) -> dict[str, Any]:
 
 
 async def runs_list(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
+    session, cp = open_stores(args.db, create=False, read_only=True)
     try:
         runs = await cp.list_runs(statuses=args.status)
     finally:
@@ -236,7 +242,7 @@ async def runs_list(args: argparse.Namespace) -> int:
 
 
 async def runs_show(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
+    session, cp = open_stores(args.db, create=False, read_only=True)
     try:
         snap = await cp.load(args.run_id)
     finally:
@@ -323,15 +329,40 @@ def _duration(text: str) -> float:
 
 
 async def runs_prune(args: argparse.Namespace) -> int:
+    if (args.older_than is None) == (not args.all):
+        raise UserError(
+            "say which runs to prune: --older-than DURATION or --all"
+            if args.older_than is None
+            else "--older-than and --all do not go together",
+            hint="e.g. 'lovia runs prune --older-than 30d' (add --dry-run to see them first)",
+        )
+    statuses = args.status or ["completed", "failed"]
+    if args.dry_run:
+        cutoff = None if args.older_than is None else time.time() - args.older_than
+        session, cp = open_stores(args.db, create=False, read_only=True)
+        try:
+            runs = await cp.list_runs(statuses=statuses)
+        finally:
+            await session.close()
+            await cp.close()
+        doomed = [r for r in runs if cutoff is None or r.updated_at < cutoff]
+        if args.json:
+            print_json({"would_prune": [_run_row(r) for r in doomed]})
+            return 0
+        for r in doomed:
+            print(f"{r.run_id}  {r.status:<11}  {_when(r.updated_at)}")
+        print(f"would prune {len(doomed)} runs (dry run: nothing was deleted)")
+        return 0
     session, cp = open_stores(args.db, create=False)
     try:
-        statuses = args.status or ["completed", "failed"]
         pruned = await cp.prune(older_than=args.older_than, statuses=statuses)
     finally:
         await session.close()
         await cp.close()
     if args.json:
         print_json({"pruned": pruned})
+    elif is_postgres_url(args.db):
+        print(f"pruned {pruned} runs")
     else:
         print(f"pruned {pruned} runs; run 'sqlite3 {shown_db(args.db)} VACUUM' to shrink the file")
     return 0

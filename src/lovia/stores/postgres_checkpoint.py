@@ -92,6 +92,7 @@ class PostgresCheckpointer(PostgresStore):
     async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
         """Add ``entries`` after the stored ones and replace the head, in one statement."""
         validate_id(run_id, "run_id")
+        self._db.check_writable()
         if not isinstance(head, RunHead):
             raise UserError(f"head must be a RunHead, got {type(head).__name__}")
         # Encode before any I/O, so a value JSON cannot hold fails with nothing written.
@@ -142,6 +143,7 @@ class PostgresCheckpointer(PostgresStore):
     async def delete(self, run_id: str) -> None:
         """Forget the run (head and entries); a later append starts it afresh."""
         validate_id(run_id, "run_id")
+        self._db.check_writable()
         delete = self._db.q("DELETE FROM {checkpoint_runs} WHERE run_id = %s")
 
         async def drop(conn: Conn) -> None:
@@ -210,6 +212,7 @@ class PostgresCheckpointer(PostgresStore):
         pruned ``run_id`` starts afresh when submitted again.
         """
         cutoff, wanted = prune_filter(older_than, statuses)
+        self._db.check_writable()
         if not wanted:
             return 0
         where = "" if cutoff is None else " AND updated_at < %s"
@@ -227,6 +230,7 @@ class PostgresCheckpointer(PostgresStore):
     async def acquire_lease(self, run_id: str, owner: str, ttl: float) -> bool:
         """Take the lease on ``run_id`` for ``ttl`` seconds: free, expired or already ours."""
         check_lease_args(run_id, owner, ttl)
+        self._db.check_writable()
         query = self._db.q(
             "INSERT INTO {run_leases} AS l (run_id, owner, expires_at, token) "
             "VALUES (%s, %s, clock_timestamp() + %s * interval '1 second', 1) "
@@ -282,6 +286,8 @@ class PostgresCheckpointer(PostgresStore):
         return await self._db.read(run)
 
     async def _lease_query(self, query: Any, params: tuple[Any, ...]) -> bool:
+        self._db.check_writable()
+
         async def run(conn: Conn) -> bool:
             cur = await conn.execute(query, params)
             return cur.rowcount > 0
