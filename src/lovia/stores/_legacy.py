@@ -252,7 +252,7 @@ def _write_backup(conn: sqlite3.Connection, path: str) -> tuple[str, str]:
 def migrate(conn: sqlite3.Connection, path: str, *, begin: bool = True) -> LegacyReport | None:
     """Migrate the 0.9.119 file behind ``conn`` (autocommit) in place; ``None`` when it is
     not one (any more: another process may have migrated it meanwhile)."""
-    if not is_legacy(tables_of(conn)):
+    if check(conn) is None:  # every row decodes before anything is written
         return None
     target, digest = _write_backup(conn, path)
     for _attempt in range(3):
