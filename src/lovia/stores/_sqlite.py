@@ -122,11 +122,21 @@ class SQLiteDatabase:
         return await loop.run_in_executor(executor, self._call, job)
 
     def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
-        conn = self._conn or self._open()
         try:
+            conn = self._conn or self._open()
             return job(conn)
         except sqlite3.DatabaseError as exc:
-            raise _store_error(self.path, exc) from exc
+            raise self._error(exc) from exc
+
+    def _error(self, exc: sqlite3.DatabaseError) -> StoreError:
+        if self.read_only and _is_readonly(exc):
+            return StoreError(
+                f"{self.path!r} cannot be read without writing it: a write to it was "
+                "interrupted and must be rolled back first",
+                hint="open it once for writing (any lovia command that changes it, or "
+                "'lovia migrate PATH'), which finishes the rollback; this read changed nothing",
+            )
+        return _store_error(self.path, exc)
 
     def _transaction(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
         for attempt in range(_LOCK_RETRIES):
@@ -183,7 +193,7 @@ class SQLiteDatabase:
                 conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
             self._release(conn)
-            raise _store_error(self.path, exc) from exc
+            raise self._error(exc) from exc
         except BaseException:
             self._release(conn)
             raise
@@ -359,6 +369,11 @@ def _check_header(path: str) -> None:
             f"{path!r} is not a SQLite database",
             hint="point the store at a new file; lovia will not change this one",
         )
+
+
+def _is_readonly(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
