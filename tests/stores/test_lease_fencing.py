@@ -147,3 +147,46 @@ async def test_a_wall_clock_step_cannot_take_a_live_lease_over(kind: str, tmp_pa
         assert await store.lease_holder("r1") == "live-worker"
     finally:
         await backend.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_a_worker_that_lost_its_lease_cannot_append_its_run_to_the_session(
+    kind: str, tmp_path: Path
+) -> None:
+    """The session in the same file (or under the same table prefix) checks the lease too."""
+    backend = CheckpointBackend(kind, tmp_path)
+    session: Any
+    if kind == "sqlite":
+        from lovia.stores import SQLiteSession
+
+        session = SQLiteSession(backend.path)
+    else:
+        from lovia.stores import PostgresSession
+
+        session = PostgresSession(backend.dsn, table_prefix=backend.prefix)
+    store: Any = backend.open()
+    try:
+        a_has_lease, b_took_over = asyncio.Event(), asyncio.Event()
+
+        async def worker_a() -> None:
+            assert await store.acquire_lease("r1", "worker-a", 0.2)
+            a_has_lease.set()
+            await b_took_over.wait()
+            await session.append("s1", [InputEntry(content="from a")], run_id="r1")
+
+        async def worker_b() -> None:
+            await a_has_lease.wait()
+            await asyncio.sleep(0.35)
+            assert await store.acquire_lease("r1", "worker-b", 30.0)
+            b_took_over.set()
+
+        task_a = asyncio.ensure_future(worker_a())
+        await worker_b()
+        with pytest.raises(RunTakenOver):
+            await task_a
+        assert await session.load("s1") == []
+        await session.append("s1", [InputEntry(content="from b")], run_id="r1")
+        assert await session.load("s1") == [InputEntry(content="from b")]
+    finally:
+        await session.close()
+        await backend.close()
