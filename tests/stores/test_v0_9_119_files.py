@@ -298,3 +298,20 @@ async def test_a_row_that_does_not_decode_refuses_the_migration_and_changes_noth
     assert "r-handoff" in info.value.message and info.value.hint
     assert digest(db) == before
     assert os.listdir(db.parent) == [db.name]
+
+
+async def test_a_0_9_119_file_in_wal_mode_reads_and_migrates(db: Path) -> None:
+    """0.9.119's web app opened its file with wal=True: the same file in WAL mode."""
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+    conn.close()
+    before = digest(db)
+    async with (
+        SQLiteSession(db, read_only=True) as session,
+        SQLiteCheckpointer(db, read_only=True) as cp,
+    ):
+        await check_contents(session, cp)
+    assert digest(db) == before and os.listdir(db.parent) == [db.name]
+    async with SQLiteSession(db, wal=True) as session, SQLiteCheckpointer(db, wal=True) as cp:
+        await check_contents(session, cp)
+    assert not tables(db) & LEGACY_TABLES
