@@ -19,7 +19,8 @@ def migrate_sqlite_file(path: str | os.PathLike[str], *, check: bool = False) ->
     """Bring the SQLite file at ``path`` to this lovia's format; ``check=True`` only tells.
 
     A file lovia 0.9.119 wrote is converted in one transaction after a copy of it is written
-    next to it (``PATH.0.9.119.bak``); ``check=True`` decodes every row and writes nothing.
+    next to it (``PATH.0.9.119.bak``), then vacuumed; ``check=True`` decodes every row and
+    writes nothing.
     Migrating a file twice changes nothing the second time.
     """
     name = os.fspath(path)
@@ -38,6 +39,8 @@ def migrate_sqlite_file(path: str | os.PathLike[str], *, check: bool = False) ->
                 )
             return MigrationReport(name, "current", 0, 0, 0, None)
         report = _legacy.check(conn) if check else _legacy.migrate(conn, name)
+        if report is not None and not check:
+            _shrink(conn)
     except sqlite3.DatabaseError as exc:
         raise _store_error(name, exc) from exc
     finally:
@@ -48,6 +51,14 @@ def migrate_sqlite_file(path: str | os.PathLike[str], *, check: bool = False) ->
     return MigrationReport(
         name, state, report.sessions, report.segments, report.runs, report.backup
     )
+
+
+def _shrink(conn: sqlite3.Connection) -> None:
+    """Give back the pages the dropped 0.9.119 tables held; skipped while others use it."""
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.OperationalError:
+        pass  # busy: the pages stay free and are reused by later writes
 
 
 @dataclass(frozen=True)
