@@ -190,3 +190,14 @@ async def test_a_worker_that_lost_its_lease_cannot_append_its_run_to_the_session
     finally:
         await session.close()
         await backend.close()
+
+
+async def test_prune_never_deletes_a_run_a_live_worker_holds(checkpointer: Any) -> None:
+    for rid in ("held", "free"):
+        await checkpointer.append(rid, [], RunHead("w", status="running"))
+    assert await checkpointer.acquire_lease("held", "worker-a", 30.0)
+    assert await checkpointer.prune(statuses=["running"]) == 1
+    assert await checkpointer.load("held") is not None
+    await checkpointer.release_lease("held", "worker-a")
+    assert await checkpointer.prune(statuses=["running"]) == 1
+    assert await checkpointer.load("held") is None

@@ -270,3 +270,30 @@ async def test_runs_prune_needs_an_age_or_all_and_offers_a_dry_run(tmp_path: Pat
     done = await asyncio.to_thread(lovia_cli, "runs", "prune", "--db", str(path), "--all", "--json")
     assert json.loads(done.stdout) == {"pruned": 1}
     assert await stored_runs(path) == ["old-running"]
+
+
+async def test_runs_delete_and_prune_leave_a_run_a_live_worker_holds(tmp_path: Path) -> None:
+    """Issue 14, finding 12: the command line respects a live run's lease."""
+    path = tmp_path / "app.db"
+    await fill_runs(path)
+    async with SQLiteCheckpointer(path, wal=True) as worker:
+        assert await worker.acquire_lease("old-running", "worker-on-host-b", 30.0)
+        assert await worker.acquire_lease("old-done", "worker-on-host-b", 30.0)
+        delete = await asyncio.to_thread(
+            lovia_cli, "runs", "delete", "old-running", "--db", str(path)
+        )
+        assert delete.returncode == 2, delete.stderr
+        assert "worker-on-host-b" in delete.stderr and "hint:" in delete.stderr
+        prune = await asyncio.to_thread(
+            lovia_cli,
+            *("runs", "prune", "--db", str(path), "--all", "--json"),
+            *("--status", "running", "--status", "completed"),
+        )
+        assert json.loads(prune.stdout) == {"pruned": 1}  # new-done only
+        assert await stored_runs(path) == ["old-done", "old-failed", "old-running"]
+        await worker.release_lease("old-running", "worker-on-host-b")
+        delete = await asyncio.to_thread(
+            lovia_cli, "runs", "delete", "old-running", "--db", str(path)
+        )
+        assert delete.returncode == 0, delete.stderr
+    assert await stored_runs(path) == ["old-done", "old-failed"]

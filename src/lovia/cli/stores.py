@@ -303,10 +303,25 @@ async def runs_resume(args: argparse.Namespace) -> int:
 
 
 async def runs_delete(args: argparse.Namespace) -> int:
+    from ..errors import RunBusy
+    from ..run.lease import default_owner
+
     session, cp = open_stores(args.db, create=False)
     try:
-        existed = await cp.load(args.run_id) is not None
-        await cp.delete(args.run_id)
+        owner = default_owner()
+        if not await cp.acquire_lease(args.run_id, owner, 30.0):  # a live worker drives it
+            holder = await cp.lease_holder(args.run_id)
+            raise RunBusy(
+                f"run {args.run_id!r} is being driven by {holder or 'another worker'}; "
+                "nothing was deleted",
+                hint="stop that worker (or let the run finish), then delete it; a crashed "
+                "worker's lease expires after its lease_ttl",
+            )
+        try:
+            existed = await cp.load(args.run_id) is not None
+            await cp.delete(args.run_id)
+        finally:
+            await cp.release_lease(args.run_id, owner)
     finally:
         await session.close()
         await cp.close()

@@ -212,10 +212,14 @@ class InMemoryCheckpointer(MemoryLeases):
         """Delete runs with these statuses last saved over ``older_than`` seconds ago;
         returns how many. Sessions are untouched."""
         cutoff, wanted = prune_filter(older_than, statuses)
+        now = time.monotonic()
+        leased = {rid for rid, (_, expires, _) in self._leases().items() if expires > now}
         gone = [
             rid
             for rid, (_, head) in self._runs.items()
-            if head.status in wanted and (cutoff is None or head.updated_at < cutoff)
+            if head.status in wanted
+            and (cutoff is None or head.updated_at < cutoff)
+            and rid not in leased  # a run a live worker holds is never pruned under it
         ]
         for rid in gone:
             del self._runs[rid]

@@ -216,6 +216,11 @@ class PostgresCheckpointer(PostgresStore):
         if not wanted:
             return 0
         where = "" if cutoff is None else " AND updated_at < %s"
+        # a run a live worker holds is never pruned under it
+        where += (
+            " AND run_id NOT IN (SELECT run_id FROM {run_leases}"
+            " WHERE expires_at > clock_timestamp())"
+        )
         query = self._db.q("DELETE FROM {checkpoint_runs} WHERE status = ANY(%s)" + where)
         params: tuple[Any, ...] = (list(wanted),) if cutoff is None else (list(wanted), cutoff)
 

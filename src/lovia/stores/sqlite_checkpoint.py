@@ -19,9 +19,9 @@ from ._codec import decode_snapshot, encode_head
 from ._sqlite import Migrations, SQLiteStore
 from ._text import encode_entries
 from .checkpoint import RunHead, RunSnapshot, check_statuses, check_updated, validate_id
-from .lease import held_lease
+from .lease import held_lease, lease_clock
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
-from .sqlite_lease import SQLiteLeases, check_lease_fence
+from .sqlite_lease import SQLiteLeases, check_lease_fence, has_leases
 
 __all__ = ["SQLiteCheckpointer"]
 
@@ -200,7 +200,8 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
         older_than: float | None = None,
         statuses: Sequence[str] = DEFAULT_PRUNE_STATUSES,
     ) -> int:
-        """Delete runs with these statuses last saved over ``older_than`` seconds ago.
+        """Delete runs with these statuses last saved over ``older_than`` seconds ago, except
+        runs a live worker holds the lease of.
 
         Returns how many runs were deleted, in one transaction; sessions in the same file
         are untouched. A pruned ``run_id`` starts afresh when submitted again. The file keeps
@@ -217,6 +218,13 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
             if cutoff is not None:
                 sql += " AND updated_at < ?"
                 params.append(cutoff)
+            if has_leases(conn):  # a run a live worker holds is never pruned under it
+                boot, now = lease_clock()
+                sql += (
+                    " AND run_id NOT IN (SELECT run_id FROM lovia_run_leases"
+                    " WHERE boot = ? AND expires_at > ?)"
+                )
+                params += [boot, now]
             keys = [(row[0],) for row in conn.execute(sql, params).fetchall()]
             conn.executemany("DELETE FROM checkpoint_batches WHERE run_key = ?", keys)
             conn.executemany("DELETE FROM checkpoint_runs WHERE run_key = ?", keys)

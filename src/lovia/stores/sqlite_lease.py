@@ -15,7 +15,7 @@ from ..errors import SchemaError
 from ._sqlite import SQLiteDatabase
 from .lease import check_fence, check_lease_args, held_lease, hold_lease, lease_clock
 
-__all__ = ["SQLiteLeases", "check_lease_fence"]
+__all__ = ["SQLiteLeases", "check_lease_fence", "has_leases"]
 
 LEASE_SCHEMA_VERSION = 2
 _CREATE = (
@@ -118,6 +118,12 @@ class SQLiteLeases:
             return None if row is None else str(row[0])
 
         return await self._db.write(holder)
+
+
+def has_leases(conn: sqlite3.Connection) -> bool:
+    """True when leases were ever taken in this file (the lease table exists)."""
+    row = conn.execute("SELECT value FROM lovia_meta WHERE key = 'schema:lease'").fetchone()
+    return row is not None and int(row[0]) >= LEASE_SCHEMA_VERSION
 
 
 def check_lease_fence(conn: sqlite3.Connection, run_id: str, held: tuple[str, int] | None) -> None:
