@@ -315,3 +315,34 @@ async def test_a_0_9_119_file_in_wal_mode_reads_and_migrates(db: Path) -> None:
     async with SQLiteSession(db, wal=True) as session, SQLiteCheckpointer(db, wal=True) as cp:
         await check_contents(session, cp)
     assert not tables(db) & LEGACY_TABLES
+
+
+REFERENCE_ENV = "LOVIA_REFERENCE_PYTHON"
+
+
+async def test_a_file_0_9_119_writes_now_reads_the_same(tmp_path: Path) -> None:
+    """With a Python that has lovia 0.9.119 installed (``LOVIA_REFERENCE_PYTHON``), write the
+    fixture afresh and read it: the frozen file and 0.9.119 today agree."""
+    reference = os.environ.get(REFERENCE_ENV)
+    if not reference:
+        pytest.skip(f"{REFERENCE_ENV} is not set (a python with lovia==0.9.119 installed)")
+    path = tmp_path / "fresh.sqlite"
+    script = ROOT / "tests" / "fixtures" / "make_v0_9_119.py"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [reference, str(script), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    async with (
+        SQLiteSession(path, read_only=True) as session,
+        SQLiteCheckpointer(path, read_only=True) as cp,
+    ):
+        await check_contents(session, cp)
+    async with SQLiteSession(path) as session, SQLiteCheckpointer(path) as cp:
+        await check_contents(session, cp)
