@@ -82,6 +82,12 @@ def escape_meta(meta: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def escape_entries(entries: Sequence[TranscriptEntry]) -> list[TranscriptEntry]:
     """``entries`` with lone surrogates escaped in every text (unchanged entries reused)."""
+    try:
+        entries_to_json(entries)  # one fast pass: nearly always there is nothing to escape
+    except PydanticSerializationError:
+        pass
+    else:
+        return list(entries)
     out: list[TranscriptEntry] = []
     for entry in entries:
         data = entry_to_dict(entry)
