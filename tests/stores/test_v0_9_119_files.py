@@ -225,6 +225,7 @@ def test_read_only_commands_read_a_0_9_119_file_without_migrating_it(db: Path) -
     listed = lovia_cli("sessions", "list", "--db", str(db), "--json")
     assert listed.returncode == 0, listed.stderr
     assert [s["session_id"] for s in json.loads(listed.stdout)] == ["chat-1"]
+    assert "lovia migrate" in listed.stderr  # told how to convert it
     runs = lovia_cli("runs", "show", "r-inflight", "--db", str(db), "--json")
     assert runs.returncode == 0, runs.stderr
     assert json.loads(runs.stdout)["status"] == "running"

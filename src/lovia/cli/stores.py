@@ -85,6 +85,19 @@ def add_runs_parser(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="list what would go; delete nothing")
 
 
+async def _close_reader(args: argparse.Namespace, session: Any, cp: Any) -> None:
+    """Close a read-only command's stores; say so when the file still needs migrating."""
+    legacy = getattr(session, "needs_migration", False) or getattr(cp, "needs_migration", False)
+    await session.close()
+    await cp.close()
+    if legacy:
+        print(
+            f"lovia: note: {shown_db(args.db)} was written by lovia 0.9.119 and was read as it "
+            f"is; run 'lovia migrate {shown_db(args.db)}' to convert it",
+            file=sys.stderr,
+        )
+
+
 def _when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
@@ -97,8 +110,7 @@ async def sessions_list(args: argparse.Namespace) -> int:
     try:
         infos = await session.list_sessions()
     finally:
-        await session.close()
-        await cp.close()
+        await _close_reader(args, session, cp)
     rows = [
         {
             "session_id": i.session_id,
@@ -124,8 +136,7 @@ async def sessions_show(args: argparse.Namespace) -> int:
     try:
         entries = await session.load(args.session_id)
     finally:
-        await session.close()
-        await cp.close()
+        await _close_reader(args, session, cp)
     if args.json:
         print_json([{"index": i, **entry_to_dict(e)} for i, e in enumerate(entries)])
         return 0
@@ -141,8 +152,7 @@ async def sessions_export(args: argparse.Namespace) -> int:
     try:
         segments = await session.segments(args.session_id)
     finally:
-        await session.close()
-        await cp.close()
+        await _close_reader(args, session, cp)
     data = {
         "session_id": args.session_id,
         "runs": [
@@ -225,8 +235,7 @@ async def runs_list(args: argparse.Namespace) -> int:
     try:
         runs = await cp.list_runs(statuses=args.status)
     finally:
-        await session.close()
-        await cp.close()
+        await _close_reader(args, session, cp)
     rows = [_run_row(s) for s in runs]
     if args.json:
         print_json(rows)
@@ -246,8 +255,7 @@ async def runs_show(args: argparse.Namespace) -> int:
     try:
         snap = await cp.load(args.run_id)
     finally:
-        await session.close()
-        await cp.close()
+        await _close_reader(args, session, cp)
     if snap is None:
         raise UserError(
             f"no run {args.run_id!r} in {shown_db(args.db)!r}", hint="see 'lovia runs list'"

@@ -65,6 +65,7 @@ class SQLiteDatabase:
         self._open_lock = threading.Lock()
         self._key: tuple[int, int] | None = None
         self._closed = False
+        self.legacy = False  # opened read-only on a file lovia 0.9.119 wrote
 
     # -- the execute seam -------------------------------------------------------------------
 
@@ -219,6 +220,7 @@ class SQLiteDatabase:
         if "lovia_meta" not in tables:
             if _legacy.is_legacy(tables):
                 _legacy.convert(conn, (self.component,), temp=True)
+                self.legacy = True
                 conn.execute("PRAGMA query_only = ON")
                 return
             foreign = sorted(t for t in tables if not t.startswith("sqlite_"))
@@ -298,6 +300,12 @@ class SQLiteStore(ClosingStore):
     @property
     def path(self) -> str:
         return self._db.path
+
+    @property
+    def needs_migration(self) -> bool:
+        """True when this read-only store read a file lovia 0.9.119 wrote, as it is: opening
+        it for writing (or ``lovia migrate``) converts it."""
+        return self._db.legacy
 
 
 def _switch_to_wal(conn: sqlite3.Connection) -> str:
