@@ -347,3 +347,39 @@ async def test_a_file_0_9_119_writes_now_reads_the_same(tmp_path: Path) -> None:
         await check_contents(session, cp)
     async with SQLiteSession(path) as session, SQLiteCheckpointer(path) as cp:
         await check_contents(session, cp)
+
+
+OPENER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from lovia.stores import SQLiteCheckpointer, SQLiteSession
+
+    async def main():
+        async with SQLiteSession(sys.argv[1], wal=True) as s, SQLiteCheckpointer(
+            sys.argv[1], wal=True
+        ) as cp:
+            entries = await s.load("chat-1")
+            snap = await cp.load("r-inflight")
+            print(len(entries), snap.status)
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_processes_opening_a_0_9_119_file_at_once_migrate_it_once(db: Path) -> None:
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-c", OPENER, str(db)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+
+    procs = [start() for _ in range(4)]
+    outputs = [await asyncio.to_thread(p.communicate, timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err for _, err in outputs]
+    assert [out.strip() for out, _ in outputs] == ["8 running"] * 4
+    assert sorted(os.listdir(db.parent)) == sorted([db.name, db.name + ".0.9.119.bak"])
+    assert not tables(db) & LEGACY_TABLES

@@ -22,6 +22,7 @@ import json
 import os
 import sqlite3
 import time
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -225,28 +226,51 @@ def _fingerprint(conn: sqlite3.Connection) -> str:
 
 
 def _write_backup(conn: sqlite3.Connection, path: str) -> tuple[str, str]:
-    """Copy the database (through SQLite, so a WAL's commits are in it) next to ``path``."""
-    target = backup_path(path)
-    partial = target + ".partial"
-    if os.path.exists(partial):
-        os.remove(partial)
-    copy = sqlite3.connect(partial)
+    """Copy the database (through SQLite, so a WAL's commits are in it) next to ``path``.
+
+    The copy is written under a name no other process uses, checked, then given the first
+    free ``PATH.0.9.119[.N].bak`` name atomically: processes migrating at once never write
+    or remove each other's copy.
+    """
+    partial = f"{path}.{VERSION}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial"
     try:
-        conn.backup(copy)
-        copy.execute("PRAGMA journal_mode = DELETE")
-        check = copy.execute("PRAGMA integrity_check").fetchone()[0]
-        if check != "ok":
-            raise SchemaError(
-                f"the copy of {path!r} failed SQLite's integrity check ({check})",
-                hint="the file was left as it was; check the disk, then migrate again",
-            )
-        digest = _fingerprint(copy)
+        copy = sqlite3.connect(partial)
+        try:
+            conn.backup(copy)
+            copy.execute("PRAGMA journal_mode = DELETE")
+            check = copy.execute("PRAGMA integrity_check").fetchone()[0]
+            if check != "ok":
+                raise SchemaError(
+                    f"the copy of {path!r} failed SQLite's integrity check ({check})",
+                    hint="the file was left as it was; check the disk, then migrate again",
+                )
+            digest = _fingerprint(copy)
+        finally:
+            copy.close()
+        with open(partial, "rb") as f:
+            os.fsync(f.fileno())
+        return _claim(partial, path), digest
     finally:
-        copy.close()
-    with open(partial, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(partial, target)
-    return target, digest
+        if os.path.exists(partial):
+            os.remove(partial)
+
+
+def _claim(partial: str, path: str) -> str:
+    """Give ``partial`` the first free backup name, never replacing an existing file."""
+    while True:
+        target = backup_path(path)
+        try:
+            os.link(partial, target)
+        except FileExistsError:
+            continue  # another process took that name meanwhile
+        except OSError:  # no hard links here: claim the name, then move the copy onto it
+            try:
+                with open(target, "xb"):
+                    pass
+            except FileExistsError:
+                continue
+            os.replace(partial, target)
+        return target
 
 
 def migrate(conn: sqlite3.Connection, path: str, *, begin: bool = True) -> LegacyReport | None:
@@ -256,7 +280,7 @@ def migrate(conn: sqlite3.Connection, path: str, *, begin: bool = True) -> Legac
         return None
     target, digest = _write_backup(conn, path)
     for _attempt in range(3):
-        conn.execute("BEGIN IMMEDIATE")
+        _begin(conn)
         try:
             if not is_legacy(tables_of(conn)):
                 conn.execute("ROLLBACK")
@@ -287,6 +311,20 @@ def migrate(conn: sqlite3.Connection, path: str, *, begin: bool = True) -> Legac
         f"{path!r} kept changing while lovia tried to migrate it",
         hint="stop the programs that still use it with lovia 0.9.119, then migrate again",
     )
+
+
+def _begin(conn: sqlite3.Connection, wait_s: float = 120.0) -> None:
+    """``BEGIN IMMEDIATE``, waiting while another process migrates a big file."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def _drop_legacy(conn: sqlite3.Connection) -> None:
