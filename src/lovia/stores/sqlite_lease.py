@@ -128,11 +128,8 @@ def has_leases(conn: sqlite3.Connection) -> bool:
 
 def check_lease_fence(conn: sqlite3.Connection, run_id: str, held: tuple[str, int] | None) -> None:
     """Inside a save's transaction: refuse it when this task's lease was taken over."""
-    if held is None:
-        return
-    row = conn.execute("SELECT value FROM lovia_meta WHERE key = 'schema:lease'").fetchone()
-    if row is None:
-        return  # no lease was ever taken in this file
+    if held is None or not has_leases(conn):
+        return  # this task took no lease, or no lease was ever taken in this file
     found = conn.execute(
         "SELECT owner, token FROM lovia_run_leases WHERE run_id = ?", (run_id,)
     ).fetchone()
