@@ -170,3 +170,27 @@ async def test_concurrent_update_heads_lose_no_change(
 def test_the_head_json_is_plain_json() -> None:
     text = full_head().to_json()
     assert json.loads(text)["budget"] == {"spent_usd": 0.25, "tool_calls": 2}
+
+
+async def test_a_session_subclass_needs_only_segments_append_and_clear() -> None:
+    """As in 0.9.119, ``load`` defaults to the concatenation of ``segments``."""
+    from lovia.session import Segment, Session
+
+    class ListSession(Session):
+        def __init__(self) -> None:
+            self.stored: list[Segment] = []
+
+        async def segments(self, session_id: str) -> list[Segment]:
+            return list(self.stored)
+
+        async def append(self, session_id: str, entries: Any, **kw: Any) -> str:
+            self.stored.append(Segment(kw.get("run_id") or "r", list(entries)))
+            return self.stored[-1].run_id
+
+        async def clear(self, session_id: str) -> None:
+            self.stored.clear()
+
+    store = ListSession()
+    await store.append("s", [InputEntry(content="a")], run_id="r1")
+    await store.append("s", [InputEntry(content="b")], run_id="r2")
+    assert await store.load("s") == [InputEntry(content="a"), InputEntry(content="b")]
