@@ -56,7 +56,7 @@ class PostgresDatabase:
         component: str,
         migrations: Migrations,
         tables: Sequence[str],
-        min_size: int = 1,
+        min_size: int = 0,
         max_size: int = 4,
         close_pool: bool | None = None,
         read_only: bool = False,
@@ -67,6 +67,9 @@ class PostgresDatabase:
         self.migrations = migrations
         self.version = max(migrations)
         self.names = {t: sql.Identifier(prefix + t) for t in ("meta", *tables)}
+        # min_size 0: the pool never connects in the background on its own, so a store a
+        # program forgets to close cannot keep asyncio.run() from returning (its shutdown
+        # waits on every task, and a pool filling itself may be in a connect just then)
         if isinstance(dsn_or_pool, AsyncConnectionPool):
             self._pool = dsn_or_pool
             info = dsn_or_pool.conninfo  # may be a callable in psycopg_pool >= 3.3
@@ -264,7 +267,7 @@ class PostgresStore(ClosingStore):
         dsn_or_pool: str | AsyncConnectionPool[Any],
         *,
         table_prefix: str = "lovia_",
-        min_size: int = 1,
+        min_size: int = 0,
         max_size: int = 4,
         close_pool: bool | None = None,
         read_only: bool = False,

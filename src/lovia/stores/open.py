@@ -75,7 +75,7 @@ def _open_postgres(url: str, table_prefix: str, max_size: int, read_only: bool) 
         url = "postgresql://" + url[len("postgres://") :]
     # one pool for both stores; each closes it (closing a closed pool is a no-op)
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        url, min_size=1, max_size=max_size, kwargs={"autocommit": True}, open=False
+        url, min_size=0, max_size=max_size, kwargs={"autocommit": True}, open=False
     )
     options: dict[str, Any] = {"table_prefix": table_prefix, "close_pool": True}
     if read_only:
