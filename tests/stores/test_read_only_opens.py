@@ -297,3 +297,17 @@ async def test_runs_delete_and_prune_leave_a_run_a_live_worker_holds(tmp_path: P
         )
         assert delete.returncode == 0, delete.stderr
     assert await stored_runs(path) == ["old-done", "old-failed"]
+
+
+def test_export_to_a_folder_and_an_id_that_is_not_text_are_errors_not_tracebacks(
+    tmp_path: Path,
+) -> None:
+    """Issue 14, finding 15."""
+    path = tmp_path / "app.db"
+    asyncio.run(make_lovia_db(path, wal=True))
+    export = lovia_cli("sessions", "export", "s1", "--db", str(path), "--out", str(tmp_path))
+    assert export.returncode == 2 and "Traceback" not in export.stderr
+    assert "hint:" in export.stderr
+    show = lovia_cli("runs", "show", "a\udcffb", "--db", str(path))
+    assert show.returncode == 2 and "Traceback" not in show.stderr, show.stderr
+    assert "not valid Unicode" in show.stderr

@@ -162,7 +162,13 @@ async def sessions_export(args: argparse.Namespace) -> int:
     }
     text = json.dumps(data, ensure_ascii=False, indent=2)
     if args.out:
-        await asyncio.to_thread(Path(args.out).write_text, text + "\n", encoding="utf-8")
+        try:
+            await asyncio.to_thread(Path(args.out).write_text, text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(
+                f"cannot write {args.out!r}: {exc.strerror or exc}",
+                hint="pass --out a file path in a folder you can write (not a folder)",
+            ) from exc
         if not args.json:
             print(f"wrote {len(segments)} runs to {args.out}")
     else:
