@@ -52,7 +52,7 @@ async def test_stores_record_their_schema_versions(dsn: str, prefix: str) -> Non
         await s.append("s", [user("x")])
     async with PostgresCheckpointer(dsn, table_prefix=prefix) as cp:
         await cp.append("r", [user("x")], RunHead(agent_name="a"))
-    assert meta(dsn, prefix) == {"schema:session": "2", "schema:checkpoint": "1"}
+    assert meta(dsn, prefix) == {"schema:session": "2", "schema:checkpoint": "2"}
 
 
 async def test_a_newer_schema_is_refused_and_left_unchanged(dsn: str, prefix: str) -> None:
@@ -183,3 +183,42 @@ async def test_concurrent_saves_of_one_run_keep_every_batch(dsn: str, prefix: st
     finally:
         for cp in stores:
             await cp.close()
+
+
+FORGOTTEN = """
+import asyncio, sys
+from lovia.stores import PostgresSession
+
+async def main():
+    session = PostgresSession(sys.argv[1], table_prefix=sys.argv[2])
+    print(len(await session.load("x")))
+
+asyncio.run(main())
+print("returned")
+"""
+
+
+def test_a_store_never_closed_does_not_keep_the_program_alive() -> None:
+    """Issue 14, finding 14: a forgotten close() must not hang asyncio.run()."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    dsn, prefix = postgres_dsn(), fresh_prefix()
+    root = Path(__file__).resolve().parents[2]
+    try:
+        for _ in range(5):
+            try:
+                done = subprocess.run(
+                    [sys.executable, "-c", FORGOTTEN, dsn, prefix],
+                    capture_output=True,
+                    text=True,
+                    timeout=20,
+                    cwd=root,
+                )
+            except subprocess.TimeoutExpired:
+                pytest.fail("asyncio.run() did not return: the unclosed store kept it waiting")
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.splitlines()[-1] == "returned"
+    finally:
+        drop_prefix(dsn, prefix)

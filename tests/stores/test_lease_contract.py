@@ -156,7 +156,7 @@ async def test_sqlite_leases_are_a_versioned_component_and_a_newer_one_is_refuse
         assert await cp.acquire_lease("r1", "worker-a", 30.0)
     with sqlite3.connect(path) as conn:
         meta = dict(conn.execute("SELECT key, value FROM lovia_meta").fetchall())
-        assert meta["schema:lease"] == "1"
+        assert meta["schema:lease"] == "2"
         conn.execute("UPDATE lovia_meta SET value = '5' WHERE key = 'schema:lease'")
     before = path.read_bytes()
     async with SQLiteCheckpointer(path) as cp:

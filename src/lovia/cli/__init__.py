@@ -19,7 +19,7 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import chat, stores, web
+    from . import chat, migrate, stores, web
 
     parser = argparse.ArgumentParser(
         prog="lovia",
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_parser(sub)
     stores.add_sessions_parser(sub)
     stores.add_runs_parser(sub)
+    migrate.add_parser(sub)
     return parser
 
 

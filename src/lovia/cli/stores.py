@@ -7,11 +7,13 @@ import asyncio
 import datetime as dt
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
 from ..stores.checkpoint import RUN_STATUSES, CheckpointOptions, RunSnapshot
+from ..stores.open import is_postgres_url
 from ..transcript import entry_to_dict
 from .common import (
     add_agent_options,
@@ -74,9 +76,26 @@ def add_runs_parser(sub: Any) -> None:
     add_agent_options(p)
     p = _command(cmds, "delete", "delete a run's checkpoint", runs_delete)
     p.add_argument("run_id")
-    p = _command(cmds, "prune", "delete finished runs' checkpoints (sessions kept)", runs_prune)
-    p.add_argument("--older-than", type=_duration, help="only runs idle this long: 30d, 12h, 900")
+    p = _command(cmds, "prune", "delete old finished runs' checkpoints (sessions kept)", runs_prune)
+    p.add_argument(
+        "--older-than", type=_duration, help="runs last saved this long ago: 30d, 12h, 900"
+    )
+    p.add_argument("--all", action="store_true", help="runs of any age (instead of --older-than)")
     p.add_argument("--status", action="append", choices=RUN_STATUSES, help="default: finished")
+    p.add_argument("--dry-run", action="store_true", help="list what would go; delete nothing")
+
+
+async def _close_reader(args: argparse.Namespace, session: Any, cp: Any) -> None:
+    """Close a read-only command's stores; say so when the file still needs migrating."""
+    legacy = getattr(session, "needs_migration", False) or getattr(cp, "needs_migration", False)
+    await session.close()
+    await cp.close()
+    if legacy:
+        print(
+            f"lovia: note: {shown_db(args.db)} was written by lovia 0.9.119 and was read as it "
+            f"is; run 'lovia migrate {shown_db(args.db)}' to convert it",
+            file=sys.stderr,
+        )
 
 
 def _when(ts: float) -> str:
@@ -87,12 +106,11 @@ def _when(ts: float) -> str:
 
 
 async def sessions_list(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
+    session, cp = open_stores(args.db, create=False, read_only=True)
     try:
         infos = await session.list_sessions()
     finally:
-        await session.close()
-        await cp.close()
+        await _close_reader(args, session, cp)
     rows = [
         {
             "session_id": i.session_id,
@@ -114,12 +132,11 @@ async def sessions_list(args: argparse.Namespace) -> int:
 
 
 async def sessions_show(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
+    session, cp = open_stores(args.db, create=False, read_only=True)
     try:
         entries = await session.load(args.session_id)
     finally:
-        await session.close()
-        await cp.close()
+        await _close_reader(args, session, cp)
     if args.json:
         print_json([{"index": i, **entry_to_dict(e)} for i, e in enumerate(entries)])
         return 0
@@ -131,12 +148,11 @@ async def sessions_show(args: argparse.Namespace) -> int:
 
 
 async def sessions_export(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
+    session, cp = open_stores(args.db, create=False, read_only=True)
     try:
         segments = await session.segments(args.session_id)
     finally:
-        await session.close()
-        await cp.close()
+        await _close_reader(args, session, cp)
     data = {
         "session_id": args.session_id,
         "runs": [
@@ -146,7 +162,13 @@ async def sessions_export(args: argparse.Namespace) -> int:
     }
     text = json.dumps(data, ensure_ascii=False, indent=2)
     if args.out:
-        await asyncio.to_thread(Path(args.out).write_text, text + "\n", encoding="utf-8")
+        try:
+            await asyncio.to_thread(Path(args.out).write_text, text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(
+                f"cannot write {args.out!r}: {exc.strerror or exc}",
+                hint="pass --out a file path in a folder you can write (not a folder)",
+            ) from exc
         if not args.json:
             print(f"wrote {len(segments)} runs to {args.out}")
     else:
@@ -215,12 +237,11 @@ def _run_row(s: RunSnapshot) -> dict[str, Any]:
 
 
 async def runs_list(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
+    session, cp = open_stores(args.db, create=False, read_only=True)
     try:
         runs = await cp.list_runs(statuses=args.status)
     finally:
-        await session.close()
-        await cp.close()
+        await _close_reader(args, session, cp)
     rows = [_run_row(s) for s in runs]
     if args.json:
         print_json(rows)
@@ -236,12 +257,11 @@ async def runs_list(args: argparse.Namespace) -> int:
 
 
 async def runs_show(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
+    session, cp = open_stores(args.db, create=False, read_only=True)
     try:
         snap = await cp.load(args.run_id)
     finally:
-        await session.close()
-        await cp.close()
+        await _close_reader(args, session, cp)
     if snap is None:
         raise UserError(
             f"no run {args.run_id!r} in {shown_db(args.db)!r}", hint="see 'lovia runs list'"
@@ -297,10 +317,25 @@ async def runs_resume(args: argparse.Namespace) -> int:
 
 
 async def runs_delete(args: argparse.Namespace) -> int:
+    from ..errors import RunBusy
+    from ..run.lease import default_owner
+
     session, cp = open_stores(args.db, create=False)
     try:
-        existed = await cp.load(args.run_id) is not None
-        await cp.delete(args.run_id)
+        owner = default_owner()
+        if not await cp.acquire_lease(args.run_id, owner, 30.0):  # a live worker drives it
+            holder = await cp.lease_holder(args.run_id)
+            raise RunBusy(
+                f"run {args.run_id!r} is being driven by {holder or 'another worker'}; "
+                "nothing was deleted",
+                hint="stop that worker (or let the run finish), then delete it; a crashed "
+                "worker's lease expires after its lease_ttl",
+            )
+        try:
+            existed = await cp.load(args.run_id) is not None
+            await cp.delete(args.run_id)
+        finally:
+            await cp.release_lease(args.run_id, owner)
     finally:
         await session.close()
         await cp.close()
@@ -323,15 +358,40 @@ def _duration(text: str) -> float:
 
 
 async def runs_prune(args: argparse.Namespace) -> int:
+    if (args.older_than is None) == (not args.all):
+        raise UserError(
+            "say which runs to prune: --older-than DURATION or --all"
+            if args.older_than is None
+            else "--older-than and --all do not go together",
+            hint="e.g. 'lovia runs prune --older-than 30d' (add --dry-run to see them first)",
+        )
+    statuses = args.status or ["completed", "failed"]
+    if args.dry_run:
+        cutoff = None if args.older_than is None else time.time() - args.older_than
+        session, cp = open_stores(args.db, create=False, read_only=True)
+        try:
+            runs = await cp.list_runs(statuses=statuses)
+        finally:
+            await session.close()
+            await cp.close()
+        doomed = [r for r in runs if cutoff is None or r.updated_at < cutoff]
+        if args.json:
+            print_json({"would_prune": [_run_row(r) for r in doomed]})
+            return 0
+        for r in doomed:
+            print(f"{r.run_id}  {r.status:<11}  {_when(r.updated_at)}")
+        print(f"would prune {len(doomed)} runs (dry run: nothing was deleted)")
+        return 0
     session, cp = open_stores(args.db, create=False)
     try:
-        statuses = args.status or ["completed", "failed"]
         pruned = await cp.prune(older_than=args.older_than, statuses=statuses)
     finally:
         await session.close()
         await cp.close()
     if args.json:
         print_json({"pruned": pruned})
+    elif is_postgres_url(args.db):
+        print(f"pruned {pruned} runs")
     else:
         print(f"pruned {pruned} runs; run 'sqlite3 {shown_db(args.db)} VACUUM' to shrink the file")
     return 0

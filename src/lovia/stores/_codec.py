@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import StoreError, UserError
-from ..transcript import TranscriptEntry, entries_from_json, entries_to_json
+from ..transcript import TranscriptEntry, entries_from_json
+from ._text import dump_json, encode_entries, plain_text
 from .checkpoint import RunHead, RunSnapshot
 from .maintenance import title_of
 
@@ -50,7 +51,7 @@ def encode_meta(meta: dict[str, Any] | None) -> str | None:
     if meta is None:
         return None
     try:
-        return json.dumps(meta, ensure_ascii=False, allow_nan=False)
+        return dump_json(meta)
     except (TypeError, ValueError) as exc:
         raise UserError(
             f"segment meta is not JSON-safe: {exc}",
@@ -62,7 +63,8 @@ def encode_segment(
     entries: Sequence[TranscriptEntry], meta: dict[str, Any] | None
 ) -> SegmentColumns:
     """The columns a segment row stores besides its keys and times."""
-    return entries_to_json(entries).decode(), encode_meta(meta), len(entries), title_of(entries)
+    text = encode_entries(entries).decode()
+    return text, encode_meta(meta), len(entries), plain_text(title_of(entries))
 
 
 def decode_segment(
@@ -91,7 +93,7 @@ def decode_segment(
 def encode_head(run_id: str, head: RunHead) -> str:
     """``head`` as JSON text; ``StoreError`` (nothing written yet) when JSON cannot hold it."""
     try:
-        return json.dumps(head.to_dict(), ensure_ascii=False, allow_nan=False)
+        return dump_json(head.to_dict())
     except (TypeError, ValueError) as exc:
         raise StoreError(
             f"cannot checkpoint run {run_id!r}: its head does not fit JSON ({exc})",

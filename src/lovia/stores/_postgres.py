@@ -56,15 +56,20 @@ class PostgresDatabase:
         component: str,
         migrations: Migrations,
         tables: Sequence[str],
-        min_size: int = 1,
+        min_size: int = 0,
         max_size: int = 4,
         close_pool: bool | None = None,
+        read_only: bool = False,
     ) -> None:
         self.prefix = check_prefix(prefix)
+        self.read_only = bool(read_only)
         self.component = component
         self.migrations = migrations
         self.version = max(migrations)
         self.names = {t: sql.Identifier(prefix + t) for t in ("meta", *tables)}
+        # min_size 0: the pool never connects in the background on its own, so a store a
+        # program forgets to close cannot keep asyncio.run() from returning (its shutdown
+        # waits on every task, and a pool filling itself may be in a connect just then)
         if isinstance(dsn_or_pool, AsyncConnectionPool):
             self._pool = dsn_or_pool
             info = dsn_or_pool.conninfo  # may be a callable in psycopg_pool >= 3.3
@@ -106,7 +111,16 @@ class PostgresDatabase:
 
     async def write(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
         """Run ``fn(conn)`` in one transaction: committed whole or rolled back whole."""
+        self.check_writable()
         return await self._use(fn, transaction=True)
+
+    def check_writable(self) -> None:
+        """``UserError`` when the store was opened read-only."""
+        if self.read_only:
+            raise UserError(
+                f"the {self.component} store under prefix {self.prefix!r} was opened read-only",
+                hint="open it without read_only=True to change it",
+            )
 
     async def read_snapshot(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
         """Run ``fn(conn)``'s reads in one read-only snapshot (several statements, one view)."""
@@ -182,7 +196,32 @@ class PostgresDatabase:
         plain = {k: v for k, v in given.items() if isinstance(v, (str, int)) and k != "autocommit"}
         return {"connect_timeout": int(CONNECT_TIMEOUT_S), **plain, "autocommit": True}
 
+    async def _check_schema(self, conn: Conn) -> None:
+        """Read-only: the tables must exist at a version this lovia reads; nothing is made."""
+        cur = await conn.execute("SELECT to_regclass(%s)", (self.prefix + "meta",))
+        row = await cur.fetchone()
+        key = f"schema:{self.component}"
+        current = 0
+        if row is not None and row[0] is not None:
+            cur = await conn.execute(self.q("SELECT value FROM {meta} WHERE key = %s"), (key,))
+            found = await cur.fetchone()
+            current = int(found[0]) if found else 0
+        if current == 0:
+            raise SchemaError(
+                f"no lovia {self.component} tables under prefix {self.prefix!r} in this database",
+                hint="check the URL and --table-prefix; reading never creates tables",
+            )
+        if current > self.version:
+            raise SchemaError(
+                f"the {self.component} tables under prefix {self.prefix!r} have schema version "
+                f"{current}; this lovia reads up to version {self.version}",
+                hint="upgrade lovia to use these tables; they were left unchanged",
+            )
+
     async def _migrate(self, conn: Conn) -> None:
+        if self.read_only:
+            await self._check_schema(conn)
+            return
         # one migrator at a time per prefix: two processes starting together must not both
         # create the tables
         await conn.execute(
@@ -228,9 +267,10 @@ class PostgresStore(ClosingStore):
         dsn_or_pool: str | AsyncConnectionPool[Any],
         *,
         table_prefix: str = "lovia_",
-        min_size: int = 1,
+        min_size: int = 0,
         max_size: int = 4,
         close_pool: bool | None = None,
+        read_only: bool = False,
     ) -> None:
         self._db = PostgresDatabase(
             dsn_or_pool,
@@ -241,6 +281,7 @@ class PostgresStore(ClosingStore):
             min_size=min_size,
             max_size=max_size,
             close_pool=close_pool,
+            read_only=read_only,
         )
 
     @property

@@ -17,8 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import ClassVar, TypeVar
+from urllib.parse import quote
 
 from ..errors import SchemaError, StoreError, UserError
+from . import _legacy
 from ._lifetime import ClosingStore
 
 __all__ = ["Migrations", "SQLiteDatabase", "SQLiteStore"]
@@ -46,13 +48,15 @@ class SQLiteDatabase:
         wal: bool,
         component: str,
         migrations: Migrations,
+        read_only: bool = False,
     ) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise UserError(f"a SQLite path must be str or pathlib.Path, got {type(path).__name__}")
         self.path = os.fspath(path)
         if not self.path:
             raise UserError("the SQLite path is empty", hint="pass a file name like 'chat.db'")
-        self.wal = bool(wal)
+        self.wal = bool(wal) and not read_only
+        self.read_only = bool(read_only)
         self.component = component
         self.migrations = migrations
         self.version = max(migrations)
@@ -61,6 +65,7 @@ class SQLiteDatabase:
         self._open_lock = threading.Lock()
         self._key: tuple[int, int] | None = None
         self._closed = False
+        self.legacy = False  # opened read-only on a file lovia 0.9.119 wrote
 
     # -- the execute seam -------------------------------------------------------------------
 
@@ -83,6 +88,11 @@ class SQLiteDatabase:
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction; retried while locked."""
+        if self.read_only:
+            raise UserError(
+                f"the store on {self.path!r} was opened read-only",
+                hint="open it without read_only=True to change it",
+            )
         return await self._submit(lambda conn: self._transaction(conn, fn))
 
     async def close(self) -> None:
@@ -113,11 +123,21 @@ class SQLiteDatabase:
         return await loop.run_in_executor(executor, self._call, job)
 
     def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
-        conn = self._conn or self._open()
         try:
+            conn = self._conn or self._open()
             return job(conn)
         except sqlite3.DatabaseError as exc:
-            raise _store_error(self.path, exc) from exc
+            raise self._error(exc) from exc
+
+    def _error(self, exc: sqlite3.DatabaseError) -> StoreError:
+        if self.read_only and _is_readonly(exc):
+            return StoreError(
+                f"{self.path!r} cannot be read without writing it: a write to it was "
+                "interrupted and must be rolled back first",
+                hint="open it once for writing (any lovia command that changes it, or "
+                "'lovia migrate PATH'), which finishes the rollback; this read changed nothing",
+            )
+        return _store_error(self.path, exc)
 
     def _transaction(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
         for attempt in range(_LOCK_RETRIES):
@@ -148,13 +168,22 @@ class SQLiteDatabase:
             # it, so the header is read only while no other store here has the file open.
             if not _OPEN_FILES.get(_file_key(self.path) or (-1, -1)):
                 _check_header(self.path)
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            if self.read_only:
+                conn = _connect_read_only(self.path)
+            else:
+                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._key = _file_key(self.path)
             if self._key is not None:
                 _OPEN_FILES[self._key] = _OPEN_FILES.get(self._key, 0) + 1
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
+            if self.read_only:
+                self._prepare_read_only(conn)
+                self._conn = conn
+                return conn
+            # a file lovia 0.9.119 wrote is migrated first, in its own transaction
+            _legacy.migrate(conn, self.path)
             # schema first: switching to WAL rewrites the file header, and a refused file
             # (foreign or newer) must be left byte-for-byte unchanged
             self._transaction(conn, self._ensure_schema)
@@ -165,7 +194,7 @@ class SQLiteDatabase:
                 conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
             self._release(conn)
-            raise _store_error(self.path, exc) from exc
+            raise self._error(exc) from exc
         except BaseException:
             self._release(conn)
             raise
@@ -180,6 +209,43 @@ class SQLiteDatabase:
                 _OPEN_FILES[key] -= 1
             elif key is not None:
                 _OPEN_FILES.pop(key, None)
+
+    def _prepare_read_only(self, conn: sqlite3.Connection) -> None:
+        """Check the file without writing it; what it lacks is made in ``TEMP`` tables.
+
+        A lovia file missing this store's tables reads as empty, a 0.9.119 file is read
+        through a converted copy of its rows, and anything else is refused.
+        """
+        tables = _legacy.tables_of(conn)
+        if "lovia_meta" not in tables:
+            if _legacy.is_legacy(tables):
+                _legacy.convert(conn, (self.component,), temp=True)
+                self.legacy = True
+                conn.execute("PRAGMA query_only = ON")
+                return
+            foreign = sorted(t for t in tables if not t.startswith("sqlite_"))
+            raise SchemaError(
+                f"{self.path!r} is not a lovia database"
+                + (f" (it has tables {', '.join(foreign[:5])})" if foreign else " (it is empty)"),
+                hint="point --db at a database lovia wrote; this file was left as it was",
+            )
+        key = f"schema:{self.component}"
+        row = conn.execute("SELECT value FROM main.lovia_meta WHERE key = ?", (key,)).fetchone()
+        current = int(row[0]) if row else 0
+        if current > self.version:
+            raise SchemaError(
+                f"{self.path!r} holds a {self.component} schema of version {current}; this "
+                f"lovia reads up to version {self.version}",
+                hint="upgrade lovia to open this file; it was left unchanged",
+            )
+        if current == 0:  # nothing of this store's in the file yet: it reads as empty
+            conn.execute("CREATE TEMP TABLE lovia_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            for version in sorted(self.migrations):
+                for statement in self.migrations[version]:
+                    conn.execute(
+                        statement.strip().replace("CREATE TABLE ", "CREATE TEMP TABLE ", 1)
+                    )
+        conn.execute("PRAGMA query_only = ON")
 
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -220,14 +286,26 @@ class SQLiteStore(ClosingStore):
     _component: ClassVar[str]
     _migrations: ClassVar[Migrations]
 
-    def __init__(self, path: str | os.PathLike[str], *, wal: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, wal: bool = False, read_only: bool = False
+    ) -> None:
         self._db = SQLiteDatabase(
-            path, wal=wal, component=self._component, migrations=self._migrations
+            path,
+            wal=wal,
+            component=self._component,
+            migrations=self._migrations,
+            read_only=read_only,
         )
 
     @property
     def path(self) -> str:
         return self._db.path
+
+    @property
+    def needs_migration(self) -> bool:
+        """True when this read-only store read a file lovia 0.9.119 wrote, as it is: opening
+        it for writing (or ``lovia migrate``) converts it."""
+        return self._db.legacy
 
 
 def _switch_to_wal(conn: sqlite3.Connection) -> str:
@@ -242,6 +320,35 @@ def _switch_to_wal(conn: sqlite3.Connection) -> str:
                 raise
             time.sleep(min(0.01 * (2**attempt), 0.25))
     raise AssertionError("unreachable")
+
+
+def _connect_read_only(path: str) -> sqlite3.Connection:
+    """A connection that cannot change the file: ``mode=ro``.
+
+    A file in WAL mode with no ``-wal`` beside it (no writer has it open) is read as
+    ``immutable``: a read-only connection would otherwise leave new ``-wal`` and ``-shm``
+    files next to it. A live writer's ``-shm`` index is shared as SQLite requires.
+    """
+    if not os.path.exists(path):
+        raise UserError(
+            f"no database at {path!r}",
+            hint="pass the path of an existing database; reading never creates one",
+        )
+    options = "mode=ro"
+    if _header_says_wal(path) and not os.path.exists(path + "-wal"):
+        options += "&immutable=1"
+    uri = f"file:{quote(os.path.abspath(path))}?{options}"
+    return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+
+
+def _header_says_wal(path: str) -> bool:
+    """True when the file's header marks it as a WAL database (read/write version 2)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return False
+    return len(head) == 20 and head[18] == 2 and head[19] == 2
 
 
 def _file_key(path: str) -> tuple[int, int] | None:
@@ -270,6 +377,11 @@ def _check_header(path: str) -> None:
             f"{path!r} is not a SQLite database",
             hint="point the store at a new file; lovia will not change this one",
         )
+
+
+def _is_readonly(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:

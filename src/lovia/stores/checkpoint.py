@@ -7,13 +7,14 @@ each save. ``RunSnapshot`` is both together, as ``load`` returns them.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import UserError
-from ..transcript import TranscriptEntry
+from ..transcript import TranscriptEntry, entry_from_dict, entry_to_dict
 from ..usage import Usage
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "Checkpointer",
     "IfRunExists",
     "OnBusy",
+    "PendingApproval",
     "RunHead",
     "RunSnapshot",
     "RunStatus",
@@ -34,8 +36,52 @@ _POLICIES: tuple[str, ...] = ("resume", "restart", "fail", "resume_only")
 
 
 @dataclass(frozen=True)
+class PendingApproval:
+    """A tool call waiting for a person's decision, kept in the run's head.
+
+    ``arguments`` is the raw JSON text the model sent; ``digest`` identifies exactly those
+    arguments, so an approval given for one call cannot be replayed for changed ones.
+    """
+
+    call_id: str
+    tool_name: str
+    arguments: str
+    digest: str
+    agent_name: str | None = None
+    requested_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "tool_name": self.tool_name,
+            "arguments": self.arguments,
+            "digest": self.digest,
+            "agent_name": self.agent_name,
+            "requested_at": self.requested_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PendingApproval:
+        if not isinstance(data, dict):
+            raise ValueError(f"a pending approval must be an object, got {data!r}")
+        agent = data.get("agent_name")
+        return cls(
+            call_id=str(data["call_id"]),
+            tool_name=str(data["tool_name"]),
+            arguments=str(data.get("arguments", "{}")),
+            digest=str(data.get("digest", "")),
+            agent_name=None if agent is None else str(agent),
+            requested_at=float(data.get("requested_at", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
 class RunHead:
-    """The small mutable part of a checkpoint, replaced at every save."""
+    """The small mutable part of a checkpoint, replaced at every save.
+
+    The positional fields are lovia 0.9.119's, in its order; the fields after them are
+    keyword-only.
+    """
 
     agent_name: str
     usage: Usage = field(default_factory=Usage)
@@ -43,8 +89,15 @@ class RunHead:
     status: RunStatus = "running"
     output: Any = None
     error: dict[str, Any] | None = None
+    last_input_tokens: int | None = None
+    """The provider's input-token count of the latest turn (calibrates estimates on resume)."""
     context_state: dict[str, Any] = field(default_factory=dict)
     updated_at: float = field(default_factory=time.time)
+    pending_handoff: str | None = None
+    """The agent a handoff that fired in the latest turn moves to (not applied yet)."""
+    started_at: float | None = None
+    """When the run first started (Unix seconds); ``None`` when not recorded."""
+    _: KW_ONLY
     session_id: str | None = None
     started_calls: tuple[str, ...] = ()
     """``call_id``s of tool calls that started and have no stored result yet (in doubt)."""
@@ -54,6 +107,10 @@ class RunHead:
     turn_agent: str | None = None
     """The agent whose model turn asked for the latest calls (it differs from ``agent_name``
     after a handoff in that turn): a resume runs the turn's unfinished calls with its tools."""
+    pending_approvals: tuple[PendingApproval, ...] = ()
+    """Tool calls waiting for approval, in the order they were asked for."""
+    budget: dict[str, Any] = field(default_factory=dict)
+    """What the run has spent against its limits (JSON values)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,53 +120,85 @@ class RunHead:
             "status": self.status,
             "output": self.output,
             "error": self.error,
+            "last_input_tokens": self.last_input_tokens,
             "context_state": self.context_state,
+            "pending_handoff": self.pending_handoff,
             "updated_at": self.updated_at,
+            "started_at": self.started_at,
             "session_id": self.session_id,
             "started_calls": list(self.started_calls),
             "session_version": self.session_version,
             "turn_agent": self.turn_agent,
+            "pending_approvals": [p.to_dict() for p in self.pending_approvals],
+            "budget": self.budget,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunHead:
+        """Rebuild a head from ``to_dict`` output; also reads lovia 0.9.119's head dicts."""
         status = data.get("status", "running")
         if status not in RUN_STATUSES:
             raise ValueError(f"unknown run status {status!r}")
+        started = data.get("started_at")
         return cls(
             agent_name=str(data["agent_name"]),
             usage=Usage.from_dict(data.get("usage")),
-            turns=int(data.get("turns", 0)),
+            turns=int(data.get("turns") or 0),
             status=status,
             output=data.get("output"),
             error=data.get("error"),
+            last_input_tokens=_optional_int(data.get("last_input_tokens"), "last_input_tokens"),
             context_state=dict(data.get("context_state") or {}),
             updated_at=float(data.get("updated_at", 0.0)),
-            session_id=data.get("session_id"),
+            pending_handoff=_optional_str(data.get("pending_handoff")),
+            started_at=None if started is None else float(started),
+            session_id=_optional_str(data.get("session_id")),
             started_calls=tuple(data.get("started_calls") or ()),
-            session_version=_optional_int(data.get("session_version")),
-            turn_agent=None if data.get("turn_agent") is None else str(data["turn_agent"]),
+            session_version=_optional_int(data.get("session_version"), "session_version"),
+            turn_agent=_optional_str(data.get("turn_agent")),
+            pending_approvals=tuple(
+                PendingApproval.from_dict(p) for p in data.get("pending_approvals") or ()
+            ),
+            budget=dict(data.get("budget") or {}),
         )
+
+    def to_json(self) -> str:
+        """``to_dict()`` as JSON text."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, payload: str | bytes) -> RunHead:
+        return cls.from_dict(json.loads(payload))
 
 
 @dataclass(frozen=True)
 class RunSnapshot:
-    """A stored run: its own entries (no session history, no system prompt) plus its head."""
+    """A stored run: its own entries (no session history, no system prompt) plus its head.
+
+    The positional fields are lovia 0.9.119's, in its order; the fields after them are
+    keyword-only.
+    """
 
     run_id: str
     agent_name: str
     entries: list[TranscriptEntry]
-    usage: Usage
-    turns: int
-    status: RunStatus
-    output: Any
-    error: dict[str, Any] | None
-    context_state: dict[str, Any]
-    updated_at: float
+    usage: Usage = field(default_factory=Usage)
+    turns: int = 0
+    status: RunStatus = "running"
+    output: Any = None
+    error: dict[str, Any] | None = None
+    last_input_tokens: int | None = None
+    context_state: dict[str, Any] = field(default_factory=dict)
+    updated_at: float = field(default_factory=time.time)
+    pending_handoff: str | None = None
+    started_at: float | None = None
+    _: KW_ONLY
     session_id: str | None = None
     started_calls: tuple[str, ...] = ()
     session_version: int | None = None
     turn_agent: str | None = None
+    pending_approvals: tuple[PendingApproval, ...] = ()
+    budget: dict[str, Any] = field(default_factory=dict)
 
     @property
     def head(self) -> RunHead:
@@ -122,8 +211,36 @@ class RunSnapshot:
         values = {f.name: getattr(head, f.name) for f in fields(RunHead)}
         return cls(run_id=run_id, entries=list(entries), **values)
 
+    @classmethod
+    def from_parts(
+        cls, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead
+    ) -> RunSnapshot:
+        """A snapshot from its stored entries and head (the same as ``of``)."""
+        return cls.of(run_id, entries, head)
+
     def with_head(self, head: RunHead) -> RunSnapshot:
         return replace(self, **{f.name: getattr(head, f.name) for f in fields(RunHead)})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run id, its entries as dicts, and the head's fields, as JSON-safe data."""
+        return {
+            "run_id": self.run_id,
+            "entries": [entry_to_dict(e) for e in self.entries],
+            **self.head.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSnapshot:
+        """Rebuild a snapshot from ``to_dict`` output (also lovia 0.9.119's)."""
+        entries = [entry_from_dict(e) for e in data.get("entries") or ()]
+        return cls.of(str(data["run_id"]), entries, RunHead.from_dict(data))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, payload: str | bytes) -> RunSnapshot:
+        return cls.from_dict(json.loads(payload))
 
 
 @runtime_checkable
@@ -177,10 +294,10 @@ class CheckpointOptions:
         self,
         checkpointer: Checkpointer,
         run_id: str | None = None,
-        *,
         if_run_exists: IfRunExists = "resume",
         delete_on_success: bool = False,
         resume_from: RunSnapshot | None = None,
+        *,
         lease: bool = True,
         lease_ttl: float = 30.0,
         on_busy: OnBusy = "wait",
@@ -219,6 +336,23 @@ class CheckpointOptions:
         set_(self, "on_busy", on_busy)
         set_(self, "wait_timeout", None if wait_timeout is None else float(wait_timeout))
 
+    @property
+    def resolved_run_id(self) -> str | None:
+        """The run id this run is stored under (``resume_from``'s when that is given)."""
+        if self.run_id is not None:
+            return self.run_id
+        return None if self.resume_from is None else self.resume_from.run_id
+
+
+def check_updated(head: Any) -> RunHead | None:
+    """What an ``update_head`` function returned: a ``RunHead``, or ``None`` (no change)."""
+    if head is not None and not isinstance(head, RunHead):
+        raise UserError(
+            f"update_head's function must return a RunHead or None, got {type(head).__name__}",
+            hint="return dataclasses.replace(head, ...) to change the head, None to keep it",
+        )
+    return head
+
 
 def _check_lease_options(ttl: Any, on_busy: Any, wait_timeout: Any) -> None:
     def positive(value: Any) -> bool:
@@ -239,13 +373,17 @@ def _check_lease_options(ttl: Any, on_busy: Any, wait_timeout: Any) -> None:
         )
 
 
-def _optional_int(value: Any) -> int | None:
+def _optional_int(value: Any, name: str) -> int | None:
     """A stored optional whole number (heads written before the field existed have none)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"session_version must be an int, got {value!r}")
+        raise ValueError(f"{name} must be an int, got {value!r}")
     return value
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 MAX_ID_CHARS = 512
@@ -271,6 +409,14 @@ def validate_id(value: Any, what: str) -> str:
         )
     if "\x00" in value:
         raise UserError(f"{what} contains a NUL character", hint=f"use a printable {what}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError(
+            f"{what} {value!r} is not valid Unicode text (it holds a lone surrogate, as a "
+            "byte that is not UTF-8 gives)",
+            hint=f"pass {what} as text, e.g. uuid4().hex",
+        ) from None
     return value
 
 

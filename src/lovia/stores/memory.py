@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..errors import UserError
 from ..transcript import TranscriptEntry
-from .checkpoint import RunHead, RunSnapshot, validate_id
+from ._text import escape_entries, escape_head, escape_meta, plain_text
+from .checkpoint import RunHead, RunSnapshot, check_updated, validate_id
 from .lease import MemoryLeases
 from .maintenance import (
     MaintenancePlan,
@@ -81,7 +83,7 @@ class InMemorySession(SessionMaintenance):
         current = self._versions.get(session_id, 0)
         if expected is not None and expected != current:
             raise conflict(session_id, expected, current)
-        segments.append(Segment(run_id, list(entries), copy.deepcopy(meta)))
+        segments.append(Segment(run_id, escape_entries(entries), escape_meta(copy.deepcopy(meta))))
         self._sessions[session_id] = segments
         self._versions[session_id] = current + 1
         self._touch(session_id)
@@ -102,7 +104,14 @@ class InMemorySession(SessionMaintenance):
             created, updated = self._times.get(sid, (0.0, 0.0))
             entries = [e for s in segments for e in s.entries]
             out.append(
-                SessionInfo(sid, len(segments), len(entries), created, updated, title_of(entries))
+                SessionInfo(
+                    sid,
+                    len(segments),
+                    len(entries),
+                    created,
+                    updated,
+                    plain_text(title_of(entries)),
+                )
             )
         return sorted(out, key=lambda i: i.updated_at, reverse=True)
 
@@ -145,6 +154,10 @@ class InMemoryCheckpointer(MemoryLeases):
 
     async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
         validate_id(run_id, "run_id")
+        if not isinstance(head, RunHead):
+            raise UserError(f"head must be a RunHead, got {type(head).__name__}")
+        self._check_fence(run_id)  # a worker whose lease was taken over must not write
+        entries, head = escape_entries(entries), escape_head(head)
         stored = self._runs.get(run_id)
         if stored is None:
             self._runs[run_id] = (list(entries), _copy_head(head))
@@ -162,6 +175,24 @@ class InMemoryCheckpointer(MemoryLeases):
     async def delete(self, run_id: str) -> None:
         validate_id(run_id, "run_id")
         self._runs.pop(run_id, None)
+
+    async def update_head(
+        self, run_id: str, fn: Callable[[RunHead], RunHead | None]
+    ) -> RunHead | None:
+        """Replace the run's head with ``fn(head)`` atomically (``None`` from ``fn``: keep it).
+
+        Returns the head now stored, or ``None`` when the run does not exist.
+        """
+        validate_id(run_id, "run_id")
+        stored = self._runs.get(run_id)
+        if stored is None:
+            return None
+        new = check_updated(fn(_copy_head(stored[1])))
+        if new is None:
+            return _copy_head(stored[1])
+        new = escape_head(new)
+        self._runs[run_id] = (stored[0], _copy_head(new))
+        return _copy_head(new)
 
     async def list_runs(self, *, statuses: Sequence[str] | None = None) -> list[RunSnapshot]:
         """Every stored run (heads and entries), newest first, optionally by status."""
@@ -181,10 +212,14 @@ class InMemoryCheckpointer(MemoryLeases):
         """Delete runs with these statuses last saved over ``older_than`` seconds ago;
         returns how many. Sessions are untouched."""
         cutoff, wanted = prune_filter(older_than, statuses)
+        now = time.monotonic()
+        leased = {rid for rid, (_, expires, _) in self._leases().items() if expires > now}
         gone = [
             rid
             for rid, (_, head) in self._runs.items()
-            if head.status in wanted and (cutoff is None or head.updated_at < cutoff)
+            if head.status in wanted
+            and (cutoff is None or head.updated_at < cutoff)
+            and rid not in leased  # a run a live worker holds is never pruned under it
         ]
         for rid in gone:
             del self._runs[rid]

@@ -24,13 +24,20 @@ def is_postgres_url(db: str) -> bool:
 
 
 def open_stores(
-    db: str, *, create: bool = True, table_prefix: str = "lovia_", max_size: int = 8
+    db: str,
+    *,
+    create: bool = True,
+    table_prefix: str = "lovia_",
+    max_size: int = 8,
+    read_only: bool = False,
 ) -> tuple[Any, Any]:
     """``(session, checkpointer)`` on ``db``: a SQLite path or a ``postgresql://`` URL.
 
     Close both when done (``await session.close(); await checkpointer.close()``). With
     ``create=False`` a SQLite file that does not exist is a ``UserError`` instead of a new
-    empty database; PostgreSQL tables are created on first use either way.
+    empty database; PostgreSQL tables are created on first use. ``read_only=True`` opens
+    stores that never create, convert, migrate or switch anything (a SQLite file is opened
+    read-only, and not switched to WAL) and refuse every write.
     """
     if not isinstance(db, str) or not db.strip():
         raise UserError(
@@ -38,21 +45,23 @@ def open_stores(
             hint="pass e.g. 'lovia.db' or 'postgresql://user@host:5432/app'",
         )
     if is_postgres_url(db):
-        return _open_postgres(db.strip(), table_prefix, max_size)
+        return _open_postgres(db.strip(), table_prefix, max_size, read_only)
     from .sqlite import SQLiteCheckpointer, SQLiteSession
 
     path = Path(db)
     if not path.exists():
-        if not create:
+        if not create or read_only:
             raise UserError(
                 f"no database at {db!r}",
                 hint="pass --db PATH, or start 'lovia web' / 'lovia chat' once to create it",
             )
         path.parent.mkdir(parents=True, exist_ok=True)
+    if read_only:
+        return SQLiteSession(path, read_only=True), SQLiteCheckpointer(path, read_only=True)
     return SQLiteSession(path, wal=True), SQLiteCheckpointer(path, wal=True)
 
 
-def _open_postgres(url: str, table_prefix: str, max_size: int) -> tuple[Any, Any]:
+def _open_postgres(url: str, table_prefix: str, max_size: int, read_only: bool) -> tuple[Any, Any]:
     try:
         from psycopg_pool import AsyncConnectionPool
 
@@ -66,8 +75,11 @@ def _open_postgres(url: str, table_prefix: str, max_size: int) -> tuple[Any, Any
         url = "postgresql://" + url[len("postgres://") :]
     # one pool for both stores; each closes it (closing a closed pool is a no-op)
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        url, min_size=1, max_size=max_size, kwargs={"autocommit": True}, open=False
+        url, min_size=0, max_size=max_size, kwargs={"autocommit": True}, open=False
     )
-    session = PostgresSession(pool, table_prefix=table_prefix, close_pool=True)
-    checkpointer = PostgresCheckpointer(pool, table_prefix=table_prefix, close_pool=True)
+    options: dict[str, Any] = {"table_prefix": table_prefix, "close_pool": True}
+    if read_only:
+        options["read_only"] = True
+    session = PostgresSession(pool, **options)
+    checkpointer = PostgresCheckpointer(pool, **options)
     return session, checkpointer

@@ -10,15 +10,16 @@ clock so hosts with skewed clocks still agree on who holds a run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import UserError
-from ..transcript import TranscriptEntry, entries_to_json
+from ..transcript import TranscriptEntry
 from ._codec import decode_snapshot, encode_head
 from ._postgres import Conn, Migrations, PostgresStore
-from .checkpoint import RunHead, RunSnapshot, check_statuses, validate_id
-from .lease import check_lease_args
+from ._text import encode_entries
+from .checkpoint import RunHead, RunSnapshot, check_statuses, check_updated, validate_id
+from .lease import check_fence, check_lease_args, held_lease, hold_lease
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 
 __all__ = ["PostgresCheckpointer"]
@@ -49,6 +50,9 @@ MIGRATIONS: Migrations = {
             expires_at timestamptz NOT NULL
         )""",
     ),
+    # the fencing token: it grows whenever another owner takes the run; a released lease
+    # keeps its row (expired) so the next holder's token is still higher
+    2: ("ALTER TABLE {run_leases} ADD COLUMN token bigint NOT NULL DEFAULT 1",),
 }
 
 _UPSERT = """INSERT INTO {checkpoint_runs} AS r (run_id, head, status, session_id,
@@ -88,6 +92,7 @@ class PostgresCheckpointer(PostgresStore):
     async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
         """Add ``entries`` after the stored ones and replace the head, in one statement."""
         validate_id(run_id, "run_id")
+        self._db.check_writable()
         if not isinstance(head, RunHead):
             raise UserError(f"head must be a RunHead, got {type(head).__name__}")
         # Encode before any I/O, so a value JSON cannot hold fails with nothing written.
@@ -99,14 +104,27 @@ class PostgresCheckpointer(PostgresStore):
             "count": len(entries),
             "bump": 1 if entries else 0,
             "updated_at": head.updated_at,  # the head's own time orders list_runs everywhere
-            "batch": entries_to_json(entries).decode() if entries else None,
+            "batch": encode_entries(entries).decode() if entries else None,
         }
         statement = self._db.q(_SAVE_WITH_BATCH if entries else _UPSERT)
+        held = held_lease(run_id)
+        if held is None:
 
-        async def save(conn: Conn) -> None:
+            async def save(conn: Conn) -> None:
+                await conn.execute(statement, params)
+
+            await self._db.read(save)  # one statement: atomic without an explicit transaction
+            return
+        # the lease row is locked against a takeover until the save commits
+        fence = self._db.q("SELECT owner, token FROM {run_leases} WHERE run_id = %s FOR SHARE")
+
+        async def fenced_save(conn: Conn) -> None:
+            cur = await conn.execute(fence, (run_id,))
+            row = await cur.fetchone()
+            check_fence(run_id, held, None if row is None else (str(row[0]), int(row[1])))
             await conn.execute(statement, params)
 
-        await self._db.read(save)  # one statement: atomic without an explicit transaction
+        await self._db.write(fenced_save)
 
     async def load(self, run_id: str) -> RunSnapshot | None:
         """The run's entries in order with its latest head, or ``None`` for an unknown id."""
@@ -125,12 +143,40 @@ class PostgresCheckpointer(PostgresStore):
     async def delete(self, run_id: str) -> None:
         """Forget the run (head and entries); a later append starts it afresh."""
         validate_id(run_id, "run_id")
+        self._db.check_writable()
         delete = self._db.q("DELETE FROM {checkpoint_runs} WHERE run_id = %s")
 
         async def drop(conn: Conn) -> None:
             await conn.execute(delete, (run_id,))
 
         await self._db.read(drop)
+
+    async def update_head(
+        self, run_id: str, fn: Callable[[RunHead], RunHead | None]
+    ) -> RunHead | None:
+        """Replace the run's head with ``fn(head)`` in one transaction (``None`` from ``fn``:
+        keep it). Returns the head now stored, or ``None`` when the run does not exist."""
+        validate_id(run_id, "run_id")
+        select = self._db.q("SELECT head FROM {checkpoint_runs} WHERE run_id = %s FOR UPDATE")
+        update = self._db.q(
+            "UPDATE {checkpoint_runs} SET head = %s, status = %s, session_id = %s, "
+            "updated_at = %s WHERE run_id = %s"
+        )
+
+        async def change(conn: Conn) -> RunHead | None:
+            cur = await conn.execute(select, (run_id,))
+            row = await cur.fetchone()
+            if row is None:
+                return None
+            head = _snapshot(run_id, row[0], []).head
+            new = check_updated(fn(head))
+            if new is None:
+                return head
+            values = (encode_head(run_id, new), new.status, new.session_id, new.updated_at)
+            await conn.execute(update, (*values, run_id))
+            return RunHead.from_dict(new.to_dict())
+
+        return await self._db.write(change)
 
     # -- maintenance (not part of the protocol) ---------------------------------------------
 
@@ -166,9 +212,15 @@ class PostgresCheckpointer(PostgresStore):
         pruned ``run_id`` starts afresh when submitted again.
         """
         cutoff, wanted = prune_filter(older_than, statuses)
+        self._db.check_writable()
         if not wanted:
             return 0
         where = "" if cutoff is None else " AND updated_at < %s"
+        # a run a live worker holds is never pruned under it
+        where += (
+            " AND run_id NOT IN (SELECT run_id FROM {run_leases}"
+            " WHERE expires_at > clock_timestamp())"
+        )
         query = self._db.q("DELETE FROM {checkpoint_runs} WHERE status = ANY(%s)" + where)
         params: tuple[Any, ...] = (list(wanted),) if cutoff is None else (list(wanted), cutoff)
 
@@ -183,30 +235,46 @@ class PostgresCheckpointer(PostgresStore):
     async def acquire_lease(self, run_id: str, owner: str, ttl: float) -> bool:
         """Take the lease on ``run_id`` for ``ttl`` seconds: free, expired or already ours."""
         check_lease_args(run_id, owner, ttl)
+        self._db.check_writable()
         query = self._db.q(
-            "INSERT INTO {run_leases} AS l (run_id, owner, expires_at) "
-            "VALUES (%s, %s, clock_timestamp() + %s * interval '1 second') "
+            "INSERT INTO {run_leases} AS l (run_id, owner, expires_at, token) "
+            "VALUES (%s, %s, clock_timestamp() + %s * interval '1 second', 1) "
             "ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, "
-            "expires_at = excluded.expires_at "
+            "expires_at = excluded.expires_at, "
+            "token = CASE WHEN l.owner = excluded.owner THEN l.token ELSE l.token + 1 END "
             "WHERE l.owner = excluded.owner OR l.expires_at < clock_timestamp() "
-            "RETURNING 1"
+            "RETURNING token"
         )
-        return await self._lease_query(query, (run_id, owner, float(ttl)))
+
+        async def run(conn: Conn) -> int | None:
+            cur = await conn.execute(query, (run_id, owner, float(ttl)))
+            row = await cur.fetchone()
+            return None if row is None else int(row[0])
+
+        token = await self._db.read(run)
+        if token is None:
+            return False
+        hold_lease(run_id, owner, token)
+        return True
 
     async def renew_lease(self, run_id: str, owner: str, ttl: float) -> bool:
         """Extend our lease by ``ttl`` seconds; ``False`` when another owner has taken it."""
         check_lease_args(run_id, owner, ttl)
         query = self._db.q(
             "UPDATE {run_leases} SET expires_at = clock_timestamp() + %s * interval '1 second' "
-            "WHERE run_id = %s AND owner = %s RETURNING 1"
+            "WHERE run_id = %s AND owner = %s AND expires_at > '-infinity' RETURNING 1"
         )
         return await self._lease_query(query, (float(ttl), run_id, owner))
 
     async def release_lease(self, run_id: str, owner: str) -> None:
         """Give the lease up (a no-op when ``owner`` no longer holds it)."""
         check_lease_args(run_id, owner, 1.0)
-        query = self._db.q("DELETE FROM {run_leases} WHERE run_id = %s AND owner = %s")
+        query = self._db.q(
+            "UPDATE {run_leases} SET expires_at = '-infinity' WHERE run_id = %s AND owner = %s"
+        )
         await self._lease_query(query, (run_id, owner))
+        if (held_lease(run_id) or ("",))[0] == owner:
+            hold_lease(run_id, owner, None)
 
     async def lease_holder(self, run_id: str) -> str | None:
         """The owner of the unexpired lease on ``run_id``, or ``None``."""
@@ -223,6 +291,8 @@ class PostgresCheckpointer(PostgresStore):
         return await self._db.read(run)
 
     async def _lease_query(self, query: Any, params: tuple[Any, ...]) -> bool:
+        self._db.check_writable()
+
         async def run(conn: Conn) -> bool:
             cur = await conn.execute(query, params)
             return cur.rowcount > 0
@@ -230,5 +300,5 @@ class PostgresCheckpointer(PostgresStore):
         return await self._db.read(run)
 
 
-def _snapshot(run_id: str, head_json: str, batches: list[str]) -> RunSnapshot:
+def _snapshot(run_id: str, head_json: str, batches: Sequence[str]) -> RunSnapshot:
     return decode_snapshot(run_id, head_json, batches, backup="database")

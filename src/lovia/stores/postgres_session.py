@@ -13,10 +13,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from psycopg import sql
+
 from ..transcript import TranscriptEntry
 from ._codec import LIST_SESSIONS, decode_segment, encode_segment
 from ._postgres import Conn, Migrations, PostgresStore
 from .checkpoint import validate_id
+from .lease import check_fence, held_lease
 from .maintenance import (
     MaintenancePlan,
     Planner,
@@ -141,9 +144,14 @@ class PostgresSession(PostgresStore, SessionMaintenance):
             "ON CONFLICT (session_id, run_id) DO NOTHING"
         )
 
+        held = held_lease(rid)
+        leases = self._db.prefix + "run_leases"
+
         async def write(conn: Conn) -> None:
             # under the session's lock nothing changes between the check and the insert
             await conn.execute(_LOCK, (self._lock_key(session_id),))
+            if held is not None:  # a run whose lease was taken over must not append either
+                await _check_fence(conn, leases, rid, held)
             if expected is not None:
                 cur = await conn.execute(stored, (session_id, rid))
                 if await cur.fetchone() is not None:
@@ -221,6 +229,20 @@ class PostgresSession(PostgresStore, SessionMaintenance):
 
     def _lock_key(self, session_id: str) -> str:
         return f"lovia:{self._db.prefix}:session:{session_id}"
+
+
+async def _check_fence(conn: Conn, table: str, run_id: str, held: tuple[str, int]) -> None:
+    """The run's lease, when a checkpointer with the same prefix keeps leases here."""
+    cur = await conn.execute("SELECT to_regclass(%s)", (table,))
+    found = await cur.fetchone()
+    if found is None or found[0] is None:
+        return
+    query = sql.SQL("SELECT owner, token FROM {} WHERE run_id = %s FOR SHARE").format(
+        sql.Identifier(table)
+    )
+    cur = await conn.execute(query, (run_id,))
+    row = await cur.fetchone()
+    check_fence(run_id, held, None if row is None else (str(row[0]), int(row[1])))
 
 
 def _decode(session_id: str, row: Any) -> Segment:

@@ -41,7 +41,10 @@ class Session(Protocol):
 
     async def segments(self, session_id: str) -> list[Segment]: ...
 
-    async def load(self, session_id: str) -> list[TranscriptEntry]: ...
+    async def load(self, session_id: str) -> list[TranscriptEntry]:
+        """Every entry of the session, in order. A class that subclasses ``Session`` gets
+        this default, the concatenation of ``segments``; a store may read it faster."""
+        return [e for segment in await self.segments(session_id) for e in segment.entries]
 
     async def append(
         self,

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..errors import UserError
-from ..transcript import TranscriptEntry, entries_to_json
+from ..transcript import TranscriptEntry
 from ._codec import decode_snapshot, encode_head
 from ._sqlite import Migrations, SQLiteStore
-from .checkpoint import RunHead, RunSnapshot, check_statuses, validate_id
+from ._text import encode_entries
+from .checkpoint import RunHead, RunSnapshot, check_statuses, check_updated, validate_id
+from .lease import held_lease, lease_clock
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
-from .sqlite_lease import SQLiteLeases
+from .sqlite_lease import SQLiteLeases, check_lease_fence, has_leases
 
 __all__ = ["SQLiteCheckpointer"]
 
@@ -73,12 +75,14 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
         if not isinstance(head, RunHead):
             raise UserError(f"head must be a RunHead, got {type(head).__name__}")
         # Encode before the transaction, so a value JSON cannot hold fails with nothing written.
-        batch = entries_to_json(entries) if entries else None
+        batch = encode_entries(entries) if entries else None
         head_json = encode_head(run_id, head)
         count = len(entries)
         bump = 0 if batch is None else 1
+        held = held_lease(run_id)
 
         def save(conn: sqlite3.Connection) -> None:
+            check_lease_fence(conn, run_id, held)  # a worker that lost its lease must not write
             now = head.updated_at  # the head's own time orders list_runs on every backend
             values = (head_json, head.status, head.session_id, count, bump, now, run_id)
             row = conn.execute(
@@ -142,6 +146,33 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
 
         await self._db.write(drop)
 
+    async def update_head(
+        self, run_id: str, fn: Callable[[RunHead], RunHead | None]
+    ) -> RunHead | None:
+        """Replace the run's head with ``fn(head)`` in one transaction (``None`` from ``fn``:
+        keep it). Returns the head now stored, or ``None`` when the run does not exist."""
+        validate_id(run_id, "run_id")
+        path = self.path
+
+        def change(conn: sqlite3.Connection) -> RunHead | None:
+            row = conn.execute(
+                "SELECT head FROM checkpoint_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            head = decode_snapshot(run_id, row[0], [], backup="file", place=path).head
+            new = check_updated(fn(head))
+            if new is None:
+                return head
+            conn.execute(
+                "UPDATE checkpoint_runs SET head = ?, status = ?, session_id = ?, updated_at = ? "
+                "WHERE run_id = ?",
+                (encode_head(run_id, new), new.status, new.session_id, new.updated_at, run_id),
+            )
+            return RunHead.from_dict(new.to_dict())
+
+        return await self._db.write(change)
+
     # -- maintenance (not part of the protocol) ---------------------------------------------
 
     async def list_runs(self, *, statuses: Sequence[str] | None = None) -> list[RunSnapshot]:
@@ -169,7 +200,8 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
         older_than: float | None = None,
         statuses: Sequence[str] = DEFAULT_PRUNE_STATUSES,
     ) -> int:
-        """Delete runs with these statuses last saved over ``older_than`` seconds ago.
+        """Delete runs with these statuses last saved over ``older_than`` seconds ago, except
+        runs a live worker holds the lease of.
 
         Returns how many runs were deleted, in one transaction; sessions in the same file
         are untouched. A pruned ``run_id`` starts afresh when submitted again. The file keeps
@@ -186,6 +218,13 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
             if cutoff is not None:
                 sql += " AND updated_at < ?"
                 params.append(cutoff)
+            if has_leases(conn):  # a run a live worker holds is never pruned under it
+                boot, now = lease_clock()
+                sql += (
+                    " AND run_id NOT IN (SELECT run_id FROM lovia_run_leases"
+                    " WHERE boot = ? AND expires_at > ?)"
+                )
+                params += [boot, now]
             keys = [(row[0],) for row in conn.execute(sql, params).fetchall()]
             conn.executemany("DELETE FROM checkpoint_batches WHERE run_key = ?", keys)
             conn.executemany("DELETE FROM checkpoint_runs WHERE run_key = ?", keys)

@@ -22,6 +22,7 @@ from ..transcript import TranscriptEntry
 from ._codec import LIST_SESSIONS, decode_segment, encode_segment
 from ._sqlite import Migrations, SQLiteStore
 from .checkpoint import validate_id
+from .lease import held_lease
 from .maintenance import (
     MaintenancePlan,
     Planner,
@@ -34,6 +35,7 @@ from .maintenance import (
     session_info,
 )
 from .session import Segment
+from .sqlite_lease import check_lease_fence
 
 __all__ = ["SQLiteSession"]
 
@@ -119,8 +121,10 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
     _component = "session"
     _migrations = MIGRATIONS
 
-    def __init__(self, path: str | os.PathLike[str], *, wal: bool = False) -> None:
-        super().__init__(path, wal=wal)
+    def __init__(
+        self, path: str | os.PathLike[str], *, wal: bool = False, read_only: bool = False
+    ) -> None:
+        super().__init__(path, wal=wal, read_only=read_only)
         # decoded sessions, touched only on the store's thread; checked against the file's
         # revision on every read, so writes by other stores or processes are always seen
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
@@ -159,8 +163,11 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
         expected = expected_version_for(session_id, expected_version)
         columns = encode_segment(list(entries), meta)
         now = time.time()
+        held = held_lease(rid)
 
         def insert(conn: sqlite3.Connection) -> None:
+            # a run whose lease (in this file) was taken over must not append either
+            check_lease_fence(conn, rid, held)
             if expected is not None:  # BEGIN IMMEDIATE holds the write lock: no one slips in
                 stored = conn.execute(
                     "SELECT 1 FROM lovia_session_segments WHERE session_id = ? AND run_id = ?",

@@ -1,0 +1,31 @@
+"""Run checkpoints under the module path lovia 0.9.119 documents (``lovia.checkpointer``).
+
+The definitions live in ``lovia.stores.checkpoint``; this module names them where programs
+written for 0.9.119 import them from.
+"""
+
+from __future__ import annotations
+
+from .stores.checkpoint import (
+    Checkpointer,
+    CheckpointOptions,
+    IfRunExists,
+    OnBusy,
+    PendingApproval,
+    RunHead,
+    RunSnapshot,
+    RunStatus,
+)
+from .stores.lease import RunTakenOver
+
+__all__ = [
+    "CheckpointOptions",
+    "Checkpointer",
+    "IfRunExists",
+    "OnBusy",
+    "PendingApproval",
+    "RunHead",
+    "RunSnapshot",
+    "RunStatus",
+    "RunTakenOver",
+]

@@ -1,0 +1,354 @@
+"""SQLite files written by lovia 0.9.119: read them, and migrate them forward.
+
+0.9.119 kept a session as one ``session_runs`` row per run and a checkpoint as one
+``snapshot_heads`` row plus ``snapshot_turns`` rows, with its schema versions in
+``lovia_schema``. This module turns those rows into this lovia's tables:
+
+- ``migrate`` (a store opened for writing, or ``lovia migrate PATH``) first writes a copy of
+  the file next to it (``PATH.0.9.119.bak``, checked row for row against the original), then
+  converts every row and drops the old tables in one transaction: a process killed half way
+  leaves the file as it was, and the next open migrates it again.
+- ``convert(conn, ..., temp=True)`` (a store opened read-only) fills ``TEMP`` tables from the
+  old rows, so the file is read as it is and never written.
+
+Every row is decoded before anything is written: a row that does not decode refuses the
+whole migration and names the session or run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..errors import SchemaError
+from ..transcript import TranscriptEntry, entry_from_dict
+from ._codec import encode_head, encode_segment
+from ._text import encode_entries
+from .checkpoint import RunHead
+
+__all__ = [
+    "LEGACY_TABLES",
+    "LegacyReport",
+    "backup_path",
+    "convert",
+    "is_legacy",
+    "migrate",
+]
+
+LEGACY_TABLES = ("session_runs", "snapshot_heads", "snapshot_turns")
+VERSION = "0.9.119"
+
+
+@dataclass(frozen=True)
+class LegacyReport:
+    """What a migration found (or, with ``--check``, would convert)."""
+
+    sessions: int
+    segments: int
+    runs: int
+    backup: str | None = None
+
+
+def tables_of(conn: sqlite3.Connection, schema: str = "main") -> set[str]:
+    rows = conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table'")
+    return {str(r[0]) for r in rows}
+
+
+def is_legacy(tables: Iterable[str]) -> bool:
+    """True for a file 0.9.119 wrote that this lovia has not migrated yet."""
+    names = set(tables)
+    return "lovia_meta" not in names and bool(names & {"lovia_schema", *LEGACY_TABLES})
+
+
+def backup_path(path: str) -> str:
+    """Where the copy of the original goes: ``PATH.0.9.119.bak`` (numbered if taken)."""
+    candidate = f"{path}.{VERSION}.bak"
+    n = 1
+    while os.path.exists(candidate):
+        n += 1
+        candidate = f"{path}.{VERSION}.{n}.bak"
+    return candidate
+
+
+# -- reading the old rows ---------------------------------------------------------------------
+
+
+def _entries(data: str, where: str) -> list[TranscriptEntry]:
+    try:
+        items = json.loads(data)
+        if not isinstance(items, list):
+            raise ValueError("not a JSON array")
+        return [entry_from_dict(item) for item in items]
+    except (ValueError, TypeError) as exc:
+        raise SchemaError(
+            f"{where} written by lovia {VERSION} does not decode: {exc}",
+            hint="the file was left as it was; restore it from a backup, or delete that row "
+            "with the sqlite3 shell and migrate again",
+        ) from exc
+
+
+_SegmentRow = tuple[str, str, list[TranscriptEntry], "str | None", float]
+_RunRow = tuple[str, RunHead, list[list[TranscriptEntry]]]
+
+
+def _session_rows(conn: sqlite3.Connection) -> list[_SegmentRow]:
+    out: list[_SegmentRow] = []
+    rows = conn.execute(
+        "SELECT session_id, run_id, entries_json, meta_json, created_at FROM main.session_runs "
+        "ORDER BY id"
+    ).fetchall()
+    for sid, rid, data, meta, created in rows:
+        where = f"session {sid!r}, run {rid!r}"
+        out.append((str(sid), str(rid), _entries(data, where), meta, float(created)))
+    return out
+
+
+def _run_rows(conn: sqlite3.Connection, segment_sessions: Mapping[str, str]) -> list[_RunRow]:
+    out: list[_RunRow] = []
+    heads = conn.execute("SELECT run_id, head_json FROM main.snapshot_heads ORDER BY rowid")
+    for rid, head_json in heads.fetchall():
+        where = f"the checkpoint of run {rid!r}"
+        try:
+            head = RunHead.from_dict(json.loads(head_json))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SchemaError(
+                f"{where} written by lovia {VERSION} does not decode: {exc}",
+                hint="the file was left as it was; restore it from a backup, or delete that "
+                "run with the sqlite3 shell and migrate again",
+            ) from exc
+        if head.session_id is None and rid in segment_sessions:
+            # 0.9.119 did not record the session in the head; a finished run's segment does
+            head = RunHead.from_dict({**head.to_dict(), "session_id": segment_sessions[rid]})
+        batches = conn.execute(
+            "SELECT entries_json FROM main.snapshot_turns WHERE run_id = ? ORDER BY seq", (rid,)
+        ).fetchall()
+        out.append((str(rid), head, [_entries(b[0], where) for b in batches]))
+    return out
+
+
+# -- writing ours ------------------------------------------------------------------------------
+
+
+def _create(conn: sqlite3.Connection, component: str, *, temp: bool) -> None:
+    from .sqlite_checkpoint import MIGRATIONS as CHECKPOINT
+    from .sqlite_session import MIGRATIONS as SESSION
+
+    migrations = SESSION if component == "session" else CHECKPOINT
+    for version in sorted(migrations):
+        for statement in migrations[version]:
+            text = statement.strip()
+            if temp:
+                text = text.replace("CREATE TABLE ", "CREATE TEMP TABLE ", 1)
+            conn.execute(text)
+    conn.execute(
+        "INSERT INTO lovia_meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (f"schema:{component}", str(max(migrations))),
+    )
+
+
+def convert(conn: sqlite3.Connection, components: Sequence[str], *, temp: bool) -> LegacyReport:
+    """Fill this lovia's tables for ``components`` from the 0.9.119 rows of ``main``.
+
+    ``temp=True`` creates them as ``TEMP`` tables (the file is not written); otherwise the
+    caller holds a write transaction and drops the old tables afterwards.
+    """
+    present = tables_of(conn)
+    conn.execute(
+        f"CREATE {'TEMP TABLE IF NOT EXISTS lovia_meta' if temp else 'TABLE main.lovia_meta'} "
+        "(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    )
+    segments = _session_rows(conn) if "session_runs" in present else []
+    owner = {rid: sid for sid, rid, *_ in segments}
+    sessions: dict[str, int] = {}
+    runs = 0
+    if "session" in components:
+        _create(conn, "session", temp=temp)
+        for sid, rid, entries, meta_text, created in segments:
+            meta_value = json.loads(meta_text) if meta_text is not None else None
+            columns = encode_segment(entries, meta_value if isinstance(meta_value, dict) else None)
+            conn.execute(
+                "INSERT INTO lovia_session_segments (session_id, run_id, entries, meta, "
+                "n_entries, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (sid, rid, *columns, created, created),
+            )
+            sessions[sid] = sessions.get(sid, 0) + 1
+        conn.executemany(
+            "INSERT INTO lovia_session_heads (session_id, revision, rewrites) VALUES (?, ?, 0)",
+            list(sessions.items()),
+        )
+    if "checkpoint" in components and present & {"snapshot_heads"}:
+        _create(conn, "checkpoint", temp=temp)
+        for rid, head, batches in _run_rows(conn, owner):
+            kept = [b for b in batches if b]
+            created = head.started_at if head.started_at is not None else head.updated_at
+            cur = conn.execute(
+                "INSERT INTO checkpoint_runs (run_id, head, status, session_id, entry_count, "
+                "next_seq, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    rid,
+                    encode_head(rid, head),
+                    head.status,
+                    head.session_id,
+                    sum(len(b) for b in kept),
+                    len(kept),
+                    created,
+                    head.updated_at,
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO checkpoint_batches (run_key, seq, entries) VALUES (?, ?, ?)",
+                [(cur.lastrowid, seq, encode_entries(b)) for seq, b in enumerate(kept)],
+            )
+            runs += 1
+    elif "checkpoint" in components:
+        _create(conn, "checkpoint", temp=temp)
+    return LegacyReport(len(sessions), len(segments), runs)
+
+
+def _fingerprint(conn: sqlite3.Connection) -> str:
+    """A digest of every 0.9.119 row, to check a copy against the original."""
+    digest = hashlib.sha256()
+    present = tables_of(conn)
+    for table in (*LEGACY_TABLES, "lovia_schema"):
+        if table not in present:
+            continue
+        digest.update(table.encode())
+        for row in conn.execute(f"SELECT * FROM main.{table} ORDER BY 1, 2"):
+            digest.update(repr(tuple(row)).encode("utf-8", "backslashreplace"))
+    return digest.hexdigest()
+
+
+def _write_backup(conn: sqlite3.Connection, path: str) -> tuple[str, str]:
+    """Copy the database (through SQLite, so a WAL's commits are in it) next to ``path``.
+
+    The copy is written under a name no other process uses, checked, then given the first
+    free ``PATH.0.9.119[.N].bak`` name atomically: processes migrating at once never write
+    or remove each other's copy.
+    """
+    partial = f"{path}.{VERSION}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial"
+    try:
+        copy = sqlite3.connect(partial)
+        try:
+            conn.backup(copy)
+            copy.execute("PRAGMA journal_mode = DELETE")
+            check = copy.execute("PRAGMA integrity_check").fetchone()[0]
+            if check != "ok":
+                raise SchemaError(
+                    f"the copy of {path!r} failed SQLite's integrity check ({check})",
+                    hint="the file was left as it was; check the disk, then migrate again",
+                )
+            digest = _fingerprint(copy)
+        finally:
+            copy.close()
+        with open(partial, "rb") as f:
+            os.fsync(f.fileno())
+        return _claim(partial, path), digest
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+
+
+def _claim(partial: str, path: str) -> str:
+    """Give ``partial`` the first free backup name, never replacing an existing file."""
+    while True:
+        target = backup_path(path)
+        try:
+            os.link(partial, target)
+        except FileExistsError:
+            continue  # another process took that name meanwhile
+        except OSError:  # no hard links here: claim the name, then move the copy onto it
+            try:
+                with open(target, "xb"):
+                    pass
+            except FileExistsError:
+                continue
+            os.replace(partial, target)
+        return target
+
+
+def migrate(conn: sqlite3.Connection, path: str, *, begin: bool = True) -> LegacyReport | None:
+    """Migrate the 0.9.119 file behind ``conn`` (autocommit) in place; ``None`` when it is
+    not one (any more: another process may have migrated it meanwhile)."""
+    if check(conn) is None:  # every row decodes before anything is written
+        return None
+    target, digest = _write_backup(conn, path)
+    for _attempt in range(3):
+        _begin(conn)
+        try:
+            if not is_legacy(tables_of(conn)):
+                conn.execute("ROLLBACK")
+                os.remove(target)  # another process migrated it (and kept its own copy)
+                return None
+            if _fingerprint(conn) != digest:  # written since the copy: copy again
+                conn.execute("ROLLBACK")
+                os.remove(target)
+                target, digest = _write_backup(conn, path)
+                continue
+            report = convert(conn, ("session", "checkpoint"), temp=False)
+            _drop_legacy(conn)
+            conn.execute(
+                "INSERT INTO main.lovia_meta (key, value) VALUES (?, ?)",
+                (
+                    f"migrated:{VERSION}",
+                    json.dumps({"at": time.time(), "backup": os.path.basename(target)}),
+                ),
+            )
+            _before_commit()
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return LegacyReport(report.sessions, report.segments, report.runs, target)
+    raise SchemaError(
+        f"{path!r} kept changing while lovia tried to migrate it",
+        hint="stop the programs that still use it with lovia 0.9.119, then migrate again",
+    )
+
+
+def _begin(conn: sqlite3.Connection, wait_s: float = 120.0) -> None:
+    """``BEGIN IMMEDIATE``, waiting while another process migrates a big file."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _drop_legacy(conn: sqlite3.Connection) -> None:
+    present = tables_of(conn)
+    for table in LEGACY_TABLES:
+        if table in present:
+            conn.execute(f"DROP TABLE main.{table}")
+    if "lovia_schema" in present:
+        conn.execute("DELETE FROM main.lovia_schema WHERE store IN ('session', 'checkpoint')")
+        left = conn.execute("SELECT COUNT(*) FROM main.lovia_schema").fetchone()[0]
+        if not left:  # other 0.9.119 stores (its web app's) keep their rows and the table
+            conn.execute("DROP TABLE main.lovia_schema")
+
+
+def _before_commit() -> None:
+    """The last moment before the migration commits (a test kills the process here)."""
+
+
+def check(conn: sqlite3.Connection) -> LegacyReport | None:
+    """What ``migrate`` would convert (every row decoded, nothing written), or ``None``."""
+    present = tables_of(conn)
+    if not is_legacy(present):
+        return None
+    segments = _session_rows(conn) if "session_runs" in present else []
+    owner = {rid: sid for sid, rid, *_ in segments}
+    runs = _run_rows(conn, owner) if "snapshot_heads" in present else []
+    return LegacyReport(len({s[0] for s in segments}), len(segments), len(runs))
