@@ -49,6 +49,9 @@ class PendingApproval:
     digest: str
     agent_name: str | None = None
     requested_at: float = field(default_factory=time.time)
+    decision: str | None = None  # "allow" / "deny" once decided, until the run resumes
+    reason: str | None = None
+    run_id: str | None = None  # filled in by lovia.approvals.pending (not stored)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +61,8 @@ class PendingApproval:
             "digest": self.digest,
             "agent_name": self.agent_name,
             "requested_at": self.requested_at,
+            "decision": self.decision,
+            "reason": self.reason,
         }
 
     @classmethod
@@ -72,7 +77,13 @@ class PendingApproval:
             digest=str(data.get("digest", "")),
             agent_name=None if agent is None else str(agent),
             requested_at=float(data.get("requested_at", 0.0)),
+            decision=_opt_str(data.get("decision")),
+            reason=_opt_str(data.get("reason")),
         )
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 @dataclass(frozen=True)
