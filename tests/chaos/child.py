@@ -258,7 +258,7 @@ class Script:
     def __call__(self, messages: list[dict[str, Any]]) -> ScriptedTurn:
         self.points.passed("model")
         check_well_formed(messages)
-        results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+        results = {m.tool_call_id: m.content for m in messages if m.role == "tool"}
         if "l-a" not in results:
             return _turn(
                 ("lookup", {"key": "a"}, "l-a"),
@@ -278,10 +278,10 @@ class Script:
 
 def check_well_formed(messages: list[dict[str, Any]]) -> None:
     """Exit with VIOLATION_EXIT if a tool call reached the model without its result."""
-    answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
+    answered = {m.tool_call_id for m in messages if m.role == "tool"}
     for m in messages:
-        for c in m.get("tool_calls") or ():
-            if c["id"] not in answered:
+        for c in m.tool_calls or ():
+            if c.id not in answered:
                 sys.stderr.write(f"the provider was sent call {c['id']} without its result\n")
                 sys.stderr.flush()
                 os._exit(VIOLATION_EXIT)

@@ -46,7 +46,7 @@ async def test_next_run_on_a_session_starts_from_the_segment_meta() -> None:
     await handle.result()
     assert not [e for e in events if e.type == "context_compacted"]
     first_view_of_run_2 = model.calls[-1]
-    markers = [m for m in tool_messages(last_view_of_run_1) if "cleared" in m["content"]]
+    markers = [m for m in tool_messages(last_view_of_run_1) if "cleared" in m.content]
     assert markers and all(m in first_view_of_run_2 for m in markers)
 
 

@@ -52,6 +52,7 @@ from lovia import (
 from lovia import events as ev
 from lovia import transcript as tr
 from lovia.context import NoopContextPolicy
+from lovia.messages import Message
 from lovia.testing import ScriptedProvider, batch, call, text
 
 from .support import events_of, tool_results
@@ -148,8 +149,8 @@ async def test_callable_instructions_rendered_at_every_run() -> None:
     await Runner.run(Agent("a", instructions=sync_instr, model=model), "x", deps="A")
     await Runner.run(Agent("a", instructions=sync_instr, model=model), "x", deps="B")
     await Runner.run(Agent("a", instructions=async_instr, model=model), "x", deps="C")
-    assert [c[0]["content"] for c in model.calls] == ["sys-A", "sys-B", "async-C"]
-    assert all(c[0]["role"] == "system" for c in model.calls)
+    assert [c[0].content for c in model.calls] == ["sys-A", "sys-B", "async-C"]
+    assert all(c[0].role == "system" for c in model.calls)
     assert len(seen) == 2
 
 
@@ -193,7 +194,7 @@ async def test_input_may_be_a_list_of_entries() -> None:
     model = ScriptedProvider([text("ok")])
     r = await Runner.run(Agent("a", model=model), [InputEntry(role="user", content="hello")])
     assert r.output == "ok"
-    assert model.calls[0][-1] == {"role": "user", "content": "hello"}
+    assert model.calls[0][-1] == Message(role="user", content="hello")
 
 
 async def test_stream_ends_with_exactly_one_terminal_run_completed() -> None:
@@ -538,7 +539,7 @@ async def test_run_context_turn_is_one_based_and_entries_are_live_view() -> None
 
 
 def ctx_first_is_system(m: ScriptedProvider) -> bool:
-    return all(c[0]["role"] == "system" and c[0]["content"] == "sys" for c in m.calls)
+    return all(c[0].role == "system" and c[0].content == "sys" for c in m.calls)
 
 
 async def test_run_result_entries_start_with_own_input_without_history_or_system() -> None:
@@ -587,7 +588,7 @@ async def test_after_resume_result_entries_are_the_whole_run_and_turns_count_all
         "assistant_text",
     ]
     assert r.turns == 3
-    assert all("ignored" not in str(msg.get("content")) for msg in m2.calls[0])
+    assert all("ignored" not in str(msg.content) for msg in m2.calls[0])
 
 
 async def test_handoff_becomes_transfer_tool_and_only_system_prompt_changes() -> None:
@@ -601,8 +602,8 @@ async def test_handoff_becomes_transfer_tool_and_only_system_prompt_changes() ->
     assert r.final_agent.name == "billing"
     hand = [e for e in events if isinstance(e, ev.HandoffOccurred)]
     assert [(h.from_agent, h.to_agent) for h in hand] == [("front", "billing")]
-    assert m.calls[0][0]["content"] == "you are front"
-    assert m.calls[1][0]["content"] == "you are billing"
+    assert m.calls[0][0].content == "you are front"
+    assert m.calls[1][0].content == "you are billing"
     assert m.calls[1][1:3] == m.calls[0][1:3] or m.calls[1][1] == m.calls[0][1]
 
 
@@ -977,7 +978,7 @@ async def test_user_session_class_with_only_four_methods_works_as_session() -> N
     await Runner.run(a, "my project is Atlas", session=s, session_id="u")
     r = await Runner.run(a, "what is it?", session=s, session_id="u")
     assert r.output == "Atlas"
-    assert any(msg["content"] == "my project is Atlas" for msg in m.calls[1])
+    assert any(msg.content == "my project is Atlas" for msg in m.calls[1])
     assert len(s.data["u"]) == 2
 
 
@@ -1354,11 +1355,7 @@ async def test_cancelled_run_raises_run_cancelled_and_resume_only_finishes_it() 
         checkpoint=CheckpointOptions(cp, "r", if_run_exists="resume_only"),
     )
     assert r.output == "finished"
-    assert m.calls[0][-1] == {
-        "role": "tool",
-        "tool_call_id": "call_stopper",
-        "content": "kept",
-    } or (m.calls[0][-1]["role"] == "tool" and m.calls[0][-1]["content"] == "kept")
+    assert m.calls[0][-1] == Message(role="tool", tool_call_id="call_stopper", content="kept")
 
 
 # --- Context policy ---------------------------------------------------------------------------
@@ -1390,7 +1387,7 @@ async def test_noop_context_policy_disables_compaction() -> None:
     m = ScriptedProvider([call("dump", {}), text("ok")])
     a = Agent("a", model=m, tools=[dump], context_policy=NoopContextPolicy())
     await Runner.run(a, "q")
-    assert any(msg.get("content") == big for msg in m.calls[1])
+    assert any(msg.content == big for msg in m.calls[1])
 
 
 async def test_compaction_8000_window_offloads_huge_result_to_recall_marker(
@@ -1416,9 +1413,9 @@ async def test_compaction_8000_window_offloads_huge_result_to_recall_marker(
     segs = await s.segments("u")
     assert segs[-1].meta is not None and isinstance(segs[-1].meta.get("context_state"), dict)
     last = m.calls[-1]
-    tool_msgs = [x for x in last if x["role"] == "tool"]
-    assert tool_msgs and all(big not in str(x["content"]) for x in tool_msgs)
-    marker = str(tool_msgs[0]["content"])
+    tool_msgs = [x for x in last if x.role == "tool"]
+    assert tool_msgs and all(big not in str(x.content) for x in tool_msgs)
+    marker = str(tool_msgs[0].content)
     assert 'recall_tool_result("' in marker
     ref = marker.split('recall_tool_result("', 1)[1].split('"', 1)[0]
     assert ref
@@ -1507,16 +1504,16 @@ async def test_scripted_provider_calls_shape() -> None:
     await Runner.run(Agent("a", instructions="sys", model=m, tools=[echo]), "hi")
     assert len(m.calls) == 2
     for msgs in m.calls:
-        assert msgs[0] == {"role": "system", "content": "sys"} or (
-            msgs[0]["role"] == "system" and msgs[0]["content"] == "sys"
+        assert msgs[0] == Message(role="system", content="sys") or (
+            msgs[0].role == "system" and msgs[0].content == "sys"
         )
-        assert sum(x["role"] == "system" for x in msgs) == 1
-        assert all(x["role"] in ("system", "user", "assistant", "tool") for x in msgs)
+        assert sum(x.role == "system" for x in msgs) == 1
+        assert all(x.role in ("system", "user", "assistant", "tool") for x in msgs)
         assert all("content" in x for x in msgs)
     second = m.calls[1]
-    assert [x["role"] for x in second] == ["system", "user", "assistant", "tool"]
-    assert second[2]["content"] in ("", None)
-    assert second[3]["content"] == "echo:v"
+    assert [x.role for x in second] == ["system", "user", "assistant", "tool"]
+    assert second[2].content in ("", None)
+    assert second[3].content == "echo:v"
 
 
 async def test_scripted_provider_raises_assertion_error_when_dry() -> None:

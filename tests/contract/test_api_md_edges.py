@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lovia import Agent, CheckpointOptions, InMemoryCheckpointer, InputEntry, LoviaError, Runner
+from lovia.messages import Message
 from lovia.testing import ScriptedProvider, call, text
 
 from .test_api_md import echo
@@ -43,6 +44,6 @@ async def test_scripted_calls_start_with_the_system_message_even_without_instruc
     """
     m = ScriptedProvider([text("a")])
     await Runner.run(Agent("a", model=m), "hi")
-    assert m.calls[0][0]["role"] == "system"
-    assert sum(x["role"] == "system" for x in m.calls[0]) == 1
-    assert m.calls[0][1] == {"role": "user", "content": "hi"}
+    assert m.calls[0][0].role == "system"
+    assert sum(x.role == "system" for x in m.calls[0]) == 1
+    assert m.calls[0][1] == Message(role="user", content="hi")

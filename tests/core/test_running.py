@@ -23,6 +23,7 @@ from lovia import (
     tool,
 )
 from lovia.events import RunCompleted, RunFailed, RunStarted, TextDelta
+from lovia.messages import Message
 from lovia.testing import ScriptedProvider, batch, call, text
 
 from .helpers import agent_with, types
@@ -113,8 +114,8 @@ async def test_result_entries_hold_the_input_and_no_system_prompt() -> None:
     agent, model = agent_with([text("ok")], instructions="You are terse.")
     result = await Runner.run(agent, "hello")
     assert [e.type for e in result.entries] == ["input", "assistant_text"]
-    assert model.calls[0][0] == {"role": "system", "content": "You are terse."}
-    assert [m["role"] for m in model.calls[0]].count("system") == 1
+    assert model.calls[0][0] == Message(role="system", content="You are terse.")
+    assert [m.role for m in model.calls[0]].count("system") == 1
 
 
 async def test_input_may_be_messages_or_entries() -> None:
@@ -123,7 +124,7 @@ async def test_input_may_be_messages_or_entries() -> None:
         agent,
         [{"role": "user", "content": "first"}, {"role": "assistant", "content": "noted"}],
     )
-    assert [m["role"] for m in model.calls[0]] == ["system", "user", "assistant"]
+    assert [m.role for m in model.calls[0]] == ["system", "user", "assistant"]
     with pytest.raises(UserError, match="cannot use int"):
         await Runner.run(agent, [42])
 
@@ -261,11 +262,11 @@ async def test_dynamic_instructions_sync_and_async_are_rendered_per_run() -> Non
     agent, model = agent_with([text("a"), text("b")], instructions=sync_instructions)
     await Runner.run(agent, "x", deps=1)
     await Runner.run(agent, "x", deps=2)
-    assert [c[0]["content"] for c in model.calls] == ["user #1", "user #2"]
+    assert [c[0].content for c in model.calls] == ["user #1", "user #2"]
     assert calls == [1, 2]
     agent2, model2 = agent_with([text("c")], instructions=async_instructions)
     await Runner.run(agent2, "x", deps=7)
-    assert model2.calls[0][0]["content"] == "async user #7"
+    assert model2.calls[0][0].content == "async user #7"
 
 
 def test_run_sync_from_plain_code() -> None:

@@ -7,6 +7,7 @@ import json
 
 from lovia import RunContext, Runner, ToolResultEntry, tool
 from lovia.events import ToolCallCompleted, ToolCallStarted
+from lovia.messages import tool_message
 from lovia.testing import batch, call, text
 
 from .helpers import agent_with
@@ -27,7 +28,7 @@ async def test_valid_call_runs_and_the_model_sees_the_result() -> None:
     result = await Runner.run(agent, "2+3?")
     assert result.output == "5"
     assert results(result.entries)["call_add"].output == "5"
-    assert model.calls[1][-1] == {"role": "tool", "tool_call_id": "call_add", "content": "5"}
+    assert model.calls[1][-1] == tool_message("call_add", "5")
 
 
 async def test_invalid_arguments_become_an_error_result_and_the_run_goes_on() -> None:
@@ -183,7 +184,7 @@ async def test_results_pair_to_calls_by_call_id_whatever_the_finish_order() -> N
     result = await Runner.run(agent, "x")
     res = results(result.entries)
     assert res["slow"].output == "waited 40" and res["quick"].output == "waited 1"
-    tool_msgs = {m["tool_call_id"]: m["content"] for m in model.calls[1] if m["role"] == "tool"}
+    tool_msgs = {m.tool_call_id: m.content for m in model.calls[1] if m.role == "tool"}
     assert tool_msgs == {"slow": "waited 40", "quick": "waited 1"}
 
 

@@ -210,8 +210,8 @@ async def test_new_input_is_ignored_when_a_run_resumes(checkpointer: Checkpointe
         agent, "a completely different request", checkpoint=CheckpointOptions(checkpointer, "r1")
     )
     prompt = model.calls[0]
-    assert all("different request" not in str(m["content"]) for m in prompt)
-    assert [m["content"] for m in prompt if m["role"] == "user"] == ["do the job"]
+    assert all("different request" not in str(m.content) for m in prompt)
+    assert [m.content for m in prompt if m.role == "user"] == ["do the job"]
     assert result.entries[0] == InputEntry(role="user", content="do the job")
 
 

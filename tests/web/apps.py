@@ -20,7 +20,7 @@ async def block(note: str = "") -> str:
 
 def _block_then_answer(messages: list[dict[str, Any]]) -> ScriptedTurn:
     last = messages[-1]
-    if last["role"] == "tool":
+    if last.role == "tool":
         return text(f"finished after {last['content']}")
     return call("block", {"note": "once"}, call_id=f"call_block_{len(messages)}")
 
