@@ -10,7 +10,9 @@ from typing import Any
 from lovia import ContextOverflowError, tool
 from lovia.events import RunEvent
 from lovia.messages import Message
-from lovia.testing import ScriptedProvider
+from lovia.testing import ScriptedProvider as _ScriptedProvider
+from lovia.transcript import UsageDelta
+from lovia.usage import Usage
 
 
 def page(n: int, chars: int) -> str:
@@ -30,6 +32,19 @@ def fetch_tool(chars: int, runs: list[int] | None = None) -> Any:
         return page(n, chars)
 
     return fetch
+
+
+class ScriptedProvider(_ScriptedProvider):
+    """A scripted model that reports usage the way a real one does: about one token per
+    four characters of prompt (lovia.testing's reports 1 + 1), so a policy that calibrates
+    its estimate on reported usage sees realistic figures."""
+
+    async def stream(self, entries: Sequence[Any], **kwargs: Any) -> AsyncIterator[Any]:
+        async for delta in super().stream(entries, **kwargs):
+            if isinstance(delta, UsageDelta):
+                prompt = sum(len(m.text) for m in self.calls[-1])
+                delta = UsageDelta(Usage(prompt // 4 + 1, delta.usage.output_tokens))
+            yield delta
 
 
 def tool_messages(messages: list[Message]) -> list[Message]:

@@ -16,9 +16,18 @@ from lovia import (
     Runner,
 )
 from lovia.context import Compaction
-from lovia.testing import ScriptedProvider, call, text
+from lovia.messages import user
+from lovia.testing import call, text
 
-from .support import RefusingProvider, assert_paired, fetch_tool, page, tool_messages, view_size
+from .support import (
+    RefusingProvider,
+    ScriptedProvider,
+    assert_paired,
+    fetch_tool,
+    page,
+    tool_messages,
+    view_size,
+)
 
 
 def window() -> Compaction:
@@ -106,7 +115,7 @@ async def test_overflow_gets_one_more_aggressive_attempt_with_a_smaller_view() -
     retried = inner.calls[-1]
     assert view_size(retried) < full
     assert_paired(retried)
-    assert retried[-1] == {"role": "user", "content": "summarize them"}
+    assert retried[-1] == user("summarize them")
     stored = [e.output for e in await session.load("s") if e.type == "tool_result"]
     assert stored == [page(i, 3_000) for i in range(4)]
 

@@ -8,9 +8,18 @@ from typing import Any
 from lovia import Agent, InMemoryResultStore, InMemorySession, Runner
 from lovia.context import Compaction
 from lovia.events import ContextCompacted, RunEvent
-from lovia.testing import ScriptedProvider, call, text
+from lovia.messages import tool_message
+from lovia.testing import call, text
 
-from .support import assert_paired, dumped, fetch_tool, of_type, page, tool_messages
+from .support import (
+    ScriptedProvider,
+    assert_paired,
+    dumped,
+    fetch_tool,
+    of_type,
+    page,
+    tool_messages,
+)
 
 PAGES = 8
 
@@ -129,11 +138,7 @@ async def test_latest_user_message_and_latest_turn_are_never_compacted() -> None
         users = [m.content for m in messages if m.role == "user"]
         assert users[-1] == "read every page please"
         if i:  # the result of the previous turn's call is shown in full
-            assert messages[-1] == {
-                "role": "tool",
-                "tool_call_id": f"c{i - 1}",
-                "content": page(i - 1, 1_500),
-            }
+            assert messages[-1] == tool_message(f"c{i - 1}", page(i - 1, 1_500))
         assert_paired(messages)
 
 

@@ -263,7 +263,7 @@ async def test_run_result_has_documented_fields() -> None:
     assert r.output == "done"
     assert isinstance(r.usage, Usage) and r.usage.input_tokens > 0
     assert r.turns == 2
-    assert r.finish_reason == "stop"
+    assert r.finish_reason is None  # the scripted model reports none, as 0.9.119's
     assert r.final_agent is a or r.final_agent.name == "a"
     assert isinstance(r.run_id, str) and r.run_id
     assert r.session_id == "s1"
@@ -657,8 +657,9 @@ async def test_event_field_names_are_as_documented() -> None:
     await handle.result()
     by = {type(e).__name__: e for e in events}
     assert by["TurnStarted"].turn >= 1 and by["TurnEnded"].turn >= 1
-    assert by["TextDelta"].delta == "done"
-    assert by["ReasoningDelta"].delta == "think"
+    deltas = [e for e in events if type(e).__name__ == "TextDelta"]
+    assert "".join(e.delta for e in deltas) == "done"  # one character per delta
+    assert "".join(e.delta for e in events if type(e).__name__ == "ReasoningDelta") == "think"
     started = by["ToolCallStarted"]
     assert started.call.name == "echo"
     done = by["ToolCallCompleted"]
@@ -1509,7 +1510,7 @@ async def test_scripted_provider_calls_shape() -> None:
         )
         assert sum(x.role == "system" for x in msgs) == 1
         assert all(x.role in ("system", "user", "assistant", "tool") for x in msgs)
-        assert all("content" in x for x in msgs)
+        assert all(isinstance(x, Message) for x in msgs)
     second = m.calls[1]
     assert [x.role for x in second] == ["system", "user", "assistant", "tool"]
     assert second[2].content in ("", None)
@@ -1524,13 +1525,13 @@ async def test_scripted_provider_raises_assertion_error_when_dry() -> None:
 
 def test_call_default_id_and_batch_ids() -> None:
     """api.md Testing: call(name, args, *, call_id=None) default id call_<name>; batch(...)."""
-    assert call("echo", {"value": "v"}).calls[0].call_id == "call_echo"
-    assert call("echo", {"value": "v"}, call_id="x").calls[0].call_id == "x"
-    b = batch(("echo", {"value": "1"}), ("echo", {"value": "2"}, "mine"))
-    assert [c.call_id for c in b.calls][1] == "mine"
-    assert json.loads(b.calls[0].arguments) == {"value": "1"}
+    assert call("echo", {"value": "v"}).tool_calls[0].id == "call_echo"
+    assert call("echo", {"value": "v"}, call_id="x").tool_calls[0].id == "x"
+    b = batch(("echo", {"value": "1"}), ("echo", {"value": "2"}, "mine"), ("echo", {}))
+    assert [c.id for c in b.tool_calls] == ["call_0_echo", "mine", "call_2_echo"]
+    assert json.loads(b.tool_calls[0].arguments) == {"value": "1"}
     t = text("hi", reasoning="why")
-    assert t.text == "hi" and t.reasoning == "why"
+    assert t.content == "hi" and t.reasoning == "why"  # type: ignore[attr-defined]
 
 
 class WrappingProvider:
@@ -1559,7 +1560,7 @@ async def test_user_provider_wrapping_scripted_provider_and_reyielding_deltas() 
     inner = ScriptedProvider([call("echo", {"value": "v"}), text("done")])
     wrapper = WrappingProvider(inner)
     r = await Runner.run(Agent("a", model=wrapper, tools=[echo]), "q")
-    assert r.output == "done" and r.finish_reason == "stop"
+    assert r.output == "done" and r.finish_reason is None
     assert "FinishDelta" in wrapper.kinds and "TextDelta" in wrapper.kinds
     assert len(inner.calls) == 2
 

@@ -33,7 +33,7 @@ from lovia import (
     tool,
 )
 from lovia import events as ev
-from lovia.messages import Message
+from lovia.messages import AssistantTurn, Message, Usage
 from lovia.testing import ScriptedProvider, call, text
 from lovia.transcript import drop_dangling_tool_calls
 
@@ -429,7 +429,7 @@ async def test_page_replay_sends_only_terminal_event_no_hooks_usage_no_finish_re
         fired.append("guard")
 
     cp = SQLiteCheckpointer("runs.db")
-    m = ScriptedProvider([text("answer")])
+    m = ScriptedProvider([AssistantTurn("answer", usage=Usage(3, 2), finish_reason="stop")])
     agent = Agent("a", model=m, hooks=hooks, output_guardrails=[guard])
     first = await Runner.run(agent, "q", checkpoint=CheckpointOptions(cp, "r"))
     assert "guard" in fired and first.finish_reason == "stop"

@@ -111,9 +111,9 @@ async def test_structured_and_non_json_outputs() -> None:
     agent, _ = agent_with([batch(("data", {}), ("weird", {})), text("ok")], tools=[data, weird])
     result = await Runner.run(agent, "x")
     res = results(result.entries)
-    assert json.loads(res["call_data"].output) == {"n": 1, "tags": ["a"]}
+    assert json.loads(res["call_0_data"].output) == {"n": 1, "tags": ["a"]}
     # like lovia 0.9.119: a value JSON cannot hold is shown as its str()
-    assert not res["call_weird"].is_error and "object" in res["call_weird"].output
+    assert not res["call_1_weird"].is_error and "object" in res["call_1_weird"].output
 
 
 async def test_two_slow_tools_in_one_turn_run_concurrently() -> None:

@@ -256,7 +256,7 @@ async def test_a_stopped_run_can_be_saved_as_a_partial_without_dangling_calls(
     assert snapshot is not None and snapshot.status == "interrupted"
     calls = [e.call_id for e in snapshot.entries if isinstance(e, ToolCallEntry)]
     answered = {e.call_id for e in snapshot.entries if isinstance(e, ToolResultEntry)}
-    assert set(calls) - answered == {"call_crash_out"}  # the partial has a dangling call
+    assert set(calls) - answered == {"call_1_crash_out"}  # the partial has a dangling call
 
     partial = drop_dangling_tool_calls(snapshot.entries)
     await session.append("u1", partial, run_id=snapshot.run_id)
@@ -267,7 +267,7 @@ async def test_a_stopped_run_can_be_saved_as_a_partial_without_dangling_calls(
     prompt = model.calls[-1]
     sent_calls = [c.id for m in prompt for c in m.tool_calls or ()]
     sent_results = [m.tool_call_id for m in prompt if m.role == "tool"]
-    assert sent_calls == sent_results == ["call_lookup"]
+    assert sent_calls == sent_results == ["call_0_lookup"]
 
 
 async def test_rewound_runs_lose_their_checkpoints_and_start_afresh(tmp_path: Path) -> None:
