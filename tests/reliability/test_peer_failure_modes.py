@@ -98,7 +98,7 @@ async def test_the_next_run_after_a_cancel_does_not_see_the_dangling_call() -> N
     model = ScriptedProvider([text("fresh")])
     await Runner.run(Agent("a", model=model), "again", session=session, session_id="u1")
     assert_prompts_well_formed(model.calls)
-    assert [m.role for m in model.calls[0]] == ["system", "user"]
+    assert [m.role for m in model.calls[0]] == ["user"]  # no instructions: no system message
 
 
 async def test_a_partial_run_saved_with_drop_dangling_tool_calls_keeps_prompts_whole() -> None:
