@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
-from ..transcript import TranscriptEntry
+from ..transcript import TranscriptEntry, leading_system_count
 
 __all__ = ["BodyCache", "Marks", "Renderer"]
 
@@ -52,16 +52,29 @@ class BodyCache(Generic[T]):
         self._views: OrderedDict[int, _Rendered[T]] = OrderedDict()
 
     def render(self, entries: Sequence[TranscriptEntry]) -> list[T]:
-        """The wire messages for ``entries`` (a new list; its messages may be shared)."""
-        body = list(entries)
-        if not body:
-            return []
-        key = id(body[0])
+        """The wire messages for ``entries`` (a new list; its messages may be shared).
+
+        Leading system entries (the instructions, new objects on every run and different
+        after a handoff) are rendered apart, so the cache is keyed by the first entry after
+        them: the start of the session history or of the run's input.
+        """
+        k = leading_system_count(entries)
+        out: list[T] = []
+        if k:
+            self._render(entries[:k], 0, out, [])
+        if k == len(entries):
+            return out
+        out.extend(self._body(list(entries[k:])))
+        return out
+
+    def _body(self, body: list[TranscriptEntry]) -> list[T]:
+        anchor = body[0]
+        key = id(anchor)
         out: list[T] = []
         marks: Marks = []
         start = 0
         cached = self._views.get(key)
-        if cached is not None and cached.entries[0] is body[0]:
+        if cached is not None and cached.entries[0] is anchor:
             found = _reusable(cached, body)
             if found is not None:
                 k, (start, length) = found
@@ -72,7 +85,7 @@ class BodyCache(Generic[T]):
         self._views.move_to_end(key)
         while len(self._views) > self._size:
             self._views.popitem(last=False)
-        return list(out)
+        return out
 
     def clear(self) -> None:
         self._views.clear()
