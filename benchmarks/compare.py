@@ -74,10 +74,10 @@ def main() -> None:
     ap.add_argument("--a-path", default=None, help="prepended to PYTHONPATH for A only")
     ap.add_argument("--b-path", default=None, help="prepended to PYTHONPATH for B only")
     ap.add_argument("--quick", action="store_true", help="pass --quick to the bench")
-    ap.add_argument("rest", nargs=argparse.REMAINDER, help="after --: arguments for the bench")
-    args = ap.parse_args()
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []  # for the bench
+    args = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     bench = args.bench or str(HERE / "overhead.py")
-    extra = [x for x in args.rest if x != "--"]
     if args.quick or not args.bench:
         extra = ["--quick", *extra] if "--quick" not in extra else extra
     a = run(args.a, bench, extra, args.a_path)
