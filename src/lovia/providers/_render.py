@@ -81,10 +81,16 @@ class BodyCache(Generic[T]):
                 out = cached.out[:length]
                 marks = cached.marks[: k + 1]
         self._render(body, start, out, marks)
-        self._views[key] = _Rendered(body, out, marks)
-        self._views.move_to_end(key)
-        while len(self._views) > self._size:
-            self._views.popitem(last=False)
+        views = self._views
+        # Runs on other threads (run_sync) may share this cache: every step below is one
+        # dict operation, and a lost race only costs a later render its reuse.
+        views.pop(key, None)
+        views[key] = _Rendered(body, out, marks)
+        while len(views) > self._size:
+            try:
+                views.popitem(last=False)
+            except KeyError:
+                break
         return out
 
     def clear(self) -> None:
