@@ -79,7 +79,7 @@ class BodyCache(Generic[T]):
             if found is not None:
                 k, (start, length) = found
                 out = cached.out[:length]
-                marks = cached.marks[: k + 1]
+                marks = cached.marks[:k]  # the renderer marks ``start`` again
         self._render(body, start, out, marks)
         views = self._views
         # Runs on other threads (run_sync) may share this cache: every step below is one
