@@ -32,6 +32,8 @@ Renderer = Callable[[Sequence[TranscriptEntry], int, list[T], Marks], None]
 
 CACHED_VIEWS = 32
 """How many renderings a cache keeps (about one per live conversation)."""
+SMALL_VIEW = 16
+"""Views with fewer entries (after the instructions) are rendered without the cache."""
 
 
 class _Rendered(Generic[T]):
@@ -68,9 +70,13 @@ class BodyCache(Generic[T]):
         return out
 
     def _body(self, body: list[TranscriptEntry]) -> list[T]:
+        if len(body) < SMALL_VIEW:  # cheaper to render than to look up and remember
+            out: list[T] = []
+            self._render(body, 0, out, [])
+            return out
         anchor = body[0]
         key = id(anchor)
-        out: list[T] = []
+        out = []
         marks: Marks = []
         start = 0
         cached = self._views.get(key)
