@@ -35,7 +35,8 @@ CONCURRENCY = 4
 
 def _agent(model_latency_s: float = 0.0) -> Any:
     from lovia import Agent, ToolResultEntry, TranscriptEntry, tool
-    from lovia.testing import ScriptedProvider, ScriptedTurn, call, text
+    from lovia.messages import AssistantTurn
+    from lovia.testing import ScriptedProvider, call, text
 
     class TwoSteps:
         """Decides from the transcript, so one provider serves every run."""
@@ -50,7 +51,7 @@ def _agent(model_latency_s: float = 0.0) -> Any:
             if model_latency_s:
                 await asyncio.sleep(model_latency_s)  # a remote model's time to first token
             done = sum(isinstance(e, ToolResultEntry) for e in entries)
-            turn: ScriptedTurn = (
+            turn: AssistantTurn = (
                 call("step", {"n": done + 1}, call_id=f"c{done + 1}") if done < 2 else text("ok")
             )
             async for delta in ScriptedProvider([turn]).stream(entries, **kwargs):

@@ -6,6 +6,7 @@ Run: python examples/03_handoff.py
 from __future__ import annotations
 
 from lovia import Agent, Runner
+from lovia.messages import Message
 from lovia.testing import ScriptedProvider, call, text
 
 
@@ -26,7 +27,7 @@ def main() -> str:
     result = Runner.run_sync(triage, "I want my 20 EUR back.")
     print(f"[{result.final_agent.name}] {result.output}")
     # the specialist saw the whole body with its own system prompt
-    assert model.calls[1][0] == {"role": "system", "content": "You handle refunds."}
+    assert model.calls[1][0] == Message(role="system", content="You handle refunds.")
     return str(result.output)
 
 

@@ -17,16 +17,16 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from lovia import Agent, Runner, SQLiteSession
+from lovia.messages import Message
 from lovia.testing import ScriptedProvider
 
 
-def remembering_model(messages: list[dict[str, Any]]) -> str:
+def remembering_model(messages: list[Message]) -> str:
     """Stands in for a real model: it answers only from what the prompt tells it."""
-    question = str(messages[-1]["content"])
-    earlier = [str(m["content"]) for m in messages[1:-1] if m["role"] == "user"]
+    question = messages[-1].text
+    earlier = [m.text for m in messages[:-1] if m.role == "user"]
     if "called" in question and question.endswith("?"):
         for said in earlier:
             if said.startswith("My project is called "):

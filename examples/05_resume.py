@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from lovia import Agent, CheckpointOptions, RunContext, Runner, SQLiteCheckpointer, tool
-from lovia.testing import ScriptedProvider, ScriptedTurn, call, text
+from lovia.messages import AssistantTurn, Message
+from lovia.testing import ScriptedProvider, call, text
 
 RUN_ID = "invoice-batch-2026-12"  # a job id: the same on every re-submission
 INVOICES = ["INV-1", "INV-2", "INV-3"]
@@ -50,9 +51,9 @@ def worker(state: Path) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         return f"{number} sent"
 
-    def billing_model(messages: list[dict[str, Any]]) -> ScriptedTurn:
+    def billing_model(messages: list[Message]) -> AssistantTurn:
         """A stand-in for a real model: send the next invoice until all are sent."""
-        done = sum(1 for m in messages if m["role"] == "tool")
+        done = sum(1 for m in messages if m.role == "tool")
         if done < len(INVOICES):
             return call("send_invoice", {"number": INVOICES[done]}, call_id=f"send_{done}")
         return text(f"All {len(INVOICES)} invoices are out.")

@@ -68,6 +68,10 @@ class Agent:
             raise UserError(
                 f"agent {self.name!r}: instructions must be a string or a callable",
             )
+        if isinstance(self.model, str):
+            from .providers.registry import check_model
+
+            check_model(self.model)  # a typo fails here, not at the first run
         if self.max_tool_output_chars < 1:
             raise UserError(f"agent {self.name!r}: max_tool_output_chars must be >= 1")
         set_ = object.__setattr__

@@ -22,9 +22,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from .agent import Agent
+from .messages import AssistantTurn, Message
 from .providers.base import ToolSpec
 from .settings import ModelSettings
-from .testing import ScriptedProvider, ScriptedTurn, call, text
+from .testing import ScriptedProvider, call, text
 from .tools import Tool, tool
 from .transcript import ModelDelta, TextDelta, TranscriptEntry
 
@@ -108,12 +109,12 @@ _ARITH = re.compile(r"[-+*/%().\d\s]*\d[-+*/%().\d\s]*")
 _WAIT = re.compile(r"\b(?:wait|sleep|slow)\b\D*(\d+(?:\.\d+)?)?", re.IGNORECASE)
 
 
-def demo_turn(messages: list[dict[str, Any]]) -> ScriptedTurn:
+def demo_turn(messages: list[Message]) -> AssistantTurn:
     """Decide the demo's next turn from the chat-format prompt (pure: no state, no clock)."""
-    last = messages[-1] if messages else {"role": "user", "content": ""}
-    if last.get("role") == "tool":
+    last = messages[-1] if messages else Message(role="user", content="")
+    if last.role == "tool":
         return _after_tool(messages)
-    said = str(last.get("content") or "").strip()
+    said = last.text.strip()
     lowered = said.lower()
     if not said or lowered in {"help", "?", "hi", "hello"}:
         return text(_HELP)
@@ -132,17 +133,17 @@ def demo_turn(messages: list[dict[str, Any]]) -> ScriptedTurn:
     return text(f"You said:\n\n{said}\n\n_(demo agent: offline and scripted. Type `help`.)_")
 
 
-def _call_id(messages: list[dict[str, Any]], kind: str) -> str:
+def _call_id(messages: list[Message], kind: str) -> str:
     return f"call_{kind}_{len(messages)}"
 
 
-def _after_tool(messages: list[dict[str, Any]]) -> ScriptedTurn:
-    output = str(messages[-1].get("content") or "")
+def _after_tool(messages: list[Message]) -> AssistantTurn:
+    output = messages[-1].text
     name = ""
     for m in reversed(messages):
-        for c in m.get("tool_calls") or ():
-            if c.get("id") == messages[-1].get("tool_call_id"):
-                name = str(c.get("name"))
+        for c in m.tool_calls:
+            if c.id == messages[-1].tool_call_id:
+                name = c.name
         if name:
             break
     if name == "current_time":
@@ -172,14 +173,20 @@ class DemoProvider:
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[ModelDelta]:
         inner = ScriptedProvider([demo_turn], model=self.model)
+        word = ""  # the scripted model streams one character per delta; show whole words
         async for delta in inner.stream(entries, tools=tools, settings=settings):
             if isinstance(delta, TextDelta):
-                for piece in re.findall(r"\S*\s*", delta.text):
-                    if piece:
-                        await asyncio.sleep(self.delay)
-                        yield TextDelta(piece)
-            else:
-                yield delta
+                word += delta.text
+                if word[-1].isspace():
+                    await asyncio.sleep(self.delay)
+                    yield TextDelta(word)
+                    word = ""
+                continue
+            if word:
+                await asyncio.sleep(self.delay)
+                yield TextDelta(word)
+                word = ""
+            yield delta
 
 
 DEMO_TOOLS: tuple[Tool, ...] = (current_time, calculate, wait)

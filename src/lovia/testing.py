@@ -6,8 +6,14 @@
     agent = Agent("calc", model=model, tools=[add])
 
 Each model call takes the next scripted turn and records the prompt it received in
-``model.calls`` (chat-format messages). A script item may also be an exception (raised by
-that call) or a callable ``(messages) -> turn`` (sync or async) that decides from the prompt.
+``model.calls``: ``calls[i]`` is the list of ``lovia.messages.Message`` of call *i* (the
+system message first when the agent has instructions). Text and reasoning stream one
+character per delta; every scripted turn reports 1 input and 1 output token and no finish
+reason, as lovia 0.9.119's scripted model does.
+
+A script item is an ``AssistantTurn`` (what ``text``, ``call`` and ``batch`` build), an
+exception (raised by that call), or a callable ``(messages) -> turn`` (sync or async, may
+return a plain string) that decides from the prompt.
 """
 
 from __future__ import annotations
@@ -15,9 +21,11 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Union
 
+from .messages import AssistantTurn, Message, ToolCall
+from .providers._render import BodyCache, Marks
 from .providers.base import ToolSpec
 from .settings import ModelSettings
 from .transcript import (
@@ -40,69 +48,66 @@ from .usage import Usage
 __all__ = ["ScriptedProvider", "ScriptedTurn", "batch", "call", "text", "to_messages"]
 
 
-@dataclass(frozen=True)
-class ScriptedTurn:
-    """One model answer: optional reasoning, optional text, zero or more tool calls."""
+@dataclass
+class ScriptedTurn(AssistantTurn):
+    """An ``AssistantTurn`` that also streams ``reasoning`` before its text."""
 
-    text: str | None = None
     reasoning: str | None = None
-    calls: tuple[ToolCallEntry, ...] = field(default_factory=tuple)
-
-    def entries(self) -> list[TranscriptEntry]:
-        out: list[TranscriptEntry] = []
-        if self.reasoning is not None:
-            out.append(ReasoningEntry(content=self.reasoning, provider="scripted"))
-        if self.text is not None:
-            out.append(AssistantTextEntry(content=self.text))
-        out.extend(self.calls)
-        return out
 
 
-ScriptItem = Union[ScriptedTurn, BaseException, Callable[[list[dict[str, Any]]], Any]]  # noqa: UP007
+ScriptItem = Union[AssistantTurn, BaseException, Callable[[list[Message]], Any]]  # noqa: UP007
 
 
-def text(content: str, *, reasoning: str | None = None) -> ScriptedTurn:
-    """A turn that answers with ``content`` (and optional reasoning)."""
-    return ScriptedTurn(text=content, reasoning=reasoning)
+def _usage() -> Usage:
+    return Usage(input_tokens=1, output_tokens=1)
 
 
-def _call_entry(name: str, args: Any, call_id: str | None) -> ToolCallEntry:
-    arguments = args if isinstance(args, str) else json.dumps(args)
-    return ToolCallEntry(call_id=call_id or f"call_{name}", name=name, arguments=arguments)
+def text(content: str, *, reasoning: str | None = None) -> AssistantTurn:
+    """A turn that answers with ``content`` (after ``reasoning``, if given)."""
+    return ScriptedTurn(content=content, usage=_usage(), reasoning=reasoning)
 
 
-def call(name: str, args: Any = None, *, call_id: str | None = None) -> ScriptedTurn:
-    """A turn with one tool call (default id ``call_<name>``); ``args`` a dict or JSON text."""
-    return ScriptedTurn(calls=(_call_entry(name, {} if args is None else args, call_id),))
+def _tool_call(name: str, args: Any, call_id: str) -> ToolCall:
+    arguments = args if isinstance(args, str) else json.dumps({} if args is None else args)
+    return ToolCall(id=call_id, name=name, arguments=arguments)
 
 
-def batch(*calls: tuple[Any, ...]) -> ScriptedTurn:
+def call(name: str, args: Any = None, *, call_id: str | None = None) -> AssistantTurn:
+    """A turn with one tool call (id ``call_<name>`` unless given); ``args`` a dict or JSON
+    text."""
+    return AssistantTurn(
+        content=None, tool_calls=[_tool_call(name, args, call_id or f"call_{name}")], usage=_usage()
+    )
+
+
+def batch(*specs: tuple[Any, ...]) -> AssistantTurn:
     """A turn with several tool calls: ``batch(("a", {...}), ("b", {...}, "id_b"))``.
 
-    Calls without an id get ``call_<name>``, then ``call_<name>_2``... for repeats.
+    A call without an id gets ``call_<index>_<name>``, so two calls of one tool differ.
     """
-    entries: list[ToolCallEntry] = []
-    seen: dict[str, int] = {}
-    for item in calls:
-        name, args, *rest = item
-        call_id = rest[0] if rest else None
-        if call_id is None:
-            n = seen[name] = seen.get(name, 0) + 1
-            call_id = f"call_{name}" if n == 1 else f"call_{name}_{n}"
-        entries.append(_call_entry(name, args, call_id))
-    return ScriptedTurn(calls=tuple(entries))
+    calls = []
+    for index, spec in enumerate(specs):
+        name, args, *rest = spec
+        call_id = rest[0] if rest and rest[0] is not None else f"call_{index}_{name}"
+        calls.append(_tool_call(name, args, call_id))
+    return AssistantTurn(content=None, tool_calls=calls, usage=_usage())
 
 
 class ScriptedProvider:
-    """A ``Provider`` that plays a script; raises ``AssertionError`` when it runs dry."""
+    """A ``Provider`` that plays a script; raises ``AssertionError`` when it runs dry.
+
+    Besides ``calls`` it records the tool specs (``tools``) and the settings (``settings``)
+    of every call. ``supports_json_schema`` is False, so structured output takes the prompt
+    path: the final scripted turn is the JSON text itself.
+    """
 
     name = "scripted"
-    supports_json_schema = True
+    supports_json_schema = False
 
-    def __init__(self, script: Iterable[ScriptItem] = (), *, model: str = "scripted") -> None:
+    def __init__(self, script: Iterable[ScriptItem] = (), *, model: str | None = None) -> None:
         self.script: list[ScriptItem] = list(script)
         self.model = model
-        self.calls: list[list[dict[str, Any]]] = []
+        self.calls: list[list[Message]] = []
         self.tools: list[list[ToolSpec]] = []
         self.settings: list[ModelSettings | None] = []
         self._next = 0
@@ -113,7 +118,22 @@ class ScriptedProvider:
         return len(self.script) - self._next
 
     def extend(self, items: Iterable[ScriptItem]) -> None:
+        """Add turns to the end of the script."""
         self.script.extend(items)
+
+    async def _turn(self, messages: list[Message]) -> AssistantTurn:
+        item = self.script[self._next]
+        self._next += 1
+        if isinstance(item, BaseException):
+            raise item
+        turn = item if isinstance(item, AssistantTurn) else item(list(messages))
+        if inspect.isawaitable(turn):  # an async callable
+            turn = await turn
+        if isinstance(turn, str):
+            turn = text(turn)
+        if not isinstance(turn, AssistantTurn):
+            raise AssertionError(f"a script callable returned {turn!r}, not a scripted turn")
+        return turn
 
     async def stream(
         self,
@@ -128,62 +148,86 @@ class ScriptedProvider:
         self.tools.append(list(tools or ()))
         self.settings.append(settings)
         if self._next >= len(self.script):
-            raise AssertionError(
-                f"ScriptedProvider ran out of script after {len(self.script)} turn(s); "
-                f"the last prompt ended with {messages[-1] if messages else None!r}"
+            raise AssertionError("ScriptedProvider ran out of canned responses")
+        turn = await self._turn(messages)
+        reasoning = getattr(turn, "reasoning", None)
+        if reasoning:
+            for ch in reasoning:
+                yield ReasoningDelta(ch)
+            yield EntryCompletedDelta(ReasoningEntry(content=reasoning, provider=self.name))
+        if turn.content:
+            for ch in turn.content:
+                yield TextDelta(ch)
+        for index, c in enumerate(turn.tool_calls):
+            yield ToolCallDelta(index, c.id, c.name, c.arguments)
+        # The whole entries, so a consumer never has to join the fragments above.
+        if turn.content:
+            yield EntryCompletedDelta(AssistantTextEntry(content=turn.content))
+        for c in turn.tool_calls:
+            yield EntryCompletedDelta(
+                ToolCallEntry(call_id=c.id, name=c.name, arguments=c.arguments)
             )
-        item = self.script[self._next]
-        self._next += 1
-        if isinstance(item, BaseException):
-            raise item
-        turn = item if isinstance(item, ScriptedTurn) else item(messages)
-        if inspect.isawaitable(turn):  # an async callable
-            turn = await turn
-        if isinstance(turn, str):
-            turn = ScriptedTurn(text=turn)
-        if not isinstance(turn, ScriptedTurn):
-            raise AssertionError(f"a script callable returned {turn!r}, not a scripted turn")
-        if turn.reasoning is not None:
-            yield ReasoningDelta(turn.reasoning)
-        if turn.text is not None:
-            yield TextDelta(turn.text)
-        for index, c in enumerate(turn.calls):
-            yield ToolCallDelta(index, c.call_id, c.name, c.arguments)
-        for entry in turn.entries():
-            yield EntryCompletedDelta(entry)
-        prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
-        out_chars = len(turn.text or "") + sum(len(c.arguments) for c in turn.calls)
+        u = turn.usage
         yield UsageDelta(
-            Usage(input_tokens=prompt_chars // 4 + 1, output_tokens=out_chars // 4 + 1)
+            Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
         )
-        yield FinishDelta("tool_calls" if turn.calls else "stop")
+        yield FinishDelta(turn.finish_reason)
 
 
-def to_messages(entries: Sequence[TranscriptEntry]) -> list[dict[str, Any]]:
-    """Chat-format messages for ``entries`` (consecutive assistant entries share a message).
+def _render(
+    entries: Sequence[TranscriptEntry], start: int, out: list[Message], marks: Marks
+) -> None:
+    text: str | None = None
+    reasoning: str | None = None
+    calls: list[ToolCall] = []
+    pending = False
 
-    The system message always comes first, once: an empty one when the agent has no
-    instructions, so ``calls[i][0]`` is the system message in every prompt.
-    """
-    out: list[dict[str, Any]] = []
-    if not entries or not (isinstance(entries[0], InputEntry) and entries[0].role == "system"):
-        out.append({"role": "system", "content": ""})
-    for e in entries:
-        if isinstance(e, InputEntry):
-            out.append({"role": e.role, "content": e.content})
-        elif isinstance(e, ToolResultEntry):
-            out.append({"role": "tool", "tool_call_id": e.call_id, "content": e.output})
-        else:
-            last = out[-1] if out and out[-1]["role"] == "assistant" else None
-            if last is None:
-                last = {"role": "assistant", "content": None}
-                out.append(last)
-            if isinstance(e, AssistantTextEntry):
-                last["content"] = (last["content"] or "") + e.content
-            elif isinstance(e, ReasoningEntry):
-                last["reasoning"] = (last.get("reasoning") or "") + e.content
-            elif isinstance(e, ToolCallEntry):
-                last.setdefault("tool_calls", []).append(
-                    {"id": e.call_id, "name": e.name, "arguments": e.arguments}
+    def flush() -> None:
+        nonlocal text, reasoning, calls, pending
+        if pending:
+            out.append(
+                Message(role="assistant", content=text, reasoning=reasoning, tool_calls=calls)
+            )
+            text, reasoning, calls, pending = None, None, [], False
+
+    for i in range(start, len(entries)):
+        e = entries[i]
+        kind = type(e)
+        if kind is InputEntry or kind is ToolResultEntry:
+            flush()
+            marks.append((i, len(out)))
+            if kind is InputEntry:
+                assert isinstance(e, InputEntry)
+                content = e.content
+                out.append(
+                    Message(
+                        role=e.role, content=content if isinstance(content, str) else list(content)
+                    )
                 )
-    return out
+            else:
+                assert isinstance(e, ToolResultEntry)
+                out.append(Message(role="tool", content=e.output, tool_call_id=e.call_id))
+            continue
+        if not pending:
+            marks.append((i, len(out)))
+            pending = True
+        if kind is AssistantTextEntry:
+            assert isinstance(e, AssistantTextEntry)
+            text = e.content if text is None else text + e.content
+        elif kind is ToolCallEntry:
+            assert isinstance(e, ToolCallEntry)
+            calls.append(ToolCall(id=e.call_id, name=e.name, arguments=e.arguments))
+        elif kind is ReasoningEntry:
+            assert isinstance(e, ReasoningEntry)
+            reasoning = e.content if reasoning is None else reasoning + e.content
+    flush()
+
+
+_MESSAGES: BodyCache[Message] = BodyCache(_render)
+
+
+def to_messages(entries: Sequence[TranscriptEntry]) -> list[Message]:
+    """The chat view of ``entries`` (``lovia.transcript.entries_to_messages``), rendered once
+    per entry: a view that extends an earlier one reuses its messages, so treat them as
+    read-only."""
+    return _MESSAGES.render(entries)

@@ -44,8 +44,9 @@ from lovia import (
     TranscriptEntry,
     tool,
 )
+from lovia.messages import AssistantTurn, Message, ToolCall
 from lovia.stores.checkpoint import IfRunExists
-from lovia.testing import ScriptedProvider, ScriptedTurn
+from lovia.testing import ScriptedProvider
 
 RUN_ID = "chaos-run"
 SESSION_ID = "chaos-session"
@@ -241,12 +242,11 @@ def _call_id(ctx: RunContext[Any], name: str, key: str) -> str:
     return f"?-{key}"
 
 
-def _turn(*calls: tuple[str, dict[str, str], str], text: str | None = None) -> ScriptedTurn:
-    entries = tuple(
-        ToolCallEntry(call_id=cid, name=name, arguments=json.dumps(args))
-        for name, args, cid in calls
-    )
-    return ScriptedTurn(text=text, calls=entries)
+def _turn(*calls: tuple[str, dict[str, str], str], text: str | None = None) -> AssistantTurn:
+    tool_calls = [
+        ToolCall(id=cid, name=name, arguments=json.dumps(args)) for name, args, cid in calls
+    ]
+    return AssistantTurn(content=text, tool_calls=tool_calls)
 
 
 class Script:
@@ -255,10 +255,10 @@ class Script:
     def __init__(self, points: Points) -> None:
         self.points = points
 
-    def __call__(self, messages: list[dict[str, Any]]) -> ScriptedTurn:
+    def __call__(self, messages: list[Message]) -> AssistantTurn:
         self.points.passed("model")
         check_well_formed(messages)
-        results = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+        results = {m.tool_call_id: m.content for m in messages if m.role == "tool"}
         if "l-a" not in results:
             return _turn(
                 ("lookup", {"key": "a"}, "l-a"),
@@ -273,16 +273,16 @@ class Script:
         if "c-compute" not in results:
             return _turn(("compute", {"x": "7"}, "c-compute"), ("lookup", {"key": "c"}, "l-c"))
         order = ["l-a", "l-b", "w-oslo", "h-spec", "c-charge", "c-compute", "l-c"]
-        return ScriptedTurn(text="done: " + "; ".join(results[c] for c in order))
+        return AssistantTurn(content="done: " + "; ".join(str(results[c]) for c in order))
 
 
-def check_well_formed(messages: list[dict[str, Any]]) -> None:
+def check_well_formed(messages: list[Message]) -> None:
     """Exit with VIOLATION_EXIT if a tool call reached the model without its result."""
-    answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
+    answered = {m.tool_call_id for m in messages if m.role == "tool"}
     for m in messages:
-        for c in m.get("tool_calls") or ():
-            if c["id"] not in answered:
-                sys.stderr.write(f"the provider was sent call {c['id']} without its result\n")
+        for c in m.tool_calls or ():
+            if c.id not in answered:
+                sys.stderr.write(f"the provider was sent call {c.id} without its result\n")
                 sys.stderr.flush()
                 os._exit(VIOLATION_EXIT)
 

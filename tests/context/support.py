@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from lovia import ContextOverflowError, tool
 from lovia.events import RunEvent
-from lovia.testing import ScriptedProvider
-
-Message = dict[str, Any]
+from lovia.messages import Message
+from lovia.testing import ScriptedProvider as _ScriptedProvider
+from lovia.transcript import UsageDelta
+from lovia.usage import Usage
 
 
 def page(n: int, chars: int) -> str:
@@ -32,24 +34,37 @@ def fetch_tool(chars: int, runs: list[int] | None = None) -> Any:
     return fetch
 
 
+class ScriptedProvider(_ScriptedProvider):
+    """A scripted model that reports usage the way a real one does: about one token per
+    four characters of prompt (lovia.testing's reports 1 + 1), so a policy that calibrates
+    its estimate on reported usage sees realistic figures."""
+
+    async def stream(self, entries: Sequence[Any], **kwargs: Any) -> AsyncIterator[Any]:
+        async for delta in super().stream(entries, **kwargs):
+            if isinstance(delta, UsageDelta):
+                prompt = sum(len(m.text) for m in self.calls[-1])
+                delta = UsageDelta(Usage(prompt // 4 + 1, delta.usage.output_tokens))
+            yield delta
+
+
 def tool_messages(messages: list[Message]) -> list[Message]:
-    return [m for m in messages if m["role"] == "tool"]
+    return [m for m in messages if m.role == "tool"]
 
 
 def assert_paired(messages: list[Message]) -> None:
     """Every tool message answers a call made earlier in the view, and every call is answered."""
     open_calls: list[str] = []
     for m in messages:
-        for c in m.get("tool_calls") or ():
-            open_calls.append(c["id"])
-        if m["role"] == "tool":
-            assert m["tool_call_id"] in open_calls, f"result without its call: {m}"
-            open_calls.remove(m["tool_call_id"])
+        for c in m.tool_calls or ():
+            open_calls.append(c.id)
+        if m.role == "tool":
+            assert m.tool_call_id in open_calls, f"result without its call: {m}"
+            open_calls.remove(m.tool_call_id)
     assert open_calls == [], f"calls without results: {open_calls}"
 
 
 def dumped(messages: list[Message]) -> list[str]:
-    return [json.dumps(m, sort_keys=True, ensure_ascii=False) for m in messages]
+    return [json.dumps(dataclasses.asdict(m), sort_keys=True, ensure_ascii=False) for m in messages]
 
 
 def of_type(events: Sequence[RunEvent], name: str) -> list[RunEvent]:
@@ -78,4 +93,4 @@ class RefusingProvider:
 
 
 def view_size(messages: list[Message]) -> int:
-    return sum(len(json.dumps(m)) for m in messages)
+    return sum(len(json.dumps(dataclasses.asdict(m))) for m in messages)

@@ -19,9 +19,9 @@ from lovia import (
 )
 from lovia.context import Compaction, content_digest
 from lovia.events import ToolCallCompleted
-from lovia.testing import ScriptedProvider, call, text
+from lovia.testing import call, text
 
-from .support import fetch_tool, page
+from .support import ScriptedProvider, fetch_tool, page
 
 BIG = 6_000
 

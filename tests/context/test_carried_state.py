@@ -16,9 +16,18 @@ from lovia import (
     Runner,
 )
 from lovia.context import Compaction
-from lovia.testing import ScriptedProvider, call, text
+from lovia.messages import user
+from lovia.testing import call, text
 
-from .support import RefusingProvider, assert_paired, fetch_tool, page, tool_messages, view_size
+from .support import (
+    RefusingProvider,
+    ScriptedProvider,
+    assert_paired,
+    fetch_tool,
+    page,
+    tool_messages,
+    view_size,
+)
 
 
 def window() -> Compaction:
@@ -46,7 +55,7 @@ async def test_next_run_on_a_session_starts_from_the_segment_meta() -> None:
     await handle.result()
     assert not [e for e in events if e.type == "context_compacted"]
     first_view_of_run_2 = model.calls[-1]
-    markers = [m for m in tool_messages(last_view_of_run_1) if "cleared" in m["content"]]
+    markers = [m for m in tool_messages(last_view_of_run_1) if "cleared" in m.content]
     assert markers and all(m in first_view_of_run_2 for m in markers)
 
 
@@ -106,7 +115,7 @@ async def test_overflow_gets_one_more_aggressive_attempt_with_a_smaller_view() -
     retried = inner.calls[-1]
     assert view_size(retried) < full
     assert_paired(retried)
-    assert retried[-1] == {"role": "user", "content": "summarize them"}
+    assert retried[-1] == user("summarize them")
     stored = [e.output for e in await session.load("s") if e.type == "tool_result"]
     assert stored == [page(i, 3_000) for i in range(4)]
 

@@ -8,9 +8,18 @@ from typing import Any
 from lovia import Agent, InMemoryResultStore, InMemorySession, Runner
 from lovia.context import Compaction
 from lovia.events import ContextCompacted, RunEvent
-from lovia.testing import ScriptedProvider, call, text
+from lovia.messages import tool_message
+from lovia.testing import call, text
 
-from .support import assert_paired, dumped, fetch_tool, of_type, page, tool_messages
+from .support import (
+    ScriptedProvider,
+    assert_paired,
+    dumped,
+    fetch_tool,
+    of_type,
+    page,
+    tool_messages,
+)
 
 PAGES = 8
 
@@ -41,7 +50,7 @@ async def test_view_shrinks_under_pressure_while_transcript_and_session_stay_who
     result = await handle.result()
 
     last = model.calls[-1]
-    shown = [m["content"] for m in tool_messages(last)]
+    shown = [m.content for m in tool_messages(last)]
     assert any("cleared to save context" in c for c in shown)
     assert sum(len(c) for c in shown) < PAGES * 2_000
     compacted = of_type(events, "context_compacted")
@@ -126,14 +135,10 @@ async def test_latest_user_message_and_latest_turn_are_never_compacted() -> None
     )
     await Runner.run(agent, "read every page please", session=session, session_id="s")
     for i, messages in enumerate(model.calls):
-        users = [m["content"] for m in messages if m["role"] == "user"]
+        users = [m.content for m in messages if m.role == "user"]
         assert users[-1] == "read every page please"
         if i:  # the result of the previous turn's call is shown in full
-            assert messages[-1] == {
-                "role": "tool",
-                "tool_call_id": f"c{i - 1}",
-                "content": page(i - 1, 1_500),
-            }
+            assert messages[-1] == tool_message(f"c{i - 1}", page(i - 1, 1_500))
         assert_paired(messages)
 
 
@@ -159,7 +164,7 @@ async def test_huge_earlier_result_leaves_for_a_recall_marker_without_a_summary(
 
     assert len(model.calls) == 3 and summaries == []
     (tool_msg,) = tool_messages(model.calls[-1])
-    content = tool_msg["content"]
+    content = tool_msg.content
     assert len(content) < 1_000
     assert content.startswith(page(1, 40_000)[:200])
     ref = content.split('recall_tool_result("')[1].split('"')[0]
@@ -170,7 +175,7 @@ async def test_without_a_window_the_view_is_the_transcript() -> None:
     """context_window=None: nothing is compacted ahead of time, however long the prompt."""
     agent, model = reading_agent(Compaction(), chars=20_000)
     result = await Runner.run(agent, "read all pages")
-    outputs = [m["content"] for m in tool_messages(model.calls[-1])]
+    outputs = [m.content for m in tool_messages(model.calls[-1])]
     assert outputs == [e.output for e in result.entries if e.type == "tool_result"]
     assert [t["name"] for t in model.tools[0]] == ["fetch"]  # no recall tool needed
 
@@ -192,8 +197,8 @@ async def test_summary_is_the_last_resort_and_keeps_the_latest_user_message() ->
         await Runner.run(agent, f"question {i}: " + "words " * 60, session=session, session_id="s")
     assert seen, "the summarizer must run once results cannot be cleared"
     last = model.calls[-1]
-    assert any("talked about the weather" in str(m["content"]) for m in last)
-    assert [m["content"] for m in last if m["role"] == "user"][-1].startswith("question 11:")
+    assert any("talked about the weather" in str(m.content) for m in last)
+    assert [m.content for m in last if m.role == "user"][-1].startswith("question 11:")
     assert len(await session.load("s")) == 24  # the session keeps every message
 
 
@@ -202,7 +207,7 @@ async def test_summary_uses_the_runs_own_provider_when_no_summarizer_is_given() 
     policy = Compaction(context_window=2_000, reserve_output_tokens=200)
 
     def answer(messages: list[dict[str, Any]]) -> Any:
-        if "memory of a conversation" in str(messages[0]["content"]):
+        if "memory of a conversation" in str(messages[0].content):
             return text("SUMMARY: chatted about birds.")
         return text("reply " * 60)
 
@@ -211,6 +216,6 @@ async def test_summary_uses_the_runs_own_provider_when_no_summarizer_is_given() 
     session = InMemorySession()
     for i in range(12):
         await Runner.run(agent, f"question {i}: " + "words " * 60, session=session, session_id="s")
-    summary_calls = [c for c in model.calls if "memory of a conversation" in str(c[0]["content"])]
+    summary_calls = [c for c in model.calls if "memory of a conversation" in str(c[0].content)]
     assert summary_calls
-    assert any("SUMMARY: chatted about birds." in str(m["content"]) for m in model.calls[-1])
+    assert any("SUMMARY: chatted about birds." in str(m.content) for m in model.calls[-1])

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from lovia import AssistantTextEntry, InputEntry, ToolCallEntry, ToolResultEntry, TranscriptEntry
 from lovia.context import Compaction, ContextRequest, estimate_tokens
-from lovia.testing import ScriptedProvider, to_messages
+from lovia.testing import to_messages
 
-from .support import assert_paired
+from .support import ScriptedProvider, assert_paired
 
 
 def test_cjk_text_counts_about_one_token_per_character() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lovia import Agent, CheckpointOptions, InMemoryCheckpointer, InputEntry, LoviaError, Runner
+from lovia.messages import Message, system, user
 from lovia.testing import ScriptedProvider, call, text
 
 from .test_api_md import echo
@@ -34,15 +35,12 @@ async def test_turns_after_resuming_a_failed_model_call_count_only_turns_that_ha
     assert r.turns == 2
 
 
-async def test_scripted_calls_start_with_the_system_message_even_without_instructions() -> None:
-    """api.md Testing + Behaviour details: calls[i]'s first message is the system message.
-
-    Read strictly: "the first is the system message" / "comes first and once" has no
-    exception for the default instructions="" (RunContext.entries says "(if any)", which is
-    about the live transcript, not about the prompt a provider receives).
-    """
+async def test_scripted_calls_start_with_the_system_message_when_there_are_instructions() -> None:
+    """api.md Testing + Behaviour details: the system message comes first and once; an agent
+    without instructions sends none (as lovia 0.9.119: its users' tests index calls[i] so)."""
     m = ScriptedProvider([text("a")])
     await Runner.run(Agent("a", model=m), "hi")
-    assert m.calls[0][0]["role"] == "system"
-    assert sum(x["role"] == "system" for x in m.calls[0]) == 1
-    assert m.calls[0][1] == {"role": "user", "content": "hi"}
+    assert m.calls[0] == [Message(role="user", content="hi")]
+    m = ScriptedProvider([text("a")])
+    await Runner.run(Agent("a", instructions="be brief", model=m), "hi")
+    assert m.calls[0] == [system("be brief"), user("hi")]

@@ -33,6 +33,7 @@ from lovia import (
     tool,
 )
 from lovia import events as ev
+from lovia.messages import AssistantTurn, Message, Usage
 from lovia.testing import ScriptedProvider, call, text
 from lovia.transcript import drop_dangling_tool_calls
 
@@ -56,7 +57,7 @@ async def test_page_session_example_second_run_sees_first_run(in_tmp: pathlib.Pa
     """Seed "Session" example: the second run loads the first run's transcript (S1, S2)."""
 
     def answer(messages: list[dict[str, Any]]) -> str:
-        said = " ".join(str(m["content"]) for m in messages if m["role"] == "user")
+        said = " ".join(str(m.content) for m in messages if m.role == "user")
         return "Atlas" if "Atlas" in said and "叫什么" in said else "好的"
 
     agent = Agent("assistant", model=ScriptedProvider([answer, answer]))
@@ -78,7 +79,7 @@ async def test_page_session_ids_are_chosen_by_caller_and_separate(in_tmp: pathli
     agent = Agent("assistant", model=m)
     await Runner.run(agent, "secret for u1", session=session, session_id="u1")
     await Runner.run(agent, "hello", session=session, session_id="ticket-7")
-    assert all("secret" not in str(x["content"]) for x in m.calls[1])
+    assert all("secret" not in str(x.content) for x in m.calls[1])
     assert len(await session.load("u1")) == 2 and len(await session.load("ticket-7")) == 2
     await session.close()
 
@@ -409,7 +410,7 @@ async def test_page_resume_ignores_new_input_and_resume_only_example(in_tmp: pat
         agent, [], checkpoint=CheckpointOptions(cp, rid, if_run_exists="resume_only")
     )
     assert result.output == "finished"
-    users = [x["content"] for x in m.calls[1] if x["role"] == "user"]
+    users = [x.content for x in m.calls[1] if x.role == "user"]
     assert users == ["original"]
     replay = await Runner.run(agent, "brand new input", checkpoint=CheckpointOptions(cp, rid))
     assert replay.output == "finished" and len(m.calls) == 2
@@ -428,7 +429,7 @@ async def test_page_replay_sends_only_terminal_event_no_hooks_usage_no_finish_re
         fired.append("guard")
 
     cp = SQLiteCheckpointer("runs.db")
-    m = ScriptedProvider([text("answer")])
+    m = ScriptedProvider([AssistantTurn("answer", usage=Usage(3, 2), finish_reason="stop")])
     agent = Agent("a", model=m, hooks=hooks, output_guardrails=[guard])
     first = await Runner.run(agent, "q", checkpoint=CheckpointOptions(cp, "r"))
     assert "guard" in fired and first.finish_reason == "stop"
@@ -552,9 +553,9 @@ async def test_page_resume_rebuilds_run_reruns_dangling_call_same_turn(
     assert r.output == "all done"
     assert runs == [("crash", 1)]  # the finished call is not re-run; the dangling one is
     prompt = m.calls[0]
-    assert prompt[0] == {"role": "system", "content": "v2"}
-    assert prompt[1] == {"role": "user", "content": "earlier"}
-    assert [x["content"] for x in prompt if x["role"] == "tool"] == ["safe 1", "recovered"]
+    assert prompt[0] == Message(role="system", content="v2")
+    assert prompt[1] == Message(role="user", content="earlier")
+    assert [x.content for x in prompt if x.role == "tool"] == ["safe 1", "recovered"]
     await session.close()
     await cp.close()
 
@@ -586,7 +587,7 @@ async def test_page_resume_across_handoff_and_renamed_agent(
 
     r = await Runner.run(front, [], checkpoint=CheckpointOptions(cp, "r"))
     assert r.output == "billed" and r.final_agent.name == "billing"
-    assert m.calls[-1][0]["content"] == "billing"
+    assert m.calls[-1][0].content == "billing"
 
     with caplog.at_level(logging.WARNING, logger="lovia"):
         again = await Runner.run(renamed, [], checkpoint=CheckpointOptions(cp, "r"))

@@ -23,6 +23,7 @@ from lovia.events import (
     RunStarted,
     ToolCallStarted,
 )
+from lovia.messages import Message
 from lovia.testing import ScriptedProvider, batch, call, text
 
 
@@ -38,10 +39,10 @@ async def test_handoff_target_sees_the_whole_body_with_its_own_system_prompt() -
     result = await Runner.run(triage, "refund please")
     assert result.final_agent.name == "billing"
     first, second = model.calls
-    assert first[0] == {"role": "system", "content": "You are triage."}
-    assert second[0] == {"role": "system", "content": "You are billing."}
+    assert first[0] == Message(role="system", content="You are triage.")
+    assert second[0] == Message(role="system", content="You are billing.")
     assert second[1:3] == first[1:3] or second[1] == first[1]
-    assert any(m["role"] == "tool" for m in second)  # the handoff call and result carried over
+    assert any(m.role == "tool" for m in second)  # the handoff call and result carried over
     assert [t["name"] for t in model.tools[0]] == ["transfer_to_billing"]
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from lovia import RunContext, Runner, ToolResultEntry, tool
 from lovia.events import ToolCallCompleted, ToolCallStarted
+from lovia.messages import tool_message
 from lovia.testing import batch, call, text
 
 from .helpers import agent_with
@@ -29,7 +30,7 @@ async def test_valid_call_runs_and_the_model_sees_the_result() -> None:
     result = await Runner.run(agent, "2+3?")
     assert result.output == "5"
     assert results(result.entries)["call_add"].output == "5"
-    assert model.calls[1][-1] == {"role": "tool", "tool_call_id": "call_add", "content": "5"}
+    assert model.calls[1][-1] == tool_message("call_add", "5")
 
 
 async def test_invalid_arguments_become_an_error_result_and_the_run_goes_on() -> None:
@@ -112,9 +113,9 @@ async def test_structured_and_non_json_outputs() -> None:
     agent, _ = agent_with([batch(("data", {}), ("weird", {})), text("ok")], tools=[data, weird])
     result = await Runner.run(agent, "x")
     res = results(result.entries)
-    assert json.loads(res["call_data"].output) == {"n": 1, "tags": ["a"]}
+    assert json.loads(res["call_0_data"].output) == {"n": 1, "tags": ["a"]}
     # like lovia 0.9.119: a value JSON cannot hold is shown as its str()
-    assert not res["call_weird"].is_error and "object" in res["call_weird"].output
+    assert not res["call_1_weird"].is_error and "object" in res["call_1_weird"].output
 
 
 async def test_two_slow_tools_in_one_turn_run_concurrently() -> None:
@@ -185,7 +186,7 @@ async def test_results_pair_to_calls_by_call_id_whatever_the_finish_order() -> N
     result = await Runner.run(agent, "x")
     res = results(result.entries)
     assert res["slow"].output == "waited 40" and res["quick"].output == "waited 1"
-    tool_msgs = {m["tool_call_id"]: m["content"] for m in model.calls[1] if m["role"] == "tool"}
+    tool_msgs = {m.tool_call_id: m.content for m in model.calls[1] if m.role == "tool"}
     assert tool_msgs == {"slow": "waited 40", "quick": "waited 1"}
 
 

@@ -21,8 +21,9 @@ from arq.connections import RedisSettings
 from arq.worker import Worker
 
 from lovia import Agent, RunContext, ToolResultEntry, TranscriptEntry, tool
+from lovia.messages import AssistantTurn
 from lovia.stores.checkpoint import validate_id
-from lovia.testing import ScriptedProvider, ScriptedTurn, call, text
+from lovia.testing import ScriptedProvider, call, text
 from lovia.transcript import InputEntry
 from lovia.workers import AgentQueue
 
@@ -43,7 +44,7 @@ class TwoSteps:
             default=0,
         )
         done = sum(isinstance(e, ToolResultEntry) for e in entries[start:])
-        turn: ScriptedTurn = (
+        turn: AssistantTurn = (
             call("step", {"n": done + 1}, call_id=f"c{done + 1}") if done < 2 else text("done")
         )
         async for delta in ScriptedProvider([turn]).stream(entries, **kwargs):

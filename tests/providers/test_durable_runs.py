@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,13 +14,16 @@ import lovia
 from lovia import (
     Agent,
     CheckpointOptions,
+    ImagePart,
     InMemoryCheckpointer,
     InMemorySession,
     Provider,
     ProviderError,
     Runner,
+    TextPart,
     tool,
 )
+from lovia.messages import user
 
 from .common import add, get_weather
 from .dialects import Dialect
@@ -130,3 +134,37 @@ async def test_run_failed_by_the_provider_resumes_without_rerunning_its_tool(
         "tool_result",
         "assistant_text",
     ]
+
+
+async def test_a_run_with_an_image_in_its_input_resumes_and_sends_the_image_again(
+    dialect: Dialect, server: ProtocolServer, model: Provider, stores: tuple[Any, Any]
+) -> None:
+    """The parts survive the checkpoint and the session: the resumed call and the next run
+    still show the model the image, in the provider's own wire shape."""
+    session, cp = stores
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(32))
+    data = base64.b64encode(png).decode()
+    question = user(
+        [TextPart("What is in this picture?"), ImagePart.from_bytes(png, mime_type="image/png")]
+    )
+    agent = Agent("helper", model=model, tools=[get_weather])
+    server.add(
+        dialect.tool_call("call_w", "get_weather", '{"city": "Oslo"}'),
+        dialect.server_error,
+        dialect.text("A chart of Oslo."),
+        dialect.text("Still the chart."),
+    )
+    options = CheckpointOptions(cp, run_id="look")
+
+    with pytest.raises(ProviderError):
+        await Runner.run(agent, [question], session=session, session_id="s", checkpoint=options)
+    result = await Runner.run(
+        agent, [question], session=session, session_id="s", checkpoint=options
+    )
+    again = await Runner.run(agent, "And now?", session=session, session_id="s")
+
+    assert (result.output, again.output) == ("A chart of Oslo.", "Still the chart.")
+    for request in server.requests:
+        assert json.dumps(request.body).count(data) == 1  # once per call, never doubled
+    stored = (await session.load("s"))[0]
+    assert isinstance(stored, lovia.InputEntry) and stored.content == question.content

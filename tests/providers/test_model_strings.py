@@ -107,3 +107,75 @@ def test_explicit_key_wins_over_a_missing_variable() -> None:
     with pytest.raises(UserError) as info:
         AnthropicProvider("m")
     assert info.value.hint is not None and "ANTHROPIC_API_KEY" in info.value.hint
+
+
+@pytest.mark.parametrize(
+    ("spec", "fix"),
+    [
+        ("opnai:gpt-4.1", "'openai:gpt-4.1'"),
+        ("antropic:claude-x", "'anthropic:claude-x'"),
+        ("openia:llama3", "'openai:llama3'"),
+    ],
+)
+def test_a_mistyped_prefix_fails_when_the_agent_is_built_and_says_did_you_mean(
+    spec: str, fix: str
+) -> None:
+    with pytest.raises(UserError) as info:
+        Agent("helper", model=spec)  # no run, no key needed: the string alone is wrong
+
+    assert "did you mean" in info.value.message
+    assert info.value.hint == f"write {fix}"
+    assert "openai:opnai" not in info.value.hint
+
+
+@pytest.mark.parametrize("spec", ["openai:", "anthropic:", ""])
+def test_a_model_string_without_a_name_fails_when_the_agent_is_built(spec: str) -> None:
+    with pytest.raises(UserError) as info:
+        Agent("helper", model=spec)
+    assert info.value.hint
+
+
+@pytest.mark.parametrize(
+    ("spec", "cls"),
+    [
+        ("OpenAI:gpt-x", OpenAIChatProvider),
+        ("oai:gpt-x", OpenAIChatProvider),
+        ("openai-chat:gpt-x", OpenAIChatProvider),
+        ("claude:claude-y", AnthropicProvider),
+    ],
+)
+def test_lovia_0_9_119_prefix_aliases_and_any_case_are_read(
+    monkeypatch: pytest.MonkeyPatch, spec: str, cls: type
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("LOVIA_MODEL", spec)
+    assert isinstance(model_from_env(), cls)
+
+
+def test_a_bare_claude_name_warns_at_the_agent_and_its_missing_key_names_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.warns(UserWarning, match="anthropic:claude-sonnet-4-5") as caught:
+        agent = Agent("helper", model="claude-sonnet-4-5")
+    assert caught[0].filename == __file__  # the warning points at the user's line
+
+    with pytest.raises(UserError) as info, pytest.warns(UserWarning):
+        agent.run_sync("hi")
+
+    assert "OPENAI_API_KEY" in info.value.message
+    assert info.value.hint is not None
+    assert "'anthropic:claude-sonnet-4-5'" in info.value.hint
+    assert "ANTHROPIC_API_KEY" in info.value.hint
+
+
+def test_a_bare_claude_name_still_goes_to_the_openai_compatible_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bare name stays OpenAI-compatible (a gateway may serve Claude that way)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("LOVIA_MODEL", "claude-sonnet-4-5")
+    with pytest.warns(UserWarning):
+        model = model_from_env()
+    assert isinstance(model, OpenAIChatProvider) and model.model == "claude-sonnet-4-5"

@@ -18,6 +18,8 @@ from lovia import (
 )
 from lovia.providers.anthropic import to_anthropic_messages
 from lovia.providers.openai import to_chat_messages
+from lovia.testing import to_messages
+from lovia.transcript import entries_to_messages
 
 words = st.text(st.characters(codec="ascii", categories=["L", "N"]), min_size=1, max_size=8)
 
@@ -91,3 +93,36 @@ def test_anthropic_messages_alternate_and_each_turns_results_share_one_user_mess
             assert answered == used
     thinking = sum(1 for m in messages for b in m["content"] if b["type"] == "thinking")
     assert thinking == sum(1 for e in entries if isinstance(e, ReasoningEntry))
+
+
+def fresh(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
+    """Equal entries that are new objects: a view no cache has seen."""
+    return [e.model_copy() for e in entries]
+
+
+@settings(max_examples=150, deadline=None)
+@given(conversations(), st.data())
+def test_a_view_rendered_from_earlier_views_equals_one_rendered_afresh(
+    entries: list[TranscriptEntry], data: st.DataObject
+) -> None:
+    """Each entry is rendered once per conversation; what goes out must not depend on that.
+
+    Views grow turn by turn (as in a run); now and then one entry in the middle is replaced,
+    as a compaction marker replaces a tool result, and the instructions change, as after a
+    handoff.
+    """
+    view: list[TranscriptEntry] = []
+    for entry in entries:
+        view.append(entry)
+        if len(view) > 2 and data.draw(st.integers(0, 5)) == 0:
+            i = data.draw(st.integers(1, len(view) - 1))
+            old = view[i]
+            if isinstance(old, ToolResultEntry):
+                view[i] = old.model_copy(update={"output": "[cleared]"})
+        if data.draw(st.integers(0, 9)) == 0:
+            view[0] = InputEntry(role="system", content=data.draw(words))
+        for reasoning in (False, True):
+            got = to_chat_messages(view, send_reasoning=reasoning)
+            assert got == to_chat_messages(fresh(view), send_reasoning=reasoning)
+        assert to_anthropic_messages(view) == to_anthropic_messages(fresh(view))
+        assert to_messages(view) == entries_to_messages(fresh(view))

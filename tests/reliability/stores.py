@@ -18,6 +18,7 @@ from lovia import (
     ToolResultEntry,
     TranscriptEntry,
 )
+from lovia.messages import Message
 
 
 class FlakySession:
@@ -88,10 +89,10 @@ def assert_well_formed(entries: Sequence[TranscriptEntry]) -> None:
     assert sorted(results) == sorted(calls), f"calls {calls} vs results {results}"
 
 
-def assert_prompts_well_formed(prompts: list[list[dict[str, Any]]]) -> None:
+def assert_prompts_well_formed(prompts: list[list[Message]]) -> None:
     """No prompt sent to the model carries a tool call without its tool message."""
     for i, messages in enumerate(prompts):
-        answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
+        answered = {m.tool_call_id for m in messages if m.role == "tool"}
         for m in messages:
-            for c in m.get("tool_calls") or ():
-                assert c["id"] in answered, f"prompt {i} carries call {c['id']} without a result"
+            for c in m.tool_calls:
+                assert c.id in answered, f"prompt {i} carries call {c.id} without a result"

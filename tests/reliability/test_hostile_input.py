@@ -208,7 +208,7 @@ async def test_a_model_sending_malformed_tool_call_json_gets_an_error_result() -
     assert first.is_error and "Invalid JSON in tool arguments" in first.output
     assert_well_formed(result.entries)
     told = model.calls[1][-1]
-    assert told["role"] == "tool" and told["tool_call_id"] == "c1"
+    assert told.role == "tool" and told.tool_call_id == "c1"
     stored_call = next(e for e in result.entries if isinstance(e, ToolCallEntry))
     assert stored_call.arguments == '{"a": 1, "b": '
 

@@ -154,8 +154,8 @@ async def test_an_on_resume_callable_can_record_the_outcome_instead_of_running()
     assert results == [
         ToolResultEntry(call_id="c9", output="charged 9 (confirmed by the provider)")
     ]
-    tool_messages = [m for m in model.calls[0] if m["role"] == "tool"]
-    assert [m["tool_call_id"] for m in tool_messages] == ["c9"]
+    tool_messages = [m for m in model.calls[0] if m.role == "tool"]
+    assert [m.tool_call_id for m in tool_messages] == ["c9"]
 
 
 async def test_an_on_resume_callable_that_says_rerun_runs_the_call_again() -> None:
@@ -219,7 +219,7 @@ async def test_a_failed_in_doubt_run_can_be_repaired_by_recording_the_result() -
     result = await Runner.run(agent, "pay", checkpoint=CheckpointOptions(cp, resume_from=repaired))
     assert result.output == "paid"
     assert pay.charged == ["r1:5"]
-    assert [m["content"] for m in model.calls[0] if m["role"] == "tool"] == [fixed.output]
+    assert [m.content for m in model.calls[0] if m.role == "tool"] == [fixed.output]
 
 
 KILLED_IN_TOOL = """

@@ -86,7 +86,7 @@ async def test_resuming_a_cancelled_run_never_sends_a_call_without_its_result() 
     assert result.output == "both done"
     assert tools.ran == ["quick", "slow", "slow"]
     assert_prompts_well_formed(model.calls)
-    assert [m["tool_call_id"] for m in model.calls[0] if m["role"] == "tool"] == ["q1", "s1"]
+    assert [m.tool_call_id for m in model.calls[0] if m.role == "tool"] == ["q1", "s1"]
     assert_well_formed(await session.load("u1"))
 
 
@@ -98,7 +98,7 @@ async def test_the_next_run_after_a_cancel_does_not_see_the_dangling_call() -> N
     model = ScriptedProvider([text("fresh")])
     await Runner.run(Agent("a", model=model), "again", session=session, session_id="u1")
     assert_prompts_well_formed(model.calls)
-    assert [m["role"] for m in model.calls[0]] == ["system", "user"]
+    assert [m.role for m in model.calls[0]] == ["user"]  # no instructions: no system message
 
 
 async def test_a_partial_run_saved_with_drop_dangling_tool_calls_keeps_prompts_whole() -> None:
@@ -172,7 +172,7 @@ async def test_retrying_after_a_model_error_keeps_the_input_once() -> None:
         Agent("a", model=model), "my question", session=session, session_id="u1", checkpoint=opts
     )
     assert result.output == "answer"
-    users = [m["content"] for m in model.calls[0] if m["role"] == "user"]
+    users = [m.content for m in model.calls[0] if m.role == "user"]
     assert users == ["my question"]
     assert result.entries.count(InputEntry(role="user", content="my question")) == 1
     assert len(await session.segments("u1")) == 1
@@ -193,7 +193,7 @@ async def test_retrying_a_run_whose_input_guardrail_tripped_keeps_the_new_input(
     agent = Agent("a", model=model, input_guardrails=strict)
     result = await Runner.run(agent, "polite question", checkpoint=opts)
     assert result.output == "happy to help"
-    assert [m["content"] for m in model.calls[0] if m["role"] == "user"] == ["polite question"]
+    assert [m.content for m in model.calls[0] if m.role == "user"] == ["polite question"]
 
 
 @pytest.mark.parametrize(
@@ -225,7 +225,7 @@ async def test_cancelling_a_run_mid_save_loses_no_user_input(
     assert result.output == answer
     assert len(model.calls) == model_calls
     if model.calls:
-        assert [m["content"] for m in model.calls[0] if m["role"] == "user"] == ["keep me"]
+        assert [m.content for m in model.calls[0] if m.role == "user"] == ["keep me"]
     snap = await inner.load("r1")
     assert snap is not None
     assert [e for e in snap.entries if isinstance(e, InputEntry)] == [

@@ -72,7 +72,7 @@ async def resume(db: str, log: str, lease: bool) -> None:
         )
         print(
             result.output,
-            "replayed" if result.finish_reason is None else "drove",
+            "replayed" if result.replayed else "drove",
             round(time.time() - started, 2),
         )
 

@@ -33,7 +33,8 @@ from lovia import (
     TranscriptEntry,
     tool,
 )
-from lovia.testing import ScriptedProvider, ScriptedTurn, call, text
+from lovia.messages import AssistantTurn, Message
+from lovia.testing import ScriptedProvider, call, text
 
 DB, RUN_ID, KILL_AT, EXECUTIONS = sys.argv[1:5]
 
@@ -52,9 +53,9 @@ def work(n: int) -> str:
     return f"work {n} done"
 
 
-def model(messages: list[dict[str, Any]]) -> ScriptedTurn:
+def model(messages: list[Message]) -> AssistantTurn:
     """Decide from the conversation, so a fresh process picks up wherever the run stopped."""
-    done = sum(1 for m in messages if m["role"] == "tool")
+    done = sum(1 for m in messages if m.role == "tool")
     if done < 2:
         return call("work", {"n": done + 1}, call_id=f"call_{done + 1}")
     return text(f"finished {done} units")

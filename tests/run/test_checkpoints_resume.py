@@ -29,6 +29,7 @@ from lovia import (
     UserError,
     tool,
 )
+from lovia.messages import Message
 from lovia.testing import ScriptedProvider, batch, call, text
 from tests.stores.checkpoint_backends import checkpoint_backend, checkpointer
 
@@ -54,8 +55,8 @@ async def test_resume_renders_dynamic_instructions_again_with_the_new_deps(
     )
     agent, model = job.agent(list(RESUME_SCRIPT), instructions=instructions)
     await Runner.run(agent, [], deps="tenant-b", checkpoint=CheckpointOptions(checkpointer, "r1"))
-    system = [m for m in model.calls[0] if m["role"] == "system"]
-    assert system == [{"role": "system", "content": "You work for tenant-b."}]
+    system = [m for m in model.calls[0] if m.role == "system"]
+    assert system == [Message(role="system", content="You work for tenant-b.")]
     snap = await checkpointer.load("r1")
     assert snap is not None
     assert all("tenant" not in str(getattr(e, "content", "")) for e in snap.entries)
@@ -72,7 +73,7 @@ async def test_resume_loads_the_session_history_again(checkpointer: Checkpointer
     result = await Runner.run(
         agent, [], session=session, session_id="s", checkpoint=CheckpointOptions(checkpointer, "r1")
     )
-    users = [m["content"] for m in model.calls[0] if m["role"] == "user"]
+    users = [m.content for m in model.calls[0] if m.role == "user"]
     assert users == ["earlier question", "written meanwhile", "do the job"]
     segments = await session.segments("s")
     assert [s.run_id for s in segments] == ["r0", "rx", "r1"]
@@ -383,7 +384,7 @@ async def test_on_resume_callable_can_record_a_result_without_running_the_tool(
     assert executed == ["ada"]
     outputs = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
     assert outputs == ["already sent in run r1"]
-    assert model.calls[0][-1]["content"] == "already sent in run r1"
+    assert model.calls[0][-1].content == "already sent in run r1"
 
 
 class SlowCommit:

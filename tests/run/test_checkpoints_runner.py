@@ -26,6 +26,7 @@ from lovia import (
     tool,
 )
 from lovia.events import RunCompleted, RunEvent
+from lovia.messages import AssistantTurn
 from lovia.testing import ScriptedProvider, call, text
 from tests.stores.checkpoint_backends import checkpoint_backend, checkpointer
 
@@ -36,7 +37,8 @@ __all__ = ["checkpoint_backend", "checkpointer"]  # fixtures used by name
 
 async def completed_run(cp: Checkpointer, run_id: str, **kwargs: Any) -> tuple[Job, Any]:
     job = Job()
-    agent, _ = job.agent([call("step", {"n": 1}), text("the answer")])
+    final = AssistantTurn("the answer", usage=Usage(3, 2), finish_reason="stop")
+    agent, _ = job.agent([call("step", {"n": 1}), final])
     result = await Runner.run(
         agent, "do the job", checkpoint=CheckpointOptions(cp, run_id), **kwargs
     )
@@ -210,8 +212,8 @@ async def test_new_input_is_ignored_when_a_run_resumes(checkpointer: Checkpointe
         agent, "a completely different request", checkpoint=CheckpointOptions(checkpointer, "r1")
     )
     prompt = model.calls[0]
-    assert all("different request" not in str(m["content"]) for m in prompt)
-    assert [m["content"] for m in prompt if m["role"] == "user"] == ["do the job"]
+    assert all("different request" not in str(m.content) for m in prompt)
+    assert [m.content for m in prompt if m.role == "user"] == ["do the job"]
     assert result.entries[0] == InputEntry(role="user", content="do the job")
 
 

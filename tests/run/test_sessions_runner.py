@@ -52,7 +52,7 @@ def agent(model: ScriptedProvider, **kwargs: Any) -> Agent:
 
 def answer_from_history(messages: list[dict[str, Any]]) -> str:
     """A scripted turn that can only answer if an earlier run is in the prompt."""
-    said = " ".join(str(m.get("content") or "") for m in messages if m["role"] == "user")
+    said = " ".join(str(m.content or "") for m in messages if m.role == "user")
     return "Atlas" if "Atlas" in said else "I don't know"
 
 
@@ -82,7 +82,7 @@ async def test_the_model_sees_earlier_runs(session: Any) -> None:
     await Runner.run(a, "My project is called Atlas.", session=session, session_id="u1")
     second = await Runner.run(a, "What is my project called?", session=session, session_id="u1")
     assert second.output == "Atlas"
-    assert [(m["role"], m["content"]) for m in model.calls[1]] == [
+    assert [(m.role, m.content) for m in model.calls[1]] == [
         ("system", "You are terse."),
         ("user", "My project is called Atlas."),
         ("assistant", "Noted."),
@@ -102,7 +102,7 @@ async def test_the_system_prompt_is_never_stored(session: Any) -> None:
     await Runner.run(a, "again", session=session, session_id="u1")
     stored = await session.load("u1")
     assert not [e for e in stored if isinstance(e, InputEntry) and e.role == "system"]
-    assert [m["role"] for m in model.calls[1]].count("system") == 1
+    assert [m.role for m in model.calls[1]].count("system") == 1
 
 
 async def test_a_run_is_appended_as_one_segment_under_its_run_id(session: Any) -> None:
@@ -256,7 +256,7 @@ async def test_a_stopped_run_can_be_saved_as_a_partial_without_dangling_calls(
     assert snapshot is not None and snapshot.status == "interrupted"
     calls = [e.call_id for e in snapshot.entries if isinstance(e, ToolCallEntry)]
     answered = {e.call_id for e in snapshot.entries if isinstance(e, ToolResultEntry)}
-    assert set(calls) - answered == {"call_crash_out"}  # the partial has a dangling call
+    assert set(calls) - answered == {"call_1_crash_out"}  # the partial has a dangling call
 
     partial = drop_dangling_tool_calls(snapshot.entries)
     await session.append("u1", partial, run_id=snapshot.run_id)
@@ -265,9 +265,9 @@ async def test_a_stopped_run_can_be_saved_as_a_partial_without_dangling_calls(
     result = await Runner.run(a, "what was the name?", session=session, session_id="u1")
     assert result.output == "Atlas"
     prompt = model.calls[-1]
-    sent_calls = [c["id"] for m in prompt for c in m.get("tool_calls") or ()]
-    sent_results = [m["tool_call_id"] for m in prompt if m["role"] == "tool"]
-    assert sent_calls == sent_results == ["call_lookup"]
+    sent_calls = [c.id for m in prompt for c in m.tool_calls or ()]
+    sent_results = [m.tool_call_id for m in prompt if m.role == "tool"]
+    assert sent_calls == sent_results == ["call_0_lookup"]
 
 
 async def test_rewound_runs_lose_their_checkpoints_and_start_afresh(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ import os
 from typing import Any
 
 from lovia import Agent, tool
-from lovia.testing import ScriptedProvider, ScriptedTurn, call, text
+from lovia.messages import AssistantTurn, Message
+from lovia.testing import ScriptedProvider, call, text
 
 
 @tool
@@ -18,10 +19,10 @@ async def block(note: str = "") -> str:
     return f"unblocked {note}".strip()
 
 
-def _block_then_answer(messages: list[dict[str, Any]]) -> ScriptedTurn:
+def _block_then_answer(messages: list[Message]) -> AssistantTurn:
     last = messages[-1]
-    if last["role"] == "tool":
-        return text(f"finished after {last['content']}")
+    if last.role == "tool":
+        return text(f"finished after {last.content}")
     return call("block", {"note": "once"}, call_id=f"call_block_{len(messages)}")
 
 

@@ -17,6 +17,7 @@ from lovia import (
     tool,
 )
 from lovia.demo import demo_agent
+from lovia.messages import Message
 from lovia.testing import ScriptedProvider, batch, text
 from lovia.web import create_app
 
@@ -208,7 +209,7 @@ async def test_regenerate_replaces_only_the_last_answer(client_for: Any) -> None
         "two again",
     ]
     assert await cp.load(old_run) is None
-    assert answers.calls[-1][-1] == {"role": "user", "content": "q2"}
+    assert answers.calls[-1][-1] == Message(role="user", content="q2")
     empty = await client.post("/api/chats/none/regenerate")
     assert empty.status_code == 400
 

@@ -14,7 +14,6 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProviderError
-from ..parts import part_to_dict
 from ..transcript import (
     AssistantTextEntry,
     EntryCompletedDelta,
@@ -29,6 +28,7 @@ from ..transcript import (
     ToolResultEntry,
     TranscriptEntry,
     UsageDelta,
+    leading_system_count,
 )
 from ..usage import Usage
 from ._common import (
@@ -39,6 +39,8 @@ from ._common import (
     status_error,
     tool_choice_name,
 )
+from ._parts import anthropic_blocks
+from ._render import BodyCache, Marks
 from .base import ToolSpec
 
 if TYPE_CHECKING:
@@ -300,60 +302,63 @@ def to_anthropic_messages(
 
     Leading system entries become ``system``; a later system note becomes user text. Blocks
     of one role in a row share one message, so consecutive tool results go in one user
-    message, as the API requires.
+    message, as the API requires. Images and files become ``image`` / ``document`` blocks
+    (a tool result carries text and images; a file there is described in text). Each entry is
+    rendered once: a view that extends an earlier one reuses its messages (read-only).
     """
-    system: list[str] = []
-    messages: list[dict[str, Any]] = []
-    for e in entries:
-        if isinstance(e, InputEntry) and e.role == "system" and not messages:
-            system.append(e.text)
+    n = leading_system_count(entries)
+    system = "\n\n".join(e.text for e in entries[:n] if isinstance(e, InputEntry))
+    return system, _MESSAGES.render(entries[n:])
+
+
+def _render(
+    entries: Sequence[TranscriptEntry], start: int, out: list[dict[str, Any]], marks: Marks
+) -> None:
+    for i in range(start, len(entries)):
+        e = entries[i]
+        role, blocks = _blocks(e)
+        if not blocks:
             continue
-        role, block = _block(e)
-        if block is None:
-            continue
-        blocks = block if isinstance(block, list) else [block]
-        if messages and messages[-1]["role"] == role:
-            messages[-1]["content"].extend(blocks)
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
         else:
-            messages.append({"role": role, "content": blocks})
-    return "\n\n".join(system), messages
+            marks.append((i, len(out)))
+            out.append({"role": role, "content": blocks})
 
 
-def _block(e: TranscriptEntry) -> tuple[str, dict[str, Any] | list[dict[str, Any]] | None]:
+_MESSAGES: BodyCache[dict[str, Any]] = BodyCache(_render)
+
+
+def _blocks(e: TranscriptEntry) -> tuple[str, list[dict[str, Any]]]:
     if isinstance(e, InputEntry):
-        if isinstance(e.content, str):
-            return "user", {"type": "text", "text": e.content}
-        # Parts are passed as given (text, image, document blocks in Anthropic's shape).
-        return "user", [part_to_dict(p) for p in e.content] or None
+        return "user", anthropic_blocks(e.content)
     if isinstance(e, AssistantTextEntry):
         # The API refuses empty text blocks.
-        return "assistant", {"type": "text", "text": e.content} if e.content else None
+        return "assistant", [{"type": "text", "text": e.content}] if e.content else []
     if isinstance(e, ToolCallEntry):
-        return "assistant", {
-            "type": "tool_use",
-            "id": e.call_id,
-            "name": e.name,
-            "input": _arguments(e.arguments),
-        }
+        return "assistant", [
+            {"type": "tool_use", "id": e.call_id, "name": e.name, "input": _arguments(e.arguments)}
+        ]
     if isinstance(e, ToolResultEntry):
+        content: str | list[dict[str, Any]] = e.output
+        if e.parts:
+            content = anthropic_blocks(e.parts, in_tool_result=True) or e.output
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": e.call_id,
-            "content": e.output,
+            "content": content,
         }
         if e.is_error:
             block["is_error"] = True
-        return "user", block
+        return "user", [block]
     if e.provider == "anthropic" and e.metadata.get("signature"):
-        return "assistant", {
-            "type": "thinking",
-            "thinking": e.content,
-            "signature": e.metadata["signature"],
-        }
+        return "assistant", [
+            {"type": "thinking", "thinking": e.content, "signature": e.metadata["signature"]}
+        ]
     if e.provider == "anthropic" and e.metadata.get("redacted"):
-        return "assistant", {"type": "redacted_thinking", "data": e.metadata["redacted"]}
+        return "assistant", [{"type": "redacted_thinking", "data": e.metadata["redacted"]}]
     # Reasoning without a signature (another provider's) cannot be verified by the API.
-    return "assistant", None
+    return "assistant", []
 
 
 def _arguments(raw: str) -> dict[str, Any]:

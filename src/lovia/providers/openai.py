@@ -38,6 +38,8 @@ from ._common import (
     status_error,
     tool_choice_name,
 )
+from ._parts import openai_content, openai_result_images
+from ._render import BodyCache, Marks, Renderer
 from .base import ToolSpec
 
 if TYPE_CHECKING:
@@ -60,6 +62,11 @@ class OpenAIChatProvider(SDKProvider):
     that want it (DeepSeek's thinking mode with tools); by default it is dropped.
     ``ModelSettings.max_tokens`` is sent as ``max_completion_tokens`` to api.openai.com and as
     ``max_tokens`` elsewhere; ``max_tokens_param`` overrides the name.
+
+    Images and files in user input are sent as content parts. Images a tool returned are
+    sent (in a user message after the tool messages) when ``supports_vision`` is true: by
+    default on api.openai.com only, since many compatible servers run text-only models;
+    elsewhere the model reads the result's text, which names each image.
     """
 
     name = "openai"
@@ -75,6 +82,7 @@ class OpenAIChatProvider(SDKProvider):
         supports_json_schema: bool = True,
         send_reasoning: bool = False,
         max_tokens_param: str | None = None,
+        supports_vision: bool | None = None,
     ) -> None:
         self.model = model
         self.supports_json_schema = supports_json_schema
@@ -97,6 +105,9 @@ class OpenAIChatProvider(SDKProvider):
         self.max_tokens_param = max_tokens_param or (
             "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
         )
+        self.supports_vision = (
+            host == "api.openai.com" if supports_vision is None else supports_vision
+        )
 
     def request(
         self,
@@ -109,7 +120,9 @@ class OpenAIChatProvider(SDKProvider):
         """The keyword arguments of ``chat.completions.create`` for this call."""
         req: dict[str, Any] = {
             "model": self.model,
-            "messages": to_chat_messages(entries, send_reasoning=self.send_reasoning),
+            "messages": to_chat_messages(
+                entries, send_reasoning=self.send_reasoning, result_images=self.supports_vision
+            ),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -236,44 +249,120 @@ class _Answer:
 
 
 def to_chat_messages(
-    entries: Sequence[TranscriptEntry], *, send_reasoning: bool = False
+    entries: Sequence[TranscriptEntry],
+    *,
+    send_reasoning: bool = False,
+    result_images: bool = True,
 ) -> list[dict[str, Any]]:
     """Chat Completions messages for ``entries``.
 
     Consecutive assistant text and tool calls become one assistant message with
-    ``tool_calls``; each result becomes a ``tool`` message with its ``tool_call_id``.
+    ``tool_calls``; each result becomes a ``tool`` message with its ``tool_call_id``. Parts
+    become ``image_url`` / ``file`` content parts. A ``tool`` message is text only, so the
+    images a tool returned (``result_images``) follow the turn's tool messages in one user
+    message. Each entry is rendered once: a view that extends an earlier one reuses its
+    messages (treat them as read-only).
     """
-    out: list[dict[str, Any]] = []
-    turn: dict[str, Any] | None = None  # the assistant message being built
-    for e in entries:
-        if isinstance(e, (AssistantTextEntry, ToolCallEntry, ReasoningEntry)):
-            if turn is None:
-                turn = {"role": "assistant", "content": None}
-                out.append(turn)
-            _add_to_turn(turn, e, send_reasoning)
-            continue
-        turn = None
-        if isinstance(e, InputEntry):
-            out.append({"role": e.role, "content": e.content})
-        elif isinstance(e, ToolResultEntry):
-            out.append({"role": "tool", "tool_call_id": e.call_id, "content": e.output})
-    # A turn holding only dropped reasoning would be an empty assistant message: leave it out.
-    return [m for m in out if m["role"] != "assistant" or len(m) > 2 or m["content"] is not None]
+    key = (send_reasoning, result_images)
+    cache = _CACHES.get(key)
+    if cache is None:
+        cache = _CACHES[key] = BodyCache(_renderer(send_reasoning, result_images))
+    return cache.render(entries)
 
 
-def _add_to_turn(turn: dict[str, Any], e: TranscriptEntry, send_reasoning: bool) -> None:
-    if isinstance(e, AssistantTextEntry):
-        turn["content"] = (turn["content"] or "") + e.content
-    elif isinstance(e, ToolCallEntry):
-        turn.setdefault("tool_calls", []).append(
-            {
-                "id": e.call_id,
-                "type": "function",
-                "function": {"name": e.name, "arguments": e.arguments},
-            }
-        )
-    elif isinstance(e, ReasoningEntry) and send_reasoning:
-        turn["reasoning_content"] = turn.get("reasoning_content", "") + e.content
+_CACHES: dict[tuple[bool, bool], BodyCache[dict[str, Any]]] = {}
+
+
+def _renderer(send_reasoning: bool, result_images: bool) -> Renderer[dict[str, Any]]:
+    def render(
+        entries: Sequence[TranscriptEntry], start: int, out: list[dict[str, Any]], marks: Marks
+    ) -> None:
+        _Render(out, send_reasoning).run(entries, start, marks, result_images)
+
+    return render
+
+
+class _Render:
+    """One pass of the renderer: the model turn and the result images being collected."""
+
+    def __init__(self, out: list[dict[str, Any]], send_reasoning: bool) -> None:
+        self.out = out
+        self.send_reasoning = send_reasoning
+        self.turn: list[TranscriptEntry] = []  # the assistant entries of one model turn
+        self.images: list[dict[str, Any]] = []  # the images of this turn's tool results
+
+    def run(
+        self, entries: Sequence[TranscriptEntry], start: int, marks: Marks, result_images: bool
+    ) -> None:
+        out = self.out
+        for i in range(start, len(entries)):
+            e = entries[i]
+            kind = type(e)
+            if kind is ToolResultEntry:
+                assert isinstance(e, ToolResultEntry)
+                self.flush_turn()
+                if not self.images:
+                    marks.append((i, len(out)))
+                content = e.output
+                if result_images and e.parts:
+                    found = openai_result_images(e.call_id, e.parts)
+                    if found:
+                        content += "\n[the image(s) of this result follow in a user message]"
+                        self.images.extend(found)
+                out.append({"role": "tool", "tool_call_id": e.call_id, "content": content})
+                continue
+            self.flush_images()
+            if kind is InputEntry:
+                assert isinstance(e, InputEntry)
+                self.flush_turn()
+                marks.append((i, len(out)))
+                wire = e.text if e.role == "system" else openai_content(e.content)
+                out.append({"role": e.role, "content": wire})
+                continue
+            if not self.turn:
+                marks.append((i, len(out)))
+            self.turn.append(e)
+        self.flush_images()
+        self.flush_turn()
+
+    def flush_turn(self) -> None:
+        if self.turn:
+            message = _assistant_message(self.turn, self.send_reasoning)
+            if message is not None:
+                self.out.append(message)
+            self.turn = []
+
+    def flush_images(self) -> None:
+        if self.images:
+            self.out.append({"role": "user", "content": self.images})
+            self.images = []
+
+
+def _assistant_message(turn: list[TranscriptEntry], send_reasoning: bool) -> dict[str, Any] | None:
+    text: str | None = None
+    reasoning: str | None = None
+    calls: list[dict[str, Any]] = []
+    for e in turn:
+        if isinstance(e, AssistantTextEntry):
+            text = e.content if text is None else text + e.content
+        elif isinstance(e, ToolCallEntry):
+            calls.append(
+                {
+                    "id": e.call_id,
+                    "type": "function",
+                    "function": {"name": e.name, "arguments": e.arguments},
+                }
+            )
+        elif isinstance(e, ReasoningEntry) and send_reasoning:
+            reasoning = e.content if reasoning is None else reasoning + e.content
+    if text is None and not calls:
+        return None  # only reasoning (dropped, or alone): an empty assistant message is refused
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = calls
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    return message
 
 
 def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -> None:

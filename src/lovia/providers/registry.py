@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+import warnings
 from typing import Any
 
 from ..errors import UserError
 from .base import Provider
 
-__all__ = ["model_from_env", "resolve_model"]
+__all__ = ["check_model", "model_from_env", "resolve_model"]
 
 
 def resolve_model(model: Any) -> Provider:
@@ -38,22 +40,89 @@ def model_from_env() -> Provider:
     return resolve_model(None)
 
 
-def _from_string(spec: str) -> Provider:
+# The prefixes lovia 0.9.119 also reads, by the provider they name.
+_PREFIXES = {
+    "openai": "openai",
+    "openai-chat": "openai",
+    "oai": "openai",
+    "anthropic": "anthropic",
+    "claude": "anthropic",
+}
+# Model families that are another vendor's: a bare name from these is probably a missing
+# prefix, not a model served by an OpenAI-compatible server.
+_ANTHROPIC_NAMES = ("claude",)
+
+
+def check_model(model: Any) -> None:
+    """Check a model string without building its provider (no key or network needed).
+
+    Raises ``UserError`` (with a hint naming the fix) for an empty name or an unknown
+    prefix, and warns (``UserWarning``) for a bare name that looks like an Anthropic model.
+    Anything that is not a string is left to ``resolve_model``.
+    """
+    if isinstance(model, str):
+        _parse(model, stacklevel=5)  # the warning points at the user's Agent(...) line
+
+
+def _parse(spec: str, stacklevel: int = 4) -> tuple[str, str]:
+    """``(provider, model name)`` for a model string."""
     prefix, sep, name = spec.partition(":")
     if not sep:
-        prefix, name = "openai", spec
+        if spec.strip() == "":
+            raise UserError("the model string is empty", hint="use a name like 'openai:gpt-4.1'")
+        if _looks_anthropic(spec):
+            warnings.warn(
+                f"model {spec!r} has no provider prefix, so it goes to an OpenAI-compatible "
+                f"server; for Anthropic's model write 'anthropic:{spec}'",
+                UserWarning,
+                stacklevel=stacklevel,
+            )
+        return "openai", spec
+    provider = _PREFIXES.get(prefix.strip().lower())
+    if provider is None:
+        raise _unknown_prefix(spec, prefix, name)
     if not name:
-        raise UserError(f"model string {spec!r} has no model name", hint="use 'openai:gpt-4.1'")
-    if prefix == "openai":
-        from .openai import OpenAIChatProvider
+        raise UserError(
+            f"model string {spec!r} has no model name",
+            hint=f"write the model after the colon, e.g. '{prefix}:"
+            f"{'claude-sonnet-4-5' if provider == 'anthropic' else 'gpt-4.1'}'",
+        )
+    return provider, name
 
-        return OpenAIChatProvider(name)
-    if prefix == "anthropic":
+
+def _looks_anthropic(name: str) -> bool:
+    return name.strip().lower().startswith(_ANTHROPIC_NAMES)
+
+
+def _unknown_prefix(spec: str, prefix: str, name: str) -> UserError:
+    close = difflib.get_close_matches(prefix.strip().lower(), list(_PREFIXES), n=1, cutoff=0.6)
+    message = f"unknown model provider {prefix!r} in {spec!r}"
+    if close:
+        return UserError(
+            f"{message}; did you mean '{close[0]}'?", hint=f"write '{close[0]}:{name}'"
+        )
+    hint = (
+        "use 'openai:NAME' (any OpenAI-compatible server: set OPENAI_BASE_URL for vLLM, Ollama, "
+        "OpenRouter, ...) or 'anthropic:NAME'"
+    )
+    if name and not name.startswith("/"):
+        # "qwen3:8b" is an Ollama tag, not a prefix: its colon belongs to the name.
+        hint += f"; for a model whose name has a colon (an Ollama tag) write 'openai:{spec}'"
+    return UserError(message, hint=hint)
+
+
+def _from_string(spec: str) -> Provider:
+    provider, name = _parse(spec)
+    if provider == "anthropic":
         from .anthropic import AnthropicProvider
 
         return AnthropicProvider(name)
-    raise UserError(
-        f"unknown model provider {prefix!r} in {spec!r}",
-        hint=f"use 'openai:NAME' (any OpenAI-compatible server) or 'anthropic:NAME'; for a "
-        f"model whose name has a colon (an Ollama tag) write 'openai:{spec}'",
-    )
+    from .openai import OpenAIChatProvider
+
+    if _looks_anthropic(spec) and not os.environ.get("OPENAI_API_KEY"):
+        raise UserError(
+            f"no API key for {spec!r}: a model name without a prefix goes to an "
+            "OpenAI-compatible server, which needs OPENAI_API_KEY",
+            hint=f"for Anthropic's model write 'anthropic:{spec}' and set ANTHROPIC_API_KEY",
+        )
+    return OpenAIChatProvider(name)

@@ -1,0 +1,184 @@
+"""Content parts (text, images, files) in each provider's wire shape, with size checks.
+
+Inline data is checked against the provider's own limit before any request, so a too-large
+image is a ``UserError`` saying what to do instead of an HTTP 400 after the upload.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import UserError
+from ..parts import ContentPart, FilePart, ImagePart, TextPart, decoded_size, project_parts
+
+__all__ = [
+    "ANTHROPIC_DOCUMENT_BYTES",
+    "ANTHROPIC_IMAGE_BYTES",
+    "ANTHROPIC_IMAGE_TYPES",
+    "OPENAI_FILE_BYTES",
+    "OPENAI_IMAGE_BYTES",
+    "anthropic_blocks",
+    "openai_content",
+    "openai_result_images",
+]
+
+MB = 1024 * 1024
+OPENAI_IMAGE_BYTES = 20 * MB
+"""The largest inline image the OpenAI Chat Completions API takes."""
+OPENAI_FILE_BYTES = 32 * MB
+"""The largest inline file (``file_data``) sent to an OpenAI-compatible server."""
+ANTHROPIC_IMAGE_BYTES = 5 * MB
+"""The largest inline image the Anthropic Messages API takes."""
+ANTHROPIC_DOCUMENT_BYTES = 32 * MB
+"""The largest inline PDF the Anthropic Messages API takes (its whole-request limit)."""
+ANTHROPIC_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+
+
+def _check_size(part: ImagePart | FilePart, limit: int, provider: str) -> None:
+    if part.data is None:
+        return
+    size = decoded_size(part.data)
+    if size > limit:
+        what = "image" if isinstance(part, ImagePart) else "file"
+        name = f" {part.filename!r}" if isinstance(part, FilePart) and part.filename else ""
+        raise UserError(
+            f"the {what}{name} is {size / MB:.1f} MB; {provider} accepts inline {what}s of up "
+            f"to {limit // MB} MB",
+            hint=f"make the {what} smaller (resize or compress it), or pass a URL the provider "
+            f"can fetch ({'ImagePart' if what == 'image' else 'FilePart'}(url=...))",
+        )
+
+
+# -- OpenAI Chat Completions ------------------------------------------------------------------
+
+
+def _openai_image(part: ImagePart) -> dict[str, Any]:
+    _check_size(part, OPENAI_IMAGE_BYTES, "the OpenAI Chat Completions API")
+    url = part.url if part.url is not None else f"data:{part.mime_type};base64,{part.data}"
+    image: dict[str, Any] = {"url": url}
+    if part.detail is not None:
+        image["detail"] = part.detail
+    return {"type": "image_url", "image_url": image}
+
+
+def _openai_file(part: FilePart) -> dict[str, Any]:
+    if part.url is not None:
+        raise UserError(
+            f"the OpenAI Chat Completions API cannot fetch a file by URL ({part.url})",
+            hint="embed the file with FilePart.from_path(...) or FilePart.from_bytes(...); an "
+            "image by URL goes in ImagePart(url=...); Anthropic models fetch PDF URLs",
+        )
+    _check_size(part, OPENAI_FILE_BYTES, "an OpenAI-compatible server")
+    file: dict[str, Any] = {"file_data": f"data:{part.mime_type};base64,{part.data}"}
+    if part.filename is not None:
+        file["filename"] = part.filename
+    return {"type": "file", "file": file}
+
+
+def openai_content(content: str | Sequence[ContentPart]) -> str | list[dict[str, Any]]:
+    """A message's ``content`` for Chat Completions: a string stays a string; parts become
+    ``text`` / ``image_url`` / ``file`` content parts."""
+    if isinstance(content, str):
+        return content
+    out: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, TextPart):
+            out.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            out.append(_openai_image(part))
+        else:
+            out.append(_openai_file(part))
+    return out
+
+
+def openai_result_images(call_id: str, parts: Sequence[ContentPart]) -> list[dict[str, Any]]:
+    """The images of a tool result as user content parts, each labelled with its call.
+
+    A ``tool`` message carries text only, so these ride in a user message after the turn's
+    tool messages; files stay in the result's text (``output``).
+    """
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, ImagePart):
+            out.append({"type": "text", "text": f"[image from tool result {call_id}:]"})
+            out.append(_openai_image(part))
+    return out
+
+
+# -- Anthropic Messages -----------------------------------------------------------------------
+
+
+def _anthropic_image(part: ImagePart) -> dict[str, Any]:
+    if part.url is not None:
+        return {"type": "image", "source": {"type": "url", "url": part.url}}
+    if part.mime_type not in ANTHROPIC_IMAGE_TYPES:
+        raise UserError(
+            f"Anthropic models take JPEG, PNG, GIF and WebP images, not {part.mime_type!r}",
+            hint="convert the image to PNG or JPEG first",
+        )
+    _check_size(part, ANTHROPIC_IMAGE_BYTES, "the Anthropic Messages API")
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": part.mime_type, "data": part.data},
+    }
+
+
+def _anthropic_document(part: FilePart) -> dict[str, Any]:
+    source: dict[str, Any]
+    if part.url is not None:
+        if part.mime_type not in (None, "application/pdf"):
+            raise UserError(
+                f"Anthropic models fetch PDF documents by URL, not {part.mime_type!r}",
+                hint="pass a PDF URL, embed the file with FilePart.from_path(...), or send "
+                "its text as a TextPart",
+            )
+        source = {"type": "url", "url": part.url}
+    elif part.mime_type == "application/pdf":
+        _check_size(part, ANTHROPIC_DOCUMENT_BYTES, "the Anthropic Messages API")
+        source = {"type": "base64", "media_type": "application/pdf", "data": part.data}
+    elif part.mime_type == "text/plain":
+        _check_size(part, ANTHROPIC_DOCUMENT_BYTES, "the Anthropic Messages API")
+        try:
+            text = base64.b64decode(part.data or "", validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError) as exc:
+            raise UserError(
+                "a text/plain FilePart for an Anthropic model must hold UTF-8 text",
+                hint="send the text as a TextPart, or fix the file's encoding",
+            ) from exc
+        source = {"type": "text", "media_type": "text/plain", "data": text}
+    else:
+        raise UserError(
+            f"Anthropic models read PDF and plain-text documents, not {part.mime_type!r}",
+            hint="convert the document to PDF, or send its text as a TextPart",
+        )
+    block: dict[str, Any] = {"type": "document", "source": source}
+    if part.filename is not None:
+        block["title"] = part.filename
+    return block
+
+
+def anthropic_blocks(
+    content: str | Sequence[ContentPart], *, in_tool_result: bool = False
+) -> list[dict[str, Any]]:
+    """Content blocks for ``content``; empty text makes no block (the API refuses those).
+
+    A ``tool_result`` holds text and images only, so there a file becomes its one-line
+    description (the same text the result's ``output`` has).
+    """
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    out: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, TextPart):
+            if part.text:
+                out.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            out.append(_anthropic_image(part))
+        elif in_tool_result:
+            out.append({"type": "text", "text": project_parts([part])})
+        else:
+            out.append(_anthropic_document(part))
+    return out
