@@ -36,7 +36,7 @@ def bare_context() -> RunContext[None]:
     )
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -55,7 +55,7 @@ def _wait_until_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
 
 
 def _start_http(env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen[bytes]]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, SERVER_SCRIPT, "http", str(port)],
         stdout=subprocess.DEVNULL,

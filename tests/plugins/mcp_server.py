@@ -16,7 +16,7 @@ import base64
 import os
 import sys
 
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
@@ -94,6 +94,13 @@ def pid() -> str:
     """The server's process id."""
     logged("pid")
     return str(os.getpid())
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:  # type: ignore[type-arg]
+    """The value of an HTTP request header ("" over stdio or when absent)."""
+    logged("header")
+    return (ctx.headers or {}).get(name.lower(), "")
 
 
 @server.tool()
