@@ -145,6 +145,13 @@ def charge_and_die(cents: int) -> str:
     os._exit(3)
 
 
+@server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False))
+def refund(cents: int) -> str:
+    """A destructive tool whose every call the server reports as failed."""
+    logged("refund")
+    raise ToolError(f"refund of {cents} declined")
+
+
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if mode == "stdio":

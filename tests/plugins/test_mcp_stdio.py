@@ -203,6 +203,18 @@ async def test_a_destructive_call_is_not_repeated_when_the_server_dies(tmp_path:
     assert log.read_text().splitlines() == ["charge_and_die", "echo"]
 
 
+async def test_retries_never_repeat_a_destructive_call_whose_server_died(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    async with stdio(env={"LOG_CALLS": str(log)}, retries=3).session() as conn:
+        tools = by_name(conn.tools())
+        with pytest.raises(MCPError, match="may or may not"):
+            await run_tool(tools["t__charge_and_die"], {"cents": 1}, bare_context())
+        # ...but a call the server answered as failed is tried again, as asked
+        with pytest.raises(ToolError, match="declined"):
+            await run_tool(tools["t__refund"], {"cents": 2}, bare_context())
+    assert log.read_text().splitlines() == ["charge_and_die"] + ["refund"] * 4
+
+
 async def test_a_call_that_always_kills_the_server_fails_after_one_retry(tmp_path: Path) -> None:
     log = tmp_path / "calls.log"
     async with stdio(env={"LOG_CALLS": str(log)}).session() as conn:

@@ -397,23 +397,31 @@ class MCPConnection:
             else _destructive(annotations)
         )
         schema = getattr(entry, "input_schema", None) or getattr(entry, "inputSchema", None)
+        safe = on_resume == "rerun"
+        # A tool that must not run twice is retried only when the server answered that the
+        # call failed; the generic retry (any exception, a timeout) could repeat its effect.
         return Tool(
             name=name,
             description=str(getattr(entry, "description", None) or ""),
             parameters=normalize_schema(schema),
-            invoke=self._invoker(raw, safe_to_repeat=on_resume == "rerun"),
+            invoke=self._invoker(raw, safe, 0 if safe else server.retries or 0),
             needs_approval=needs_approval,
-            retries=server.retries,
+            retries=server.retries if safe else 0,
             timeout=server.timeout,
             max_output_chars=server.max_output_chars,
             on_resume=on_resume,
         )
 
-    def _invoker(self, raw: str, *, safe_to_repeat: bool) -> Any:
+    def _invoker(self, raw: str, safe_to_repeat: bool, error_retries: int) -> Any:
         renderer = self.server.result_renderer
 
         async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> Any:
             result = await self._call_with_recovery(raw, args, safe_to_repeat)
+            for attempt in range(error_retries):
+                if not result.is_error:
+                    break
+                await asyncio.sleep(min(5.0, 0.1 * 2**attempt))
+                result = await self._call_with_recovery(raw, args, safe_to_repeat)
             if renderer is not None:
                 rendered = renderer(result, ctx)
                 return await rendered if inspect.isawaitable(rendered) else rendered

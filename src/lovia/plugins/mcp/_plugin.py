@@ -164,7 +164,8 @@ def _call_tool(catalog: dict[str, Tool]) -> Tool:
         decided = target.on_resume(call, ctx)
         return await decided if inspect.isawaitable(decided) else decided
 
-    @tool(name="call_mcp_tool", needs_approval=needs_approval, on_resume=on_resume)
+    # retries=0: the call delegates to the target's own retries (never a destructive repeat)
+    @tool(name="call_mcp_tool", needs_approval=needs_approval, on_resume=on_resume, retries=0)
     async def call_mcp_tool(
         ctx: RunContext[Any],
         tool: Annotated[str, "The exact name search_mcp_tools returned."],
