@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import sys
 
 import pytest
 
@@ -50,3 +51,15 @@ def test_loose_input_schemas_become_object_schemas() -> None:
     assert normalize_schema({"type": "object"}) == {"type": "object", "properties": {}}
     kept = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
     assert normalize_schema(kept) == kept
+
+
+async def test_without_the_mcp_package_opening_a_server_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lovia import UserError
+    from lovia.plugins.mcp import MCPServerStdio
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # import mcp now fails, as when not installed
+    with pytest.raises(UserError) as missing:
+        await MCPServerStdio(command="uvx").open()
+    assert "lovia[mcp]" in (missing.value.hint or "")

@@ -297,3 +297,14 @@ def test_a_handoff_renames_the_run_span_to_the_active_agent(
     (found,) = exporter.get_finished_spans()
     assert found.name == "invoke_agent billing"
     assert (found.attributes or {})["gen_ai.agent.name"] == "billing"
+
+
+def test_without_opentelemetry_the_tracer_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lovia import UserError
+
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+    with pytest.raises(UserError) as missing:
+        OpenTelemetryTracer()
+    assert "lovia[otel]" in (missing.value.hint or "")

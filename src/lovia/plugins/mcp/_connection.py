@@ -85,15 +85,20 @@ class _Live:
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except asyncio.TimeoutError as exc:
-            await self.stop()
+            await self._abandon(ready)
             raise MCPError(
                 f"MCP server {self._label} did not finish its handshake in {timeout:g} s",
                 hint="check that the command starts an MCP server (not a shell or a CLI), "
                 "or raise connect_timeout",
             ) from exc
         except BaseException:
-            await self.stop()
+            await self._abandon(ready)
             raise
+
+    async def _abandon(self, ready: asyncio.Future[None]) -> None:
+        await self.stop()
+        if ready.done() and not ready.cancelled():
+            ready.exception()  # retrieved: nobody else will read it
 
     async def _main(self, ready: asyncio.Future[None]) -> None:
         from mcp import ClientSession
