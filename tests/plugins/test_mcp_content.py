@@ -41,6 +41,14 @@ def test_binary_blocks_become_short_notes_never_base64() -> None:
     ]
 
 
+def test_an_error_result_reads_as_one() -> None:
+    failed = MCPToolResult(
+        content=[mcp_types.TextContent(type="text", text="quota")], is_error=True
+    )
+    assert str(failed) == "[tool error] quota"
+    assert render_mcp_content([], is_error=True) == "[tool error]"
+
+
 def test_structured_content_alone_is_shown_as_json() -> None:
     assert str(MCPToolResult(content=[], structured_content={"temp": 21.5})) == '{"temp": 21.5}'
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import MCPError, ToolError
 from ...run.context import RunContext
 from ...tools import OnResume, Tool
-from ._content import MCPToolResult, normalize_schema, result_value
+from ._content import MCPToolResult, normalize_schema, render_mcp_content, result_value
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -431,7 +431,8 @@ class MCPConnection:
                 rendered = renderer(result, ctx)
                 return await rendered if inspect.isawaitable(rendered) else rendered
             if result.is_error:
-                raise ToolError(str(result) or f"MCP tool {raw!r} failed", tool_name=raw)
+                text = render_mcp_content(result.content, structured=result.structured_content)
+                raise ToolError(text or f"MCP tool {raw!r} failed", tool_name=raw)
             return result_value(result)
 
         return invoke

@@ -71,10 +71,12 @@ def render_mcp_content(
     content: list[Any], *, is_error: bool = False, structured: Any = None
 ) -> str:
     """MCP content blocks as the text the model reads (structured content as JSON when the
-    server sent no blocks)."""
+    server sent no blocks); ``is_error`` puts ``[tool error]`` in front."""
     text = "\n".join(_block_text(b) for b in content)
     if not content and structured is not None:
         text = json.dumps(structured, ensure_ascii=False, default=str)
+    if is_error:
+        return f"[tool error] {text}" if text else "[tool error]"
     return text
 
 
