@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib.util
 import json
 import os
+from pathlib import Path
 
 import pytest
 
-from lovia import Agent, Runner, ToolError, ToolResultEntry
+from lovia import (
+    Agent,
+    ApprovalPending,
+    CheckpointOptions,
+    InMemoryCheckpointer,
+    Runner,
+    ToolError,
+    ToolResultEntry,
+)
 from lovia.plugins.mcp import MCP
 from lovia.testing import ScriptedProvider, call, text
 from lovia.transcript import ToolCallEntry
@@ -94,3 +104,24 @@ async def test_a_run_calls_an_mcp_tool_and_closes_the_server_when_it_ends() -> N
     pid = int(outputs[1])
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+@needs_agent_plugins
+@pytest.mark.skipif(
+    importlib.util.find_spec("lovia.approvals") is None,
+    reason="tool approvals are not wired into the run loop on this branch yet",
+)
+async def test_a_destructive_mcp_tool_waits_for_approval_before_reaching_the_server(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "calls.log"
+    model = ScriptedProvider([call("t__delete_file", {"path": "/srv/data"}), text("deleted")])
+    agent = Agent(  # type: ignore[call-arg]
+        name="ops", model=model, plugins=[MCP(stdio(env={"LOG_CALLS": str(log)}))]
+    )
+    with pytest.raises(ApprovalPending) as parked:
+        await Runner.run(
+            agent, "delete /srv/data", checkpoint=CheckpointOptions(InMemoryCheckpointer(), "r1")
+        )
+    assert [c.name for c in parked.value.calls] == ["t__delete_file"]
+    assert not log.exists()  # the server never saw the call
