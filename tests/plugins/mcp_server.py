@@ -14,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import signal
 import sys
+import time
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -150,6 +152,29 @@ def refund(cents: int) -> str:
     """A destructive tool whose every call the server reports as failed."""
     logged("refund")
     raise ToolError(f"refund of {cents} declined")
+
+
+def _kill_client_once(marker: str) -> str:
+    if not os.path.exists(marker):
+        with open(marker, "w") as f:
+            f.write("started")
+        os.kill(os.getppid(), signal.SIGKILL)  # the agent's process dies with the call in flight
+        time.sleep(30)
+    return "ok"
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False))
+def pay_and_crash_client(marker: str) -> str:
+    """Destructive: the first call kills the client (this server's parent) mid-call."""
+    logged("pay_and_crash_client")
+    return _kill_client_once(marker)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def read_and_crash_client(marker: str) -> str:
+    """Read-only: the first call kills the client (this server's parent) mid-call."""
+    logged("read_and_crash_client")
+    return _kill_client_once(marker)
 
 
 def main() -> None:

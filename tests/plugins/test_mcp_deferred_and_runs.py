@@ -7,6 +7,9 @@ import dataclasses
 import importlib.util
 import json
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,3 +128,37 @@ async def test_a_destructive_mcp_tool_waits_for_approval_before_reaching_the_ser
         )
     assert [c.name for c in parked.value.calls] == ["t__delete_file"]
     assert not log.exists()  # the server never saw the call
+
+
+CHILD = Path(__file__).with_name("mcp_run_child.py")
+
+
+def run_child(tmp_path: Path, tool_name: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(CHILD), str(tmp_path / "app.db"), tool_name, str(tmp_path / "m")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@needs_agent_plugins
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
+def test_a_crash_during_a_destructive_mcp_call_stops_the_resume(tmp_path: Path) -> None:
+    crashed = run_child(tmp_path, "t__pay_and_crash_client")
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    resumed = run_child(tmp_path, "t__pay_and_crash_client")
+    assert resumed.returncode == 0, resumed.stderr
+    answer = json.loads(resumed.stdout)
+    assert answer["error"] == "UserError"
+    assert "call_1" in answer["message"]
+
+
+@needs_agent_plugins
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
+def test_a_crash_during_a_read_only_mcp_call_runs_it_again_on_resume(tmp_path: Path) -> None:
+    crashed = run_child(tmp_path, "t__read_and_crash_client")
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    resumed = run_child(tmp_path, "t__read_and_crash_client")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout) == {"output": "done: ok"}
