@@ -302,3 +302,19 @@ def test_bad_settings_are_user_errors_with_hints() -> None:
         MCPServerStreamableHTTP(url="127.0.0.1:9/mcp")
     with pytest.raises(UserError):
         MCP()
+
+
+async def test_call_tool_calls_by_mcp_name_and_never_repeats_a_lost_call(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    async with stdio(env={"LOG_CALLS": str(log)}).session() as conn:
+        result = await conn.call_tool("add", {"a": 1, "b": 1})
+        assert isinstance(result, MCPToolResult)
+        assert (result.is_error, result.structured_content, str(result)) == (
+            False,
+            {"result": 2},
+            "2",
+        )
+        with pytest.raises(MCPError, match="not called again"):
+            await conn.call_tool("die", {})
+        assert str(await conn.call_tool("files.read", {"path": "x"})) == "contents of x"
+    assert log.read_text().splitlines() == ["add", "die", "files.read"]

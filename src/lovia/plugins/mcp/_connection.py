@@ -112,10 +112,7 @@ class _Live:
                     ready.set_result(None)
                     await self._stop.wait()
         except asyncio.CancelledError:
-            if not ready.done():
-                ready.set_exception(
-                    MCPError(f"connecting to MCP server {self._label} was cancelled")
-                )
+            ready.cancel()  # no-op once the handshake is done; nobody awaits it otherwise
             raise
         except BaseException as exc:
             if not ready.done():
@@ -255,7 +252,12 @@ class MCPConnection:
     # --- calls ----------------------------------------------------------------------------
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> MCPToolResult:
-        """Call the server's tool ``name`` (its MCP name, without the prefix) once."""
+        """Call the server's tool ``name`` (its MCP name, without the prefix). A call whose
+        connection died is not sent again (the connection is reopened for the next one)."""
+        result: MCPToolResult = await self._call_with_recovery(name, arguments, False)
+        return result
+
+    async def _call_once(self, name: str, arguments: dict[str, Any]) -> MCPToolResult:
         self._check_usable()
         generation, session = self._generation, self._session()
         try:
@@ -274,16 +276,24 @@ class MCPConnection:
             structured_content=getattr(result, "structured_content", None),
         )
 
-    async def _call_with_recovery(self, name: str, args: dict[str, Any], safe: bool) -> Any:
+    async def _call_with_recovery(
+        self, name: str, args: dict[str, Any], safe: bool
+    ) -> MCPToolResult:
+        """Call once; if the connection died, reopen it and call again only when the call
+        never left, or the tool is safe to run twice (``safe``)."""
         try:
-            return await self.call_tool(name, args)
+            return await self._call_once(name, args)
         except _LostDuringCall as lost:
             cause = lost.__cause__ or lost
             if not self.server.auto_reconnect:
                 raise MCPError(
                     f"MCP server {self._label} went away during {name!r}: {_describe(cause)}",
-                    hint="the call may or may not have taken effect; restart the server, or "
-                    "set auto_reconnect=True to reconnect automatically",
+                    hint=(
+                        "the call may or may not have taken effect; "
+                        if lost.sent
+                        else "the call was not sent; "
+                    )
+                    + "restart the server, or set auto_reconnect=True to reconnect automatically",
                     tool_name=name,
                 ) from cause
             try:
@@ -298,15 +308,15 @@ class MCPConnection:
             if lost.sent and not safe:
                 raise MCPError(
                     f"MCP server {self._label} went away during {name!r}; it may or may not "
-                    "have taken effect, and the tool is marked destructive, so it was not "
-                    "called again",
+                    "have taken effect, and the tool must not run twice (it is marked "
+                    "destructive, or its on_resume says so), so it was not called again",
                     hint="check whether it took effect before calling it again "
                     "(the connection is open again)",
                     tool_name=name,
                 ) from cause
             log.info("mcp.retry: %s reconnected; calling %r again", self._label, name)
             try:
-                return await self.call_tool(name, args)
+                return await self._call_once(name, args)
             except _LostDuringCall as again:
                 raise MCPError(
                     f"MCP server {self._label} went away again during {name!r}",
