@@ -1,7 +1,7 @@
 """A live connection to one MCP server, and the lovia tools bound to it.
 
 The SDK's transports and ``ClientSession`` are anyio context managers that must be entered
-and left by one task. A connection therefore lives in a task of its own (``_Live``): the run
+and left by one task. A connection therefore lives in a task of its own (``LiveSession``): the run
 that opened it, another run reusing it, or a different task closing it never trip over anyio's
 task affinity, and concurrent calls share the session (the SDK matches answers to requests).
 """
@@ -13,14 +13,13 @@ import hashlib
 import inspect
 import logging
 import re
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MCPError, ToolError
 from ...run.context import RunContext
 from ...tools import OnResume, Tool
 from ._content import MCPToolResult, normalize_schema, render_mcp_content, result_value
+from ._live import LiveSession, describe_error, lost_connection
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -31,120 +30,7 @@ __all__ = ["MCPConnection"]
 
 log = logging.getLogger("lovia.mcp")
 
-Transport = Callable[[], AbstractAsyncContextManager[Any]]
-_CONNECTION_CLOSED = -32000  # the SDK's JSON-RPC code for "the transport went away"
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    """The real errors inside (possibly nested) exception groups."""
-    inner = getattr(exc, "exceptions", None)
-    if isinstance(inner, (list, tuple)) and inner:
-        return [leaf for sub in inner for leaf in _leaves(sub)]
-    return [exc]
-
-
-def _describe(exc: BaseException) -> str:
-    return "; ".join(
-        f"{type(e).__name__}: {e}" if str(e) else type(e).__name__ for e in _leaves(exc)
-    )
-
-
-def _lost_connection(exc: BaseException) -> bool:
-    """The transport died (the server exited, the socket dropped), as opposed to the server
-    answering with an error."""
-    import anyio
-
-    for leaf in _leaves(exc):
-        if isinstance(leaf, (ConnectionError, EOFError, anyio.BrokenResourceError)):
-            return True
-        if isinstance(leaf, (anyio.ClosedResourceError, anyio.EndOfStream)):
-            return True
-        code = getattr(getattr(leaf, "error", None), "code", None)
-        if code == _CONNECTION_CLOSED and "closed" in str(leaf).lower():
-            return True
-        if any(c.__name__ == "TransportError" for c in type(leaf).__mro__):
-            return True  # httpx's family: connect, read, write, protocol and timeout errors
-    return False
-
-
-class _Live:
-    """One session, owned by its own task from open to close."""
-
-    def __init__(self, transport: Transport, label: str) -> None:
-        self._transport = transport
-        self._label = label
-        self.session: ClientSession | None = None
-        self._stop = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._serving = False  # the handshake is done; until then only cancelling stops it
-
-    async def start(self, timeout: float | None) -> None:
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._task = asyncio.create_task(self._main(ready), name=f"lovia-mcp {self._label}")
-        try:
-            await asyncio.wait_for(asyncio.shield(ready), timeout)
-        except asyncio.TimeoutError as exc:
-            await self._abandon(ready)
-            raise MCPError(
-                f"MCP server {self._label} did not finish its handshake in {timeout:g} s",
-                hint="check that the command starts an MCP server (not a shell or a CLI), "
-                "or raise connect_timeout",
-            ) from exc
-        except BaseException:
-            await self._abandon(ready)
-            raise
-
-    async def _abandon(self, ready: asyncio.Future[None]) -> None:
-        await self.stop()
-        if ready.done() and not ready.cancelled():
-            ready.exception()  # retrieved: nobody else will read it
-
-    async def _main(self, ready: asyncio.Future[None]) -> None:
-        from mcp import ClientSession
-
-        try:
-            async with self._transport() as streams:
-                async with ClientSession(streams[0], streams[1]) as session:
-                    await session.initialize()
-                    self.session = session
-                    self._serving = True
-                    ready.set_result(None)
-                    await self._stop.wait()
-        except asyncio.CancelledError:
-            ready.cancel()  # no-op once the handshake is done; nobody awaits it otherwise
-            raise
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(_open_error(self._label, exc))
-            else:
-                log.debug("mcp.close: %s ended with %s", self._label, _describe(exc))
-        finally:
-            self.session = None
-
-    async def stop(self) -> None:
-        self._stop.set()
-        task = self._task
-        if task is None or task.done():
-            return
-        if not self._serving:
-            task.cancel()
-        done, _ = await asyncio.wait([task], timeout=10)
-        if not done:  # the transport would not wind down: cut it off
-            task.cancel()
-            await asyncio.wait([task])
-
-
-def _open_error(label: str, exc: BaseException) -> MCPError:
-    if isinstance(exc, MCPError):
-        return exc
-    if isinstance(exc, FileNotFoundError) or any(isinstance(e, OSError) for e in _leaves(exc)):
-        hint = "check the command and its arguments (is the program installed and on PATH?)"
-    else:
-        hint = "check that the server is running, reachable and speaks MCP"
-    err = MCPError(f"could not connect to MCP server {label}: {_describe(exc)}", hint=hint)
-    err.__cause__ = exc
-    return err
 
 
 def _tool_name(prefix: str | None, raw: str) -> str:
@@ -195,7 +81,7 @@ class MCPConnection:
         self.server = server
         self.close_after_run = close_after_run
         self._label = server.describe()
-        self._live: _Live | None = None
+        self._live: LiveSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = asyncio.Lock()
         self._generation = 0
@@ -263,10 +149,10 @@ class MCPConnection:
         try:
             result = await session.call_tool(name, arguments)
         except Exception as exc:
-            if _lost_connection(exc):
+            if lost_connection(exc):
                 raise _LostDuringCall(generation) from exc
             raise MCPError(
-                f"MCP server {self._label} refused the call to {name!r}: {_describe(exc)}",
+                f"MCP server {self._label} refused the call to {name!r}: {describe_error(exc)}",
                 hint="check the tool's name and arguments against the server's tool list",
                 tool_name=name,
             ) from exc
@@ -287,7 +173,7 @@ class MCPConnection:
             cause = lost.__cause__ or lost
             if not self.server.auto_reconnect:
                 raise MCPError(
-                    f"MCP server {self._label} went away during {name!r}: {_describe(cause)}",
+                    f"MCP server {self._label} went away during {name!r}: {describe_error(cause)}",
                     hint=(
                         "the call may or may not have taken effect; "
                         if lost.sent
@@ -354,7 +240,7 @@ class MCPConnection:
             old, self._live = self._live, None
             if old is not None:
                 await old.stop()
-            live = _Live(self.server.transport(), self._label)
+            live = LiveSession(self.server.transport(), self._label)
             await live.start(self.server.connect_timeout)
             self._live = live
             self._generation += 1
@@ -370,7 +256,7 @@ class MCPConnection:
                 page = await session.list_tools(params=params)
             except Exception as exc:
                 raise MCPError(
-                    f"MCP server {self._label} could not list its tools: {_describe(exc)}",
+                    f"MCP server {self._label} could not list its tools: {describe_error(exc)}",
                     hint="check the server's logs",
                 ) from exc
             found.extend(page.tools)
