@@ -39,6 +39,7 @@ from .errors import (
 )
 from .handoffs import Handoff
 from .hooks import AgentHooks
+from .log_config import enable_logging
 from .messages import Message, ToolCall, assistant, system, tool_message, user
 from .parts import FilePart, ImagePart, TextPart
 from .plugins import Plugin, PluginInstance
@@ -153,6 +154,7 @@ __all__ = [
     "UserError",
     "assistant",
     "drop_dangling_tool_calls",
+    "enable_logging",
     "entry_from_dict",
     "entry_to_dict",
     "events",

@@ -1,0 +1,129 @@
+"""Logging: lovia stays silent until asked, and ``enable_logging()`` asks.
+
+lovia writes its narrative (``run.start``, ``model.done: ...``, ``tool.error: ...``) to the
+``lovia`` logger and its children. Importing lovia attaches a ``NullHandler`` to that logger,
+so a program that never configures logging sees no output and no "no handlers" warning.
+
+``enable_logging()`` is the one-line opt-in for scripts and notebooks: one stream handler on
+the ``lovia`` logger, coloured when the stream is a terminal. Production programs configure
+:mod:`logging` themselves and never need it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import os
+import re
+import sys
+from typing import TextIO
+
+__all__ = ["CURRENT_AGENT", "ColorFormatter", "enable_logging", "supports_color"]
+
+LOGGER_NAME = "lovia"
+
+logging.getLogger(LOGGER_NAME).addHandler(logging.NullHandler())
+
+CURRENT_AGENT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "lovia_current_agent", default=None
+)
+"""The name of the agent the current task runs (set by the run loop), for log filters that
+want to say which agent wrote a line."""
+
+_MANAGED = "_lovia_enable_logging"
+
+
+def enable_logging(
+    level: int | str = logging.INFO,
+    *,
+    format: str = "%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+    datefmt: str = "%H:%M:%S",
+    stream: TextIO | None = None,
+    color: bool | None = None,
+    propagate: bool = False,
+) -> logging.Logger:
+    """Send lovia's log lines to ``stream`` (standard error by default) and return the
+    ``lovia`` logger.
+
+    Calling it again replaces the handler the previous call attached (never duplicates
+    lines); handlers you added yourself are left alone. ``color=None`` colours only a
+    terminal, and never when ``NO_COLOR`` is set or ``TERM=dumb``. ``propagate=False`` (the
+    default) keeps records from also reaching the root logger, which would print them twice
+    under ``logging.basicConfig`` or uvicorn.
+    """
+    if isinstance(level, str):
+        resolved = logging.getLevelName(level.upper())
+        if not isinstance(resolved, int):
+            from .errors import UserError
+
+            raise UserError(
+                f"unknown logging level {level!r}",
+                hint="use DEBUG, INFO, WARNING, ERROR or CRITICAL (or a logging.* number)",
+            )
+        level = resolved
+    log = logging.getLogger(LOGGER_NAME)
+    for handler in list(log.handlers):
+        if getattr(handler, _MANAGED, False):
+            log.removeHandler(handler)
+            handler.close()
+    target = stream if stream is not None else sys.stderr
+    new = logging.StreamHandler(stream)
+    use_color = supports_color(target) if color is None else color
+    formatter_cls = ColorFormatter if use_color else logging.Formatter
+    new.setFormatter(formatter_cls(format, datefmt=datefmt))
+    setattr(new, _MANAGED, True)
+    log.addHandler(new)
+    log.setLevel(level)
+    log.propagate = propagate
+    return log
+
+
+_RESET = "\033[0m"
+_DIM = "\033[2m"
+_BOLD = "\033[1m"
+_LEVEL_COLORS = {
+    logging.DEBUG: "\033[2m",
+    logging.INFO: "\033[32m",
+    logging.WARNING: "\033[33m",
+    logging.ERROR: "\033[31m",
+    logging.CRITICAL: "\033[1;31m",
+}
+_LEVEL_WIDTH = 7  # the ``-7s`` of the default format: pad before colouring so columns align
+_EVENT_TOKEN = re.compile(r"^([a-z][a-z0-9_.]*:)")
+
+
+class ColorFormatter(logging.Formatter):
+    """Colours the level name, dims the logger name and bolds a leading ``area.event:``
+    token. The record is restored afterwards, so other handlers see it plain."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = (record.levelname, record.name, record.msg, record.args)
+        message = record.getMessage()
+        color = _LEVEL_COLORS.get(record.levelno, "")
+        padded = f"{record.levelname:<{_LEVEL_WIDTH}}"
+        record.levelname = f"{color}{padded}{_RESET}" if color else padded
+        record.name = f"{_DIM}{record.name}{_RESET}"
+        record.msg = _EVENT_TOKEN.sub(f"{_BOLD}\\1{_RESET}", message)
+        record.args = None
+        try:
+            return super().format(record)
+        finally:
+            record.levelname, record.name, record.msg, record.args = saved
+
+
+def supports_color(stream: TextIO) -> bool:
+    """Whether ANSI colour suits ``stream``: a terminal, ``NO_COLOR`` unset, ``TERM`` not
+    ``dumb``."""
+    if os.environ.get("NO_COLOR") is not None or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        if not stream.isatty():
+            return False
+    except Exception:
+        return False
+    if sys.platform == "win32":  # pragma: no cover - enables VT processing on a console
+        try:
+            os.system("")
+        except Exception:
+            return False
+    return True

@@ -1,0 +1,186 @@
+"""MCP server configurations: frozen settings that open live ``MCPConnection``s."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ...errors import UserError
+from ...tools import ApprovalPredicate, OnResume, ToolResultRenderer
+from ._connection import MCPConnection
+
+__all__ = ["MCPServer", "MCPServerLike", "MCPServerStdio", "MCPServerStreamableHTTP"]
+
+_INSTALL_HINT = "install the MCP extra: pip install 'lovia[mcp]'"
+
+
+def _require_mcp() -> None:
+    try:
+        import mcp  # noqa: F401
+    except ImportError as exc:
+        raise UserError("MCP support needs the 'mcp' package", hint=_INSTALL_HINT) from exc
+
+
+class MCPServerLike(Protocol):
+    """What ``MCP(...)`` accepts: a server config (a fresh connection per run) or a live
+    ``MCPConnection`` (kept alive by its owner)."""
+
+    @property
+    def close_after_run(self) -> bool: ...
+
+    @property
+    def defer(self) -> bool: ...
+
+    async def open(self) -> MCPConnection: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class MCPServer:
+    """Settings shared by every MCP transport (use ``MCPServerStdio`` or
+    ``MCPServerStreamableHTTP``).
+
+    ``name`` prefixes the server's tools (``name="fs"``: ``fs__read_file``).
+    ``include_tools`` / ``exclude_tools`` pick tools by their MCP names. ``needs_approval``
+    gates every tool of the server (``True``, ``False`` or a predicate); left at ``None``, a
+    tool the server marks destructive (``destructiveHint``) needs approval and the others do
+    not. ``on_resume`` says what a resumed run does with a call a crash left in doubt; left at
+    ``None``, read-only and idempotent tools run again and destructive, non-idempotent ones
+    stop the resume. ``retries``, ``timeout`` and ``max_output_chars`` apply to each tool as
+    on any ``Tool``. ``result_renderer(MCPToolResult, ctx)`` replaces the default conversion
+    of results. ``auto_reconnect`` reopens a connection that died during a call and calls
+    again, unless the tool is destructive and not idempotent. ``defer=True`` keeps the tools
+    out of the tool list, behind ``search_mcp_tools`` / ``call_mcp_tool``.
+    ``connect_timeout`` bounds the handshake.
+    """
+
+    name: str | None = None
+    include_tools: list[str] | None = None
+    exclude_tools: list[str] | None = None
+    needs_approval: bool | ApprovalPredicate | None = None
+    on_resume: OnResume | None = None
+    retries: int | None = None
+    timeout: float | None = None
+    max_output_chars: int | None = None
+    result_renderer: ToolResultRenderer | None = None
+    auto_reconnect: bool = True
+    close_after_run: bool = True
+    defer: bool = False
+    connect_timeout: float | None = 30.0
+
+    def __post_init__(self) -> None:
+        if self.connect_timeout is not None and not self.connect_timeout > 0:
+            raise UserError(
+                f"connect_timeout must be positive, got {self.connect_timeout!r}",
+                hint="pass seconds, or None to wait as long as the handshake takes",
+            )
+        for label, names in (
+            ("include_tools", self.include_tools),
+            ("exclude_tools", self.exclude_tools),
+        ):
+            if isinstance(names, str):
+                raise UserError(
+                    f"{label} must be a list of tool names, not a string",
+                    hint=f"write {label}=[{names!r}]",
+                )
+
+    def transport(self) -> Callable[[], AbstractAsyncContextManager[Any]]:
+        """A factory of the SDK transport context (``(read, write, ...)`` streams)."""
+        raise NotImplementedError  # pragma: no cover - each transport overrides it
+
+    def describe(self) -> str:
+        """How errors name this server."""
+        return repr(self.name) if self.name else type(self).__name__
+
+    async def open(self) -> MCPConnection:
+        """Connect now; the caller owns the connection and closes it."""
+        _require_mcp()
+        conn = MCPConnection(self, close_after_run=self.close_after_run)
+        try:
+            await conn.connect()
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[MCPConnection]:
+        """A connection kept alive for the ``async with`` block, shared by the runs in it."""
+        _require_mcp()
+        conn = MCPConnection(self, close_after_run=False)
+        try:
+            await conn.connect()
+            yield conn
+        finally:
+            await conn.close()
+
+
+@dataclass(frozen=True, kw_only=True)
+class MCPServerStdio(MCPServer):
+    """A server started as a subprocess, speaking MCP on its stdin and stdout.
+
+    ``env`` adds variables to the small default environment the SDK gives the process (PATH,
+    HOME and the like, not your whole environment). ``cwd`` is its working directory.
+    """
+
+    command: str
+    args: list[str] | None = None
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.command:
+            raise UserError("MCPServerStdio needs a command", hint="e.g. command='uvx'")
+        if isinstance(self.args, str):
+            raise UserError(
+                "args must be a list of strings", hint=f"write args={self.args.split()!r}"
+            )
+
+    def describe(self) -> str:
+        return repr(self.name) if self.name else repr(" ".join([self.command, *(self.args or [])]))
+
+    def transport(self) -> Callable[[], AbstractAsyncContextManager[Any]]:
+        _require_mcp()
+        from mcp import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=self.command, args=list(self.args or []), env=self.env, cwd=self.cwd
+        )
+        return lambda: stdio_client(params)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MCPServerStreamableHTTP(MCPServer):
+    """A server reached over streamable HTTP at ``url`` (``headers`` go with every
+    request)."""
+
+    url: str
+    headers: dict[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.url.startswith(("http://", "https://")):
+            raise UserError(
+                f"MCP server url must start with http:// or https://, got {self.url!r}",
+                hint="e.g. url='http://127.0.0.1:8000/mcp'",
+            )
+
+    def describe(self) -> str:
+        return repr(self.name) if self.name else repr(self.url)
+
+    def transport(self) -> Callable[[], AbstractAsyncContextManager[Any]]:
+        _require_mcp()
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        url, headers = self.url, dict(self.headers or {})
+
+        @asynccontextmanager
+        async def connect() -> AsyncIterator[Any]:
+            async with create_mcp_http_client(headers=headers) as client:
+                async with streamable_http_client(url, http_client=client) as streams:
+                    yield streams
+
+        return connect
