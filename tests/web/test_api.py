@@ -29,7 +29,7 @@ def _stores() -> tuple[InMemorySession, InMemoryCheckpointer]:
 
 async def test_health_names_the_agents_and_the_setup_hint_when_none(client_for: Any) -> None:
     ok = await client_for(create_app(demo_agent())).get("/api/health")
-    assert ok.json()["agents"] == [{"name": "demo", "demo": True}]
+    assert ok.json()["agents"] == [{"name": "demo", "demo": True, "usable": True}]
     assert ok.json()["setup_hint"] is None
     bare = await client_for(create_app({})).get("/api/health")
     hint = bare.json()["setup_hint"]

@@ -17,9 +17,9 @@ from typing import Any
 from ..stores.checkpoint import Checkpointer, RunSnapshot
 from ..stores.maintenance import rewind_plan, title_of
 from ..stores.session import Session
-from ..transcript import entry_to_dict
+from ..transcript import TranscriptEntry, entry_to_dict
 
-__all__ = ["PENDING_STATUSES", "ChatBook", "Rewound"]
+__all__ = ["PENDING_STATUSES", "ChatBook", "Rewound", "can_retry"]
 
 log = logging.getLogger("lovia.web")
 
@@ -95,8 +95,18 @@ class ChatBook:
         return None
 
     async def detail(self, chat_id: str) -> dict[str, Any]:
-        """The chat's stored entries (with their index in ``load()``) and its pending run."""
-        entries = await self.session.load(chat_id)
+        """The chat's stored entries (with their index in ``load()``, their run and, for a run
+        that was stopped or gave up, ``ended``) and its pending run."""
+        entries: list[TranscriptEntry] = []
+        shown: list[dict[str, Any]] = []
+        for segment in await self.session.segments(chat_id):
+            ended = (segment.meta or {}).get("ended")
+            for e in segment.entries:
+                item = {"index": len(entries), "run_id": segment.run_id, **entry_to_dict(e)}
+                if isinstance(ended, str):
+                    item["ended"] = ended
+                shown.append(item)
+                entries.append(e)
         summary = await self.summary(chat_id)
         pending = await self.pending_run(chat_id)
         return {
@@ -104,7 +114,7 @@ class ChatBook:
             "title": (summary or {}).get("title") or title_of(entries),
             "created_at": (summary or {}).get("created_at"),
             "updated_at": (summary or {}).get("updated_at"),
-            "entries": [{"index": i, **entry_to_dict(e)} for i, e in enumerate(entries)],
+            "entries": shown,
             "pending": None if pending is None else pending_dict(pending),
         }
 
@@ -136,6 +146,40 @@ class ChatBook:
         return list(dict.fromkeys(run_ids))
 
 
+# errors that a second attempt cannot get past: the setup, the input or the tools are wrong
+_FINAL_ERRORS = frozenset(
+    {
+        "UserError",
+        "ContextOverflowError",
+        "MaxTurnsExceeded",
+        "BudgetExceeded",
+        "GuardrailTripped",
+        "ToolError",
+        "InvalidToolArguments",
+        "SchemaError",
+        "SessionConflict",
+    }
+)
+
+
+def can_retry(run: RunSnapshot) -> bool:
+    """Whether resuming ``run`` can work: an interrupted run always can; a failed one when
+    its error was passing (a dropped connection, a rate limit, a server error), not when the
+    setup or the input was wrong (no key, unknown model, context too long...)."""
+    if run.status != "failed":
+        return True
+    error = run.error or {}
+    if isinstance(error.get("retryable"), bool):
+        return bool(error["retryable"])
+    status = error.get("status_code")
+    if isinstance(status, int):
+        return status == 429 or status >= 500
+    if error.get("type") == "ProviderError":
+        hint = str(error.get("hint") or "")
+        return not any(w in hint for w in ("API_KEY", "model name", "base URL"))
+    return str(error.get("type")) not in _FINAL_ERRORS and error.get("type") is not None
+
+
 def pending_dict(run: RunSnapshot) -> dict[str, Any]:
     return {
         "run_id": run.run_id,
@@ -143,6 +187,7 @@ def pending_dict(run: RunSnapshot) -> dict[str, Any]:
         "agent_name": run.agent_name,
         "updated_at": run.updated_at,
         "error": run.error,
+        "can_retry": can_retry(run),
         "entries": [entry_to_dict(e) for e in run.entries],
     }
 

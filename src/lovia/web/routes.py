@@ -61,11 +61,30 @@ def _is_demo(agent: Any) -> bool:
 
 @router.get("/health", summary="Is the server up, and what does it serve?")
 async def health(sup: Sup) -> dict[str, Any]:
+    """``setup_problem`` says why the model cannot be used (no agent, no API key, an unknown
+    provider, a base URL nothing listens on) and ``setup_hint`` what to do; ``blocking`` is
+    true when every message would fail, so the page disables its input."""
+    problems = await sup.setup.problems()
+    blocked = {p.agent for p in problems if p.blocking}
+    agents = [
+        {"name": n, "demo": _is_demo(a), "usable": n not in blocked} for n, a in sup.agents.items()
+    ]
+    if not sup.agents:
+        problem: dict[str, Any] | None = {
+            "agent": None,
+            "message": "no model is configured",
+            "hint": NO_MODEL_HINT,
+            "blocking": True,
+        }
+    else:
+        problem = problems[0].to_dict() if problems else None
     return {
         "ok": True,
         "version": __version__,
-        "agents": [{"name": n, "demo": _is_demo(a)} for n, a in sup.agents.items()],
-        "setup_hint": None if sup.agents else NO_MODEL_HINT,
+        "agents": agents,
+        "setup_problem": problem,
+        "setup_hint": problem["hint"] if problem else None,
+        "problems": [p.to_dict() for p in problems],
     }
 
 
@@ -123,7 +142,8 @@ async def stop(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     run = await sup.stop(chat_id)
     if run is not None:
         return {"stopped": run.run_id}
-    settled = await sup.settle_pending(chat_id)
+    async with sup.claimed(chat_id):  # a run live on another server: 409, nothing written
+        settled = await sup.settle_pending(chat_id)
     if settled is None:
         raise HTTPException(409, detail=f"chat {chat_id!r} has no live or unfinished run")
     return {"stopped": settled}
