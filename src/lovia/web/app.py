@@ -26,7 +26,7 @@ from ..errors import LoviaError, UserError
 from ..stores.checkpoint import Checkpointer
 from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session import Session
-from .auth import COOKIE_NAME, LoopbackOnly, token_matches
+from .auth import LoopbackOnly, SameOriginWrites, cookie_name, token_matches
 from .chats import ChatBook
 from .limits import BodyLimit
 from .routes import router
@@ -88,12 +88,16 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     if token is None:  # no token: only loopback pages may talk to it (DNS rebinding, CSRF)
         app.add_middleware(LoopbackOnly)
+    else:  # the cookie reaches every port of the host: writes must come from this origin
+        app.add_middleware(SameOriginWrites)
 
     def require_token(request: Request) -> None:
         if token is None:
             return
         if not token_matches(
-            token, request.headers.get("authorization"), request.cookies.get(COOKIE_NAME)
+            token,
+            request.headers.get("authorization"),
+            request.cookies.get(cookie_name(request.scope)),
         ):
             raise HTTPException(
                 401,
@@ -137,7 +141,11 @@ def _mount_page(app: FastAPI, token: str | None) -> None:
                 raise HTTPException(401, detail="wrong token")
             response = RedirectResponse("/", status_code=303)
             response.set_cookie(
-                COOKIE_NAME, token, httponly=True, samesite="strict", max_age=30 * 86400
+                cookie_name(request.scope),
+                token,
+                httponly=True,
+                samesite="strict",
+                max_age=30 * 86400,
             )
             return response
         # the CSP is a second wall behind DOMPurify: no inline script can run at all
