@@ -16,6 +16,7 @@ import hmac
 import ipaddress
 import json
 import secrets
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,7 +34,7 @@ COOKIE_NAME = "lovia_token"
 """The cookie's name without a port (``cookie_name`` adds the server's)."""
 
 
-def cookie_name(scope: dict[str, Any]) -> str:
+def cookie_name(scope: Mapping[str, Any]) -> str:
     """The token cookie of the server that received ``scope``: ``lovia_token_<port>``."""
     server = scope.get("server")
     port = server[1] if server and len(server) > 1 and server[1] else None
