@@ -152,4 +152,13 @@ def _mount_page(app: FastAPI, token: str | None) -> None:
         headers = {"Cache-Control": "no-store", "Content-Security-Policy": PAGE_POLICY}
         return FileResponse(index, headers=headers)
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        # browsers ask for /favicon.ico whatever the page links: the same icon, as SVG
+        return FileResponse(
+            str(static / "favicon.svg"),
+            media_type="image/svg+xml",
+            headers={"Cache-Control": "max-age=86400"},
+        )
+
     app.mount("/static", StaticFiles(directory=str(static)), name="static")

@@ -100,11 +100,14 @@ class ChatBook:
         entries: list[TranscriptEntry] = []
         shown: list[dict[str, Any]] = []
         for segment in await self.session.segments(chat_id):
-            ended = (segment.meta or {}).get("ended")
+            meta = segment.meta or {}
+            ended, error = meta.get("ended"), meta.get("error")
             for e in segment.entries:
                 item = {"index": len(entries), "run_id": segment.run_id, **entry_to_dict(e)}
                 if isinstance(ended, str):
                     item["ended"] = ended
+                    if isinstance(error, dict) and error.get("message"):
+                        item["ended_error"] = str(error["message"])
                 shown.append(item)
                 entries.append(e)
         summary = await self.summary(chat_id)
