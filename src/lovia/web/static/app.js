@@ -65,7 +65,7 @@ function setLive(live) {
   ui.input.disabled = blocked();
   ui.send.disabled = blocked();
   ui.input.placeholder = blocked()
-    ? `Sending is disabled: ${state.setup.message}. ${state.setup.hint || ""}`.trim()
+    ? `Sending is disabled: ${state.setup.message}. To fix: ${state.setup.hint || "see the server log"}`
     : live ? "Type your next message: Enter queues it until this answer ends" : PLACEHOLDER;
   document.body.classList.toggle("running", live);
   for (const x of state.exchanges) {
@@ -204,7 +204,7 @@ function renderPending(box, p) {
   status.dataset.testid = "pending";
   const error = p.error || {};
   const what = p.status === "failed"
-    ? `This answer failed (failed)${error.message ? `: ${error.message}` : "."}`
+    ? `This answer failed${error.message ? `: ${error.message}` : "."}`
     : `This answer did not finish (${p.status}): the server stopped before it was done.`;
   status.append(el("div", "pending-what", what));
   if (error.hint) {
