@@ -103,7 +103,7 @@ def _import_agents(spec: str) -> dict[str, Agent]:
 
 def open_stores(db: str, *, create: bool) -> tuple[Any, Any]:
     """The session store and checkpointer behind ``--db``: a SQLite path (both stores in one
-    file, ``wal=True``, S12) or a ``postgresql://`` URL."""
+    file, ``wal=True``) or a ``postgresql://`` URL."""
     from ..stores.open import open_stores as open_db
 
     return open_db(db, create=create)

@@ -29,7 +29,7 @@ PENDING_STATUSES = ("running", "interrupted", "failed")
 
 @dataclass(frozen=True)
 class Rewound:
-    """What a rewind did: entries removed and the runs it truncated or deleted (S11)."""
+    """What a rewind did: entries removed and the runs it truncated or deleted."""
 
     removed: int
     affected_run_ids: tuple[str, ...]
@@ -123,7 +123,7 @@ class ChatBook:
 
     async def rewind(self, chat_id: str, keep_entries: int) -> Rewound:
         """Cut the chat to its first ``keep_entries`` entries and delete the checkpoints of
-        every run the cut changed (S10, S11)."""
+        every run the cut changed."""
         rewind_runs = getattr(self.session, "rewind_runs", None)
         if rewind_runs is not None:
             result = await rewind_runs(chat_id, keep_entries=keep_entries)

@@ -137,7 +137,7 @@ async def send(chat_id: ChatId, body: SendMessage, sup: Sup) -> StreamingRespons
     return _sse(await sup.begin(chat_id, prepare, agent_name=body.agent))
 
 
-@router.post("/chats/{chat_id}/stop", summary="Stop the live run and keep what it said (S6)")
+@router.post("/chats/{chat_id}/stop", summary="Stop the live run and keep what it said")
 async def stop(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     run = await sup.stop(chat_id)
     if run is not None:

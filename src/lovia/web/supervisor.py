@@ -1,9 +1,9 @@
-"""Run supervision: at most one live run per chat, every run checkpointed, stop = S6.
+"""Run supervision: one live run per chat, every run checkpointed, a stopped run kept.
 
 A live run belongs to the server, not to the HTTP request that started it: closing the
 page does not stop it. Its events are buffered (``LiveRun.events``) so a reloaded page
 replays them and then follows the rest. Stopping cancels the run, then writes what it got
-so far to the session as a completed segment with dangling tool calls removed (S6), plus any
+so far to the session as a completed segment with dangling tool calls removed, plus any
 text the model was streaming when it stopped, and deletes the checkpoint.
 """
 
@@ -41,7 +41,7 @@ log = logging.getLogger("lovia.web")
 
 
 def entry_agent(agents: Mapping[str, Agent], active_name: str) -> Agent | None:
-    """The agent to resume a run with whose active agent is ``active_name`` (C11): the first
+    """The agent to resume a run with whose active agent is ``active_name``: the first
     of ``agents`` whose handoff graph holds it, else the first one (``None`` when empty)."""
     for agent in agents.values():
         if active_name in reachable_agents(agent):
@@ -141,7 +141,7 @@ class RunSupervisor:
         return found
 
     def entry_agent_for(self, active_name: str) -> Agent:
-        """The configured agent whose handoff graph holds ``active_name`` (C11)."""
+        """The configured agent whose handoff graph holds ``active_name``."""
         return entry_agent(self.agents, active_name) or self.agent(None)
 
     # -- starting -----------------------------------------------------------------------------
@@ -296,7 +296,7 @@ class RunSupervisor:
     # -- stopping -----------------------------------------------------------------------------
 
     async def stop(self, chat_id: str) -> LiveRun | None:
-        """Stop the chat's live run and wait until its partial transcript is saved (S6)."""
+        """Stop the chat's live run and wait until its partial transcript is saved."""
         run = self.live.get(chat_id)
         if run is None:
             return None
@@ -314,7 +314,7 @@ class RunSupervisor:
         *,
         ended: str = "stopped",
     ) -> list[TranscriptEntry]:
-        """Write a run that will not go on to the session as a completed segment (S6):
+        """Write a run that will not go on to the session as a completed segment:
         dangling tool calls removed, the streamed text kept, ``{"ended": ended}`` as the
         segment's meta (the page marks such an answer); then delete its checkpoint.
 
