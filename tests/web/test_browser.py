@@ -322,8 +322,9 @@ def test_a_run_cut_off_by_a_restart_is_offered_and_resumed(
         context.close()
 
 
-def _answer_texts(page: Any) -> list[str]:
-    return [str(t) for t in page.locator("[data-testid=answer]").all_inner_texts()]
+def _user_texts(server: Server, page: Any) -> list[Any]:
+    segments = server.segments(_chat_id(page))
+    return [e.content for s in segments for e in s.entries if e.type == "input"]
 
 
 def test_model_output_cannot_stand_in_for_the_page_controls(page: Any, server: Server) -> None:
@@ -357,7 +358,7 @@ def test_model_output_cannot_stand_in_for_the_page_controls(page: Any, server: S
     _send(page, "calculate 2 + 2")
     page.wait_for_selector("#stop:not([hidden])")
     _wait_idle(page)
-    users = [e.content for s in server.segments(_chat_id(page)) for e in s.entries if e.type == "input"]
+    users = _user_texts(server, page)
     assert users == [probe, "calculate 2 + 2"]  # the hidden "attacker text" was not sent
 
 
@@ -406,7 +407,7 @@ def test_enter_during_a_run_queues_the_message_and_sends_it_after(
     )
     _wait_idle(page)
     assert page.locator("[data-testid=queued-message]").count() == 0
-    users = [e.content for s in server.segments(_chat_id(page)) for e in s.entries if e.type == "input"]
+    users = _user_texts(server, page)
     assert users == ["wait 1", "calculate 5 * 5"]
 
 
@@ -420,7 +421,7 @@ def test_enter_submits_an_edit(page: Any, server: Server) -> None:
         "document.querySelector('[data-testid=answer]')?.textContent.includes('9')"
     )
     _wait_idle(page)
-    users = [e.content for s in server.segments(_chat_id(page)) for e in s.entries if e.type == "input"]
+    users = _user_texts(server, page)
     assert users == ["calculate 3 * 3"]
 
 
