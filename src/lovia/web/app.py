@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -105,15 +106,40 @@ def create_app(
                 headers={"WWW-Authenticate": "Bearer"},
             )
 
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own handler echoes the input back, which fails for text that is not
+        # UTF-8 (a lone surrogate): say what is wrong, and where, without the input
+        problems = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": _text(str(e.get("msg", "")))}
+            for e in exc.errors()
+        ]
+        first = problems[0] if problems else {"loc": [], "msg": "invalid request"}
+        where = ".".join(first["loc"][1:] if len(first["loc"]) > 1 else first["loc"])
+        return JSONResponse(
+            {
+                "detail": f"{where}: {first['msg']}" if where else first["msg"],
+                "hint": "see the request schemas at /docs",
+                "errors": problems,
+            },
+            status_code=422,
+        )
+
     @app.exception_handler(LoviaError)
     async def lovia_error(_: Request, exc: LoviaError) -> JSONResponse:
         status = 409 if isinstance(exc, ChatBusy) else 400 if isinstance(exc, UserError) else 500
-        return JSONResponse({"detail": exc.message, "hint": exc.hint}, status_code=status)
+        body = {"detail": _text(exc.message), "hint": _text(exc.hint) if exc.hint else None}
+        return JSONResponse(body, status_code=status)
 
     app.include_router(router, prefix="/api", dependencies=[Depends(require_token)])
     if ui:
         _mount_page(app, token)
     return app
+
+
+def _text(value: str) -> str:
+    """``value`` with anything UTF-8 cannot carry (lone surrogates) escaped."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _agents_by_name(agents: Agent | Mapping[str, Agent]) -> dict[str, Agent]:

@@ -7,6 +7,7 @@ it and ``GET /chats/{id}/events`` picks it up again.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -197,13 +198,16 @@ async def regenerate(
     response_class=StreamingResponse,
 )
 async def follow(
-    chat_id: ChatId, request: Request, sup: Sup, after: Annotated[int, Query(ge=0)] = 0
+    chat_id: ChatId,
+    request: Request,
+    sup: Sup,
+    after: Annotated[int, Query(ge=0, le=10**18)] = 0,
 ) -> StreamingResponse:
     run = sup.live.get(chat_id)
     if run is None:
         raise HTTPException(404, detail=f"chat {chat_id!r} has no live run")
-    last_id = request.headers.get("last-event-id", "")
-    if last_id.isdigit():
+    last_id = request.headers.get("last-event-id", "").strip()
+    if re.fullmatch(r"[0-9]{1,18}", last_id):  # ASCII digits only; anything else is ignored
         after = max(after, int(last_id))
     return _sse(run, after)
 
