@@ -531,3 +531,39 @@ def _user(text: str) -> Any:
     from lovia import InputEntry
 
     return InputEntry(role="user", content=text)
+
+
+def test_a_send_refused_because_another_server_answers_keeps_the_message(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Issue 14 item 3 on the page: server B answers the chat; the page of server A sends to
+    it, gets 409, and the typed message is back in the composer with the reason."""
+    import httpx
+
+    db = tmp_path / "shared.db"
+    with Server(db) as one, Server(db) as two:
+        started = threading.Event()
+
+        def drive() -> None:
+            url = f"{two.url}api/chats/shared/messages"
+            with httpx.stream("POST", url, json={"content": "wait 20"}, timeout=60) as r:
+                for line in r.iter_lines():
+                    if "tool_call_started" in line:
+                        started.set()
+
+        driver = threading.Thread(target=drive, daemon=True)
+        driver.start()
+        assert started.wait(30)
+        context = browser.new_context(bypass_csp=True)
+        p = context.new_page()
+        p.goto(one.url + "#chat=shared")
+        p.wait_for_selector("body[data-ready=true]")
+        _send(p, "are you there?")
+        p.wait_for_selector("[data-testid=error] >> text=busy")
+        assert p.locator("#input").input_value() == "are you there?"
+        assert p.locator("[data-testid=user-message]", has_text="are you there?").count() == 0
+        httpx.post(f"{two.url}api/chats/shared/stop", timeout=30)
+        driver.join(timeout=30)
+        context.close()
+        users = [e.content for s in one.segments("shared") for e in s.entries if e.type == "input"]
+        assert users == ["wait 20"]
