@@ -125,7 +125,10 @@ def run_web(args: argparse.Namespace) -> int:
             app, host=args.host, port=port, log_level="warning", timeout_graceful_shutdown=3
         )
         print("\n".join(banner(args.host, port, token, agents, args.db)), flush=True)
-        uvicorn.Server(config).run(sockets=[sock])
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it shut down on: done
+            pass
     finally:
         sock.close()
     return 0
