@@ -52,16 +52,19 @@ def create_app(
     token: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     lease_ttl: float = 30.0,
+    body_timeout: float = 30.0,
 ) -> FastAPI:
     """The chat server for ``agents`` (one agent or ``{name: agent}``; empty = no model).
 
     Without stores it keeps chats in memory (gone on restart); pass ``SQLiteSession`` and
     ``SQLiteCheckpointer`` for durable chats and resumable runs. With ``token``, every
     ``/api`` route needs ``Authorization: Bearer <token>`` or the cookie set by
-    ``/?token=<token>``; otherwise it answers 401. Request bodies over ``max_body_bytes``
-    get 413. Without ``token`` only a loopback ``Host`` is served (400 otherwise) and a
-    POST/DELETE from a page of another origin gets 403. A run whose server died stays locked
-    for ``lease_ttl`` seconds before another server can resume it.
+    ``/?token=<token>``; otherwise it answers 401, and a POST/DELETE that carries the cookie
+    from a page of another origin gets 403. Request bodies over ``max_body_bytes`` get 413,
+    bodies not complete within ``body_timeout`` seconds 408. Without ``token`` only a loopback
+    ``Host`` is served (400 otherwise) and a POST/DELETE from a page of another origin gets
+    403. A run whose server died stays locked for ``lease_ttl`` seconds before another server
+    can resume it.
     """
     named = _agents_by_name(agents)
     chats = ChatBook(session or InMemorySession(), checkpointer or InMemoryCheckpointer())
@@ -86,7 +89,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.supervisor = supervisor
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout=body_timeout)
     if token is None:  # no token: only loopback pages may talk to it (DNS rebinding, CSRF)
         app.add_middleware(LoopbackOnly)
     else:  # the cookie reaches every port of the host: writes must come from this origin
