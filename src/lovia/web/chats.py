@@ -63,8 +63,9 @@ class ChatBook:
                 return run
         return None
 
-    async def summaries(self) -> list[dict[str, Any]]:
-        """Every chat, most recently updated first."""
+    async def summaries(self, pending: list[RunSnapshot] | None = None) -> list[dict[str, Any]]:
+        """Every chat, most recently updated first (``pending``: the pending runs, if the
+        caller has them already)."""
         chats: dict[str, dict[str, Any]] = {}
         for cid, (created, updated, title) in self._seen.items():
             chats[cid] = _summary(cid, title, created, updated)
@@ -78,7 +79,7 @@ class ChatBook:
                     min(info.created_at, old["created_at"]) if old else info.created_at,
                     max(info.updated_at, old["updated_at"]) if old else info.updated_at,
                 )
-        for run in await self.pending_runs():
+        for run in pending if pending is not None else await self.pending_runs():
             sid = run.session_id or ""
             found = chats.get(sid)
             if found is None:
@@ -88,8 +89,10 @@ class ChatBook:
             found["pending"] = {"run_id": run.run_id, "status": run.status}
         return sorted(chats.values(), key=lambda c: c["updated_at"], reverse=True)
 
-    async def summary(self, chat_id: str) -> dict[str, Any] | None:
-        for chat in await self.summaries():
+    async def summary(
+        self, chat_id: str, pending: list[RunSnapshot] | None = None
+    ) -> dict[str, Any] | None:
+        for chat in await self.summaries(pending):
             if chat["id"] == chat_id:
                 return chat
         return None
@@ -110,8 +113,9 @@ class ChatBook:
                         item["ended_error"] = str(error["message"])
                 shown.append(item)
                 entries.append(e)
-        summary = await self.summary(chat_id)
-        pending = await self.pending_run(chat_id)
+        runs = await self.pending_runs()  # read once for the summary and the pending run
+        summary = await self.summary(chat_id, runs)
+        pending = next((r for r in runs if r.session_id == chat_id), None)
         return {
             "id": chat_id,
             "title": (summary or {}).get("title") or title_of(entries),
