@@ -52,7 +52,7 @@ def _free_port() -> int:
 class Server:
     """uvicorn serving ``create_app`` in a thread; ``url`` is where it listens."""
 
-    def __init__(self, db: Path, agents: Any = None) -> None:
+    def __init__(self, db: Path, agents: Any = None, token: str | None = None) -> None:
         import uvicorn
 
         from lovia.web import create_app
@@ -62,6 +62,7 @@ class Server:
             demo_agent(delay=0.02) if agents is None else agents,
             session=SQLiteSession(db, wal=True),
             checkpointer=SQLiteCheckpointer(db, wal=True),
+            token=token,
         )
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
@@ -567,3 +568,42 @@ def test_a_send_refused_because_another_server_answers_keeps_the_message(
         context.close()
         users = [e.content for s in one.segments("shared") for e in s.entries if e.type == "input"]
         assert users == ["wait 20"]
+
+
+def test_a_page_on_another_port_cannot_use_the_token_cookie(browser: Any, tmp_path: Path) -> None:
+    """Issue 14 item 4: the user opened server A with its token; a page served on another
+    port of the same host (server B) posts to A with the browser's cookies: refused (403),
+    and A's run goes on. A's own page still works."""
+    with (
+        Server(tmp_path / "a.db", token="s3cret") as a,
+        Server(tmp_path / "b.db") as b,
+    ):
+        context = browser.new_context(bypass_csp=True)
+        mine = context.new_page()
+        mine.goto(a.url + "?token=s3cret")
+        mine.wait_for_selector("body[data-ready=true]")
+        cookies = {c["name"] for c in context.cookies()}
+        assert cookies == {f"lovia_token_{a.port}"}
+        _send(mine, "wait 20")
+        mine.wait_for_selector("[data-testid=tool-call] >> text=running…")
+        chat = _chat_id(mine)
+        other = context.new_page()
+        other.goto(b.url)
+        other.wait_for_selector("body[data-ready=true]")
+        status = other.evaluate(
+            """async ([url, chat]) => {
+                const r = await fetch(`${url}api/chats/${chat}/stop`,
+                    { method: "POST", credentials: "include", mode: "no-cors" });
+                return r.type;
+            }""",
+            [a.url, chat],
+        )
+        assert status == "opaque"  # sent; the answer is hidden from the page either way
+        import httpx
+
+        auth = {"Authorization": "Bearer s3cret"}
+        detail = httpx.get(f"{a.url}api/chats/{chat}", headers=auth, timeout=30).json()
+        assert detail["live"] is not None  # the run was not stopped (a stop waits for it)
+        mine.click("#stop")
+        mine.wait_for_selector("[data-testid=ended]")
+        context.close()
