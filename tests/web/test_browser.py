@@ -559,6 +559,8 @@ def test_a_send_refused_because_another_server_answers_keeps_the_message(
         p = context.new_page()
         p.goto(one.url + "#chat=shared")
         p.wait_for_selector("body[data-ready=true]")
+        p.wait_for_selector("[data-testid=busy-elsewhere]")
+        assert p.locator("[data-testid=resume]").count() == 0  # it is not ours to resume
         _send(p, "are you there?")
         p.wait_for_selector("[data-testid=error] >> text=busy")
         assert p.locator("#input").input_value() == "are you there?"

@@ -14,17 +14,24 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..run.lease import holder_is_dead
 from ..stores.checkpoint import Checkpointer, RunSnapshot
+from ..stores.lease import LeaseStore
 from ..stores.maintenance import rewind_plan, title_of
 from ..stores.session import Session
 from ..transcript import TranscriptEntry, entry_to_dict
 
-__all__ = ["PENDING_STATUSES", "ChatBook", "Rewound", "can_retry"]
+__all__ = ["PENDING_STATUSES", "ChatBook", "Rewound", "can_retry", "chat_claim_key"]
 
 log = logging.getLogger("lovia.web")
 
 PENDING_STATUSES = ("running", "interrupted", "failed")
 """Head statuses of a run that did not complete: offered for resume (or retry)."""
+
+
+def chat_claim_key(chat_id: str) -> str:
+    """The lease key of a chat's claim (beside the run ids in the checkpointer's leases)."""
+    return f"lovia-chat:{chat_id}"
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,7 @@ class ChatBook:
         summary = await self.summary(chat_id, runs)
         pending = next((r for r in runs if r.session_id == chat_id), None)
         return {
+            "claimed": await self.claim_holder(chat_id) is not None,
             "id": chat_id,
             "title": (summary or {}).get("title") or title_of(entries),
             "created_at": (summary or {}).get("created_at"),
@@ -124,6 +132,14 @@ class ChatBook:
             "entries": shown,
             "pending": None if pending is None else pending_dict(pending),
         }
+
+    async def claim_holder(self, chat_id: str) -> str | None:
+        """Who holds the chat's claim (a server answering it, or saving it), if anyone."""
+        store = self.checkpointer
+        if not isinstance(store, LeaseStore):
+            return None
+        holder = await store.lease_holder(chat_claim_key(chat_id))
+        return None if holder is None or holder_is_dead(holder) else holder
 
     async def rewind(self, chat_id: str, keep_entries: int) -> Rewound:
         """Cut the chat to its first ``keep_entries`` entries and delete the checkpoints of

@@ -112,6 +112,8 @@ async def get_chat(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     detail = await sup.chats.detail(chat_id)
     live = sup.live.get(chat_id)
     detail["live"] = live.to_dict() if live else None
+    # held, but not by a run of this server: another server is answering (or saving) it
+    detail["busy_elsewhere"] = detail.pop("claimed") and not sup.busy_here(chat_id)
     unknown = not detail["entries"] and detail["pending"] is None and detail["created_at"] is None
     if unknown and live is None:
         raise HTTPException(404, detail=f"no chat {chat_id!r}")

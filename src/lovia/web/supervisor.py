@@ -32,7 +32,7 @@ from ..transcript import (
     TranscriptEntry,
     drop_dangling_tool_calls,
 )
-from .chats import ChatBook
+from .chats import ChatBook, chat_claim_key
 from .setup import SetupCheck
 
 __all__ = ["ChatBusy", "LiveRun", "RunSupervisor", "chat_claim_key", "entry_agent"]
@@ -47,11 +47,6 @@ def entry_agent(agents: Mapping[str, Agent], active_name: str) -> Agent | None:
         if active_name in reachable_agents(agent):
             return agent
     return next(iter(agents.values()), None)
-
-
-def chat_claim_key(chat_id: str) -> str:
-    """The lease key of a chat's claim (beside the run ids in the checkpointer's leases)."""
-    return f"lovia-chat:{chat_id}"
 
 
 class ChatBusy(UserError):
@@ -127,6 +122,10 @@ class RunSupervisor:
         self._reserved: set[str] = set()
         self._resuming: set[str] = set()  # run ids a begin() here is about to drive
         self.setup = SetupCheck(self.agents, probe=probe)
+
+    def busy_here(self, chat_id: str) -> bool:
+        """Whether this server is answering, or writing to, the chat right now."""
+        return chat_id in self.live or chat_id in self._reserved
 
     # -- choosing the agent -------------------------------------------------------------------
 

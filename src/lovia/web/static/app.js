@@ -228,13 +228,31 @@ function renderPending(box, p) {
   return exchanges;
 }
 
+function renderElsewhere(box, p) {
+  // another server (sharing this database) is answering: show what it has saved so far
+  const exchanges = p ? renderEntries(box, p.entries, {}) : [];
+  let x = exchanges[exchanges.length - 1];
+  if (!x || !x.answer) { x = { answer: new AnswerView(box) }; }
+  x.answer.node.classList.add("unfinished");
+  const status = el("div", "pending elsewhere");
+  status.dataset.testid = "busy-elsewhere";
+  status.append(el("div", "pending-what",
+    "Another server sharing this database is answering this chat right now."));
+  const actions = el("div", "actions");
+  actions.append(button("Reload", "reload", () => openChat(state.chatId).catch(showError), "small"));
+  status.append(actions);
+  x.answer.body.append(status);
+}
+
 function render(detail) {
   const box = ui.messages;
   box.replaceChildren();
   const editable = detail.live ? null : editMessage;
   state.exchanges = renderEntries(box, detail.entries, { onEdit: editable });
   state.regenerate = null;
-  if (detail.pending && !detail.live) {
+  if (detail.busy_elsewhere && !detail.live) {
+    renderElsewhere(box, detail.pending);
+  } else if (detail.pending && !detail.live) {
     renderPending(box, detail.pending);
   } else if (!detail.live) {
     const last = state.exchanges[state.exchanges.length - 1];
