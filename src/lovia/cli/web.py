@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import errno
 import math
 import socket
@@ -97,6 +98,21 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+async def _check_stores(db: str) -> None:
+    """Open the stores once before serving, so a database this lovia cannot use (a newer
+    schema, a foreign file, a server that refuses the login) is a clear error with a hint
+    instead of a failed server start. Reading only; the server opens its own stores."""
+    session, checkpointer = open_stores(db, create=True)
+    try:
+        await session.load("lovia-startup-check")
+        list_runs = getattr(checkpointer, "list_runs", None)
+        if list_runs is not None:
+            await list_runs(statuses=("running",))
+    finally:
+        await session.close()
+        await checkpointer.close()
+
+
 def run_web(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -113,6 +129,7 @@ def run_web(args: argparse.Namespace) -> int:
     try:
         port = int(sock.getsockname()[1])
         agents = load_agents(args.app, args.demo)
+        asyncio.run(_check_stores(args.db))  # a store it cannot use: two lines, exit 2
         session, checkpointer = open_stores(args.db, create=True)
         app = create_app(
             agents,
