@@ -439,3 +439,14 @@ def test_help_and_the_web_page_carry_no_requirement_codes() -> None:
 
     schema = json.dumps(create_app({}).openapi())
     assert not code.search(schema), code.findall(schema)
+
+
+def test_web_on_a_database_it_cannot_use_is_two_lines_and_exit_2(tmp_path: Path) -> None:
+    garbage = tmp_path / "notes.db"
+    garbage.write_text("these are my notes, not a database\n" * 20)
+    done = lovia("web", "--demo", "--db", str(garbage), "--port", str(_free_port()))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and "startup failed" not in done.stderr
+    assert done.stderr.startswith("lovia: error:") and "lovia: hint:" in done.stderr
+    assert done.stdout == ""  # no URL for a server that does not serve
+    assert garbage.read_text().startswith("these are my notes")
