@@ -75,3 +75,24 @@ async def test_a_listening_base_url_and_a_keyed_model_report_nothing(
         client = client_for(create_app(Agent("assistant", model="openai:qwen3")))
         health = (await client.get("/api/health")).json()
     assert health["setup_problem"] is None and health["setup_hint"] is None
+
+
+async def test_a_run_that_fails_before_its_checkpoint_keeps_the_message(
+    client_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: the key went away after the startup check; the run fails before its
+    checkpoint holds the message, and the message stays in the chat, marked failed, with the
+    error and its fix."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    session, cp = InMemorySession(), InMemoryCheckpointer()
+    app = create_app(Agent("assistant", model="openai:gpt-4.1"), session=session, checkpointer=cp)
+    client = client_for(app)
+    assert (await client.get("/api/health")).json()["agents"][0]["usable"] is True
+    monkeypatch.delenv("OPENAI_API_KEY")
+    sent = await client.post("/api/chats/c1/messages", json={"content": "hello?"})
+    assert sent.status_code == 200
+    chat = (await client.get("/api/chats/c1")).json()
+    assert chat["pending"] is None
+    [entry] = chat["entries"]
+    assert entry["content"] == "hello?" and entry["ended"] == "failed"
+    assert "no API key" in entry["ended_error"] and "OPENAI_API_KEY" in entry["ended_hint"]

@@ -118,6 +118,8 @@ class ChatBook:
                     item["ended"] = ended
                     if isinstance(error, dict) and error.get("message"):
                         item["ended_error"] = str(error["message"])
+                        if error.get("hint"):
+                            item["ended_hint"] = str(error["hint"])
                 shown.append(item)
                 entries.append(e)
         runs = await self.pending_runs()  # read once for the summary and the pending run

@@ -66,6 +66,7 @@ class LiveRun:
         self.done = False
         self.stopping = False
         self.partial_text = ""  # text of the model turn in flight, kept on stop
+        self.resumed = False  # a resume of an unfinished run (its message is in its checkpoint)
         self.token = CancelToken()
         self.claim: RunLease | None = None  # the chat's claim, held until the run is settled
         self.finished = asyncio.Event()
@@ -184,6 +185,7 @@ class RunSupervisor:
             if resume_run_id is None:
                 await self.settle_pending(chat_id)
             run = LiveRun(chat_id, run_id, agent.name, text)
+            run.resumed = resume_run_id is not None
             handle = Runner.stream(
                 agent,
                 [] if resume_run_id else (text or ""),
@@ -284,6 +286,8 @@ class RunSupervisor:
                 terminal = {**terminal, "stopped": True}
             except Exception as exc:  # the run stays in the checkpoint: nothing is lost
                 log.warning("could not save the stopped run %s: %s", run.run_id, exc)
+        elif terminal["type"] == "run_failed" and not run.resumed:
+            await self._keep_message(run, terminal)
         self.chats.touch(run.chat_id, run.input_text)
         claim, run.claim = run.claim, None
         if claim is not None:  # free before anyone hears of the end: they may send at once
@@ -291,6 +295,23 @@ class RunSupervisor:
         if self.live.get(run.chat_id) is run:
             del self.live[run.chat_id]
         await run.publish(terminal, last=True)
+
+    async def _keep_message(self, run: LiveRun, terminal: dict[str, Any]) -> None:
+        """A run that failed before its checkpoint held the user's message (its model could
+        not even be built): write the message to the chat, marked failed with the error, so
+        it does not vanish. A run whose checkpoint has it stays pending (Retry, Keep)."""
+        try:
+            snapshot = await self.chats.checkpointer.load(run.run_id)
+            if snapshot is not None and any(
+                isinstance(e, InputEntry) and e.role == "user" for e in snapshot.entries
+            ):
+                return
+            error = terminal.get("error") if isinstance(terminal.get("error"), dict) else None
+            await self.settle(
+                run.chat_id, run.run_id, "", run.input_text, ended="failed", error=error
+            )
+        except Exception as exc:  # nothing worse than before: the run failed either way
+            log.warning("could not keep the message of the failed run %s: %s", run.run_id, exc)
 
     # -- stopping -----------------------------------------------------------------------------
 
@@ -312,6 +333,7 @@ class RunSupervisor:
         input_text: str | None = None,
         *,
         ended: str = "stopped",
+        error: dict[str, Any] | None = None,
     ) -> list[TranscriptEntry]:
         """Write a run that will not go on to the session as a completed segment:
         dangling tool calls removed, the streamed text kept, ``{"ended": ended}`` as the
@@ -321,19 +343,23 @@ class RunSupervisor:
         and settling would write only part of its answer. The settle holds the lease itself,
         so nobody starts driving the run meanwhile."""
         async with self._holding(chat_id, run_id):
-            return await self._settle(chat_id, run_id, partial_text, input_text, ended)
+            return await self._settle(chat_id, run_id, partial_text, input_text, ended, error)
 
     async def _settle(
-        self, chat_id: str, run_id: str, partial_text: str, input_text: str | None, ended: str
+        self,
+        chat_id: str,
+        run_id: str,
+        partial_text: str,
+        input_text: str | None,
+        ended: str,
+        error: dict[str, Any] | None = None,
     ) -> list[TranscriptEntry]:
         cp = self.chats.checkpointer
         snapshot = await cp.load(run_id)
-        if snapshot is not None:
-            entries: list[TranscriptEntry] = list(snapshot.entries)
-        elif input_text:
-            entries = [InputEntry(role="user", content=input_text)]
-        else:
-            entries = []
+        entries: list[TranscriptEntry] = list(snapshot.entries) if snapshot is not None else []
+        if input_text and not any(isinstance(e, InputEntry) and e.role == "user" for e in entries):
+            # the run ended before its checkpoint held the message: the message is kept
+            entries.insert(0, InputEntry(role="user", content=input_text))
         entries = drop_dangling_tool_calls(entries)
         if partial_text.strip():
             entries.append(AssistantTextEntry(content=partial_text))
@@ -341,6 +367,8 @@ class RunSupervisor:
             meta: dict[str, Any] = {"ended": ended}
             if snapshot is not None and snapshot.error and ended != "stopped":
                 meta["error"] = snapshot.error
+            elif error is not None:
+                meta["error"] = error
             await self.chats.session.append(chat_id, entries, run_id=run_id, meta=meta)
         await cp.delete(run_id)
         return entries

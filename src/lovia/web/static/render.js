@@ -198,6 +198,7 @@ export function renderEntries(container, entries, { onEdit, offset = 0 } = {}) {
     if (!x || !x.ended) return;
     if (!x.answer) x.answer = new AnswerView(container);
     x.answer.mark(x.ended, x.endedError);
+    if (x.endedHint) x.answer.note(`To fix: ${x.endedHint}`, "error").dataset.testid = "ended-hint";
   };
   entries.forEach((e, i) => {
     if (e.type === "input") {
@@ -207,7 +208,8 @@ export function renderEntries(container, entries, { onEdit, offset = 0 } = {}) {
         : e.content.map((p) => p.text || "").join("");
       const index = e.index ?? offset + i;
       const user = userBubble(container, text, { onEdit: onEdit ? (v) => onEdit(index, v) : null });
-      current = { user, answer: null, index, ended: e.ended || null, endedError: e.ended_error || null };
+      current = { user, answer: null, index, ended: e.ended || null, endedError: e.ended_error || null,
+        endedHint: e.ended_hint || null };
       exchanges.push(current);
       return;
     }
