@@ -82,6 +82,7 @@ async def test_stop_on_another_server_refuses_and_keeps_the_run_whole(
     assert await session2.load("c") == []
     pending = (await two.get("/api/runs/resumable")).json()
     assert [r["chat_id"] for r in pending] == ["c"]  # the checkpoint is still there
+    assert pending[0]["busy_elsewhere"] is True  # and the page says it is answered elsewhere
 
     go.set()
     events = events_of(await sending)

@@ -235,19 +235,26 @@ async def resume(chat_id: ChatId, sup: Sup) -> StreamingResponse:
 
 @router.get("/runs/resumable", summary="Runs that a restart, crash or error left unfinished")
 async def resumable(sup: Sup) -> list[dict[str, Any]]:
-    return [
-        {
-            "run_id": run.run_id,
-            "chat_id": run.session_id,
-            "status": run.status,
-            "agent_name": run.agent_name,
-            "updated_at": run.updated_at,
-            "title": title_of(run.entries),
-            "error": run.error,
-        }
-        for run in await sup.chats.pending_runs()
-        if run.session_id not in sup.live
-    ]
+    """Runs live on this server are left out; ``busy_elsewhere`` marks a run whose chat
+    another server sharing the database is answering (it is not unfinished, only elsewhere)."""
+    out = []
+    for run in await sup.chats.pending_runs():
+        chat_id = run.session_id or ""
+        if sup.busy_here(chat_id):
+            continue
+        out.append(
+            {
+                "run_id": run.run_id,
+                "chat_id": chat_id,
+                "status": run.status,
+                "agent_name": run.agent_name,
+                "updated_at": run.updated_at,
+                "title": title_of(run.entries),
+                "error": run.error,
+                "busy_elsewhere": await sup.chats.claim_holder(chat_id) is not None,
+            }
+        )
+    return out
 
 
 def _fresh(chat_id: str, run: LiveRun) -> dict[str, Any]:

@@ -455,7 +455,8 @@ async function start() {
   if (wanted) await openChat(wanted);
   else await newChat();
   const resumable = await getJSON("/api/runs/resumable");
-  const elsewhere = resumable.filter((r) => r.chat_id !== state.chatId && validChatId(r.chat_id));
+  const elsewhere = resumable.filter(
+    (r) => r.chat_id !== state.chatId && validChatId(r.chat_id) && !r.busy_elsewhere);
   if (elsewhere.length) {
     const failed = elsewhere.filter((r) => r.status === "failed").length;
     const cut = elsewhere.length - failed;
