@@ -9,6 +9,7 @@ works out the affected runs from the pure rewind plan.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from dataclasses import dataclass
@@ -30,7 +31,10 @@ PENDING_STATUSES = ("running", "interrupted", "failed")
 
 
 def chat_claim_key(chat_id: str) -> str:
-    """The lease key of a chat's claim (beside the run ids in the checkpointer's leases)."""
+    """The lease key of a chat's claim (beside the run ids in the checkpointer's leases); a
+    very long session id (``lovia chat --session``) is represented by its SHA-256."""
+    if len(chat_id) > 256:
+        chat_id = "sha256-" + hashlib.sha256(chat_id.encode("utf-8", "surrogatepass")).hexdigest()
     return f"lovia-chat:{chat_id}"
 
 
