@@ -17,9 +17,13 @@ install: $(STAMP)
 hello: install
 	$(BIN)/python examples/01_hello.py
 
-# the chat page on http://127.0.0.1:8000/ (the offline demo agent unless LOVIA_MODEL is set)
+# the chat page on http://$(HOST):$(PORT)/ (the offline demo agent unless LOVIA_MODEL is set);
+# make web PORT=8001 HOST=0.0.0.0 to choose where it listens
+PORT ?= 8000
+HOST ?= 127.0.0.1
+
 web: install
-	$(BIN)/lovia web $(if $(LOVIA_MODEL),,--demo)
+	$(BIN)/lovia web $(if $(LOVIA_MODEL),,--demo) --port $(PORT) --host $(HOST)
 
 test: install
 	bash scripts/install-browser.sh || echo "make test: no Chromium; the browser tests will skip"

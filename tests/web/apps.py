@@ -46,3 +46,23 @@ blocking = Agent("blocker", model=Stateless(_block_then_answer), tools=[block])
 """Calls ``block`` once, then answers; stateless, so a new process can resume it."""
 
 agents = {"blocker": blocking}
+
+
+class SlowEcho:
+    """Answers ``echo: <last user message>`` after ``LOVIA_TEST_DELAY`` seconds (default
+    0.2), so two servers' requests on one chat overlap; stateless like ``Stateless``."""
+
+    name = "slow-echo"
+    model = "slow-echo"
+    supports_json_schema = False
+
+    async def stream(self, entries: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(float(os.environ.get("LOVIA_TEST_DELAY", "0.2")))
+        users = [e for e in entries if getattr(e, "role", None) == "user"]
+        turn = text(f"echo: {users[-1].text if users else ''}")
+        async for delta in ScriptedProvider([turn]).stream(entries, **kwargs):
+            yield delta
+
+
+slow = {"echo": Agent("echo", model=SlowEcho())}
+"""Echoes the last user message after a short pause (the two-server race tests)."""

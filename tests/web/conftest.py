@@ -12,9 +12,8 @@ from lovia.web.sse import decode_sse
 
 
 def make_client(app: Any, **kwargs: Any) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1", **kwargs
-    )
+    kwargs.setdefault("base_url", "http://127.0.0.1")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), **kwargs)
 
 
 @pytest.fixture

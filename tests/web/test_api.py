@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from lovia import (
     Agent,
     AssistantTextEntry,
@@ -30,7 +32,7 @@ def _stores() -> tuple[InMemorySession, InMemoryCheckpointer]:
 
 async def test_health_names_the_agents_and_the_setup_hint_when_none(client_for: Any) -> None:
     ok = await client_for(create_app(demo_agent())).get("/api/health")
-    assert ok.json()["agents"] == [{"name": "demo", "demo": True}]
+    assert ok.json()["agents"] == [{"name": "demo", "demo": True, "usable": True}]
     assert ok.json()["setup_hint"] is None
     bare = await client_for(create_app({})).get("/api/health")
     hint = bare.json()["setup_hint"]
@@ -331,3 +333,54 @@ async def test_a_chunked_body_over_the_limit_gets_413_and_one_under_it_works(
         headers={"Content-Type": "application/json"},
     )
     assert events_of(small)[-1]["type"] == "run_completed"
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b'{"content": "\\ud800"}', "content"),
+        (b'{"content": "a", "extra": "\\udfff"}', "extra"),
+        (b'{"content": "   \\n "}', "blank"),
+        (b'{"content": "a\\u0000b"}', "NUL"),
+    ],
+)
+async def test_bodies_that_cannot_be_stored_get_422_and_write_nothing(
+    client_for: Any, body: bytes, says: str
+) -> None:
+    """Issue 14 items 11, 15: a lone surrogate (even in a field that is refused) gets a clear
+    422, not a 500 from the error handler; a blank message or one with NUL is refused."""
+    session, cp = _stores()
+    client = client_for(create_app(demo_agent(delay=0), session=session, checkpointer=cp))
+    refused = await client.post(
+        "/api/chats/c1/messages", content=body, headers={"content-type": "application/json"}
+    )
+    assert refused.status_code == 422, refused.text
+    assert says in refused.json()["detail"]
+    assert await session.load("c1") == [] and await cp.list_runs() == []
+
+
+@pytest.mark.parametrize("last_id", ["9" * 5000, "²", "-1", "1e3"])
+async def test_a_strange_last_event_id_is_ignored_not_a_500(client_for: Any, last_id: str) -> None:
+    """The follow must reach the server while the run is live (a run that ended first gives
+    404, and the trial is repeated); it then replays the run from its first event."""
+    replayed = False
+    for trial in range(10):
+        agent, started = _gate_agent()
+        client = client_for(create_app(agent))
+        chat = f"/api/chats/g{trial}"
+        sending = asyncio.ensure_future(client.post(f"{chat}/messages", json={"content": "go"}))
+        await started.wait()
+        following = asyncio.ensure_future(
+            client.get(f"{chat}/events", headers={"last-event-id": last_id.encode()})
+        )
+        huge = await client.get(f"{chat}/events", params={"after": "9" * 5000})
+        assert huge.status_code == 422
+        assert (await client.post(f"{chat}/stop")).status_code == 200
+        followed = await following
+        await sending
+        assert followed.status_code in (200, 404), followed.text
+        if followed.status_code == 200:
+            assert events_of(followed)[0]["type"] == "run_started"
+            replayed = True
+            break
+    assert replayed

@@ -52,7 +52,7 @@ def _free_port() -> int:
 class Server:
     """uvicorn serving ``create_app`` in a thread; ``url`` is where it listens."""
 
-    def __init__(self, db: Path, agents: Any = None) -> None:
+    def __init__(self, db: Path, agents: Any = None, token: str | None = None) -> None:
         import uvicorn
 
         from lovia.web import create_app
@@ -62,6 +62,7 @@ class Server:
             demo_agent(delay=0.02) if agents is None else agents,
             session=SQLiteSession(db, wal=True),
             checkpointer=SQLiteCheckpointer(db, wal=True),
+            token=token,
         )
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
@@ -319,4 +320,292 @@ def test_a_run_cut_off_by_a_restart_is_offered_and_resumed(
         _wait_idle(p)
         assert p.locator("[data-testid=pending]").count() == 0
         assert p.locator("[data-testid=user-message]").count() == 1
+        context.close()
+
+
+def _user_texts(server: Server, page: Any) -> list[Any]:
+    segments = server.segments(_chat_id(page))
+    return [e.content for s in segments for e in s.entries if e.type == "input"]
+
+
+def test_model_output_cannot_stand_in_for_the_page_controls(page: Any, server: Server) -> None:
+    """Issue 14 item 2: an answer carrying a hidden textarea with the composer's id, a fake
+    Stop button and a form keeps none of them; the next Enter sends what the user typed."""
+    probe = (
+        '<textarea id="input" name="content" hidden>attacker text</textarea>'
+        '<button id="stop" type="button">fake stop</button>'
+        '<form action="/api/chats/x/stop" method="post"><input name="q"><button>go</button>'
+        "</form>"
+        '<div id="send" data-testid="regenerate" style="position:fixed;inset:0">cover</div>'
+        '<select id="chat-list"><option>x</option></select><label for="input">label</label>'
+    )
+    _send(page, probe)
+    _wait_idle(page)
+    answer = page.locator("[data-testid=answer]").last
+    for selector in (
+        "textarea",
+        "button:not([data-testid])",
+        "form",
+        "input",
+        "select",
+        "label",
+        "[id]",
+        "[name]",
+        "[style]",
+        "[data-testid=regenerate]:not(button)",
+    ):
+        assert answer.locator(selector).count() == 0, selector
+    assert page.locator("#input").count() == 1 and page.locator("#stop").count() == 1
+    _send(page, "calculate 2 + 2")
+    page.wait_for_selector("#stop:not([hidden])")
+    _wait_idle(page)
+    users = _user_texts(server, page)
+    assert users == [probe, "calculate 2 + 2"]  # the hidden "attacker text" was not sent
+
+
+def test_a_stopped_answer_is_marked_and_regenerate_belongs_to_it(
+    page: Any, server: Server, tmp_path: Path
+) -> None:
+    """Issue 17: after Stop the last answer says "(stopped)" (after a reload too), and its
+    Regenerate answers the stopped message again while the earlier answer stays shown."""
+    _send(page, "calculate 6 * 7")
+    _wait_idle(page)
+    _send(page, "wait 20")
+    page.wait_for_selector("[data-testid=tool-call] >> text=running…")
+    page.click("#stop")
+    page.wait_for_selector("#send:not([hidden])")
+    page.wait_for_selector("[data-testid=ended]")
+    page.screenshot(path=str(tmp_path / "stopped.png"))
+    for reloaded in (False, True):
+        if reloaded:
+            page.reload()
+            page.wait_for_selector("body[data-ready=true]")
+        answers = page.locator("[data-testid=answer]")
+        assert answers.count() == 2
+        assert "(stopped)" in answers.last.inner_text()
+        assert "(stopped)" not in answers.first.inner_text()
+        assert answers.last.locator("[data-testid=regenerate]").count() == 1
+        assert answers.first.locator("[data-testid=regenerate]").count() == 0
+    page.click("[data-testid=regenerate]")
+    page.wait_for_selector("[data-testid=tool-call] >> text=running…")
+    assert "The result is 42." in page.locator("[data-testid=answer]").first.inner_text()
+    page.click("#stop")
+    page.wait_for_selector("[data-testid=ended]")
+    segments = server.segments(_chat_id(page))
+    assert [e.content for e in segments[-1].entries if e.type == "input"] == ["wait 20"]
+
+
+def test_enter_during_a_run_queues_the_message_and_sends_it_after(
+    page: Any, server: Server
+) -> None:
+    _send(page, "wait 1")
+    page.wait_for_selector("[data-testid=tool-call] >> text=running…")
+    _send(page, "calculate 5 * 5")
+    assert page.locator("[data-testid=queued-message]").count() == 1
+    page.wait_for_function(
+        "[...document.querySelectorAll('[data-testid=answer]')]"
+        ".some(a => a.textContent.includes('25'))"
+    )
+    _wait_idle(page)
+    assert page.locator("[data-testid=queued-message]").count() == 0
+    users = _user_texts(server, page)
+    assert users == ["wait 1", "calculate 5 * 5"]
+
+
+def test_enter_submits_an_edit(page: Any, server: Server) -> None:
+    _send(page, "calculate 1 + 1")
+    _wait_idle(page)
+    page.locator("[data-testid=edit]").click()
+    page.fill("[data-testid=edit-input]", "calculate 3 * 3")
+    page.press("[data-testid=edit-input]", "Enter")
+    page.wait_for_function(
+        "document.querySelector('[data-testid=answer]')?.textContent.includes('9')"
+    )
+    _wait_idle(page)
+    users = _user_texts(server, page)
+    assert users == ["calculate 3 * 3"]
+
+
+def _failing(error: Exception) -> Any:
+    from lovia import Agent
+
+    class Failing:
+        name = "failing"
+        model = "failing"
+        supports_json_schema = False
+
+        async def stream(self, entries: Any, **kwargs: Any) -> Any:
+            raise error
+            yield  # pragma: no cover - makes this an async generator
+
+    return Agent("assistant", model=Failing())
+
+
+@pytest.mark.parametrize("status", [401, 503])
+def test_a_failed_run_keeps_the_message_and_shows_the_fix_in_place(
+    browser: Any, tmp_path: Path, status: int
+) -> None:
+    """Issue 17: the user's message stays, the error and its hint show under it, the run
+    is marked failed (after a reload too), and Retry is offered only when it can work."""
+    from lovia.errors import ProviderError
+
+    hint = "check OPENAI_API_KEY" if status == 401 else "the server failed; try again"
+    error = ProviderError(f"openai:gpt-4.1 answered HTTP {status}", hint=hint, status_code=status)
+    with Server(tmp_path / f"failed{status}.db", agents=_failing(error)) as failing:
+        context = browser.new_context(bypass_csp=True)
+        p = context.new_page()
+        p.goto(failing.url)
+        p.wait_for_selector("body[data-ready=true]")
+        _send(p, "hello there")
+        for reloaded in (False, True):
+            if reloaded:
+                p.reload()
+                p.wait_for_selector("body[data-ready=true]")
+            p.wait_for_selector("[data-testid=pending] >> text=failed")
+            assert p.locator("[data-testid=user-message]").inner_text() == "hello there"
+            assert f"HTTP {status}" in p.locator("[data-testid=pending]").inner_text()
+            assert hint in p.locator("[data-testid=pending-hint]").inner_text()
+            assert p.locator("[data-testid=resume]").count() == (1 if status == 503 else 0)
+            assert p.locator("[data-testid=discard]").count() == 1
+        if status == 401:
+            p.screenshot(path=str(tmp_path / "failed.png"))
+        context.close()
+
+
+def test_a_model_without_its_key_disables_the_input_and_says_why(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lovia import Agent
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with Server(tmp_path / "nokey.db", agents=Agent("assistant", model="openai:gpt-4.1")) as s:
+        context = browser.new_context(bypass_csp=True)
+        p = context.new_page()
+        p.goto(s.url)
+        p.wait_for_selector("body[data-ready=true]")
+        hint = p.locator("[data-testid=setup-hint]").inner_text()
+        assert "no API key" in hint and "OPENAI_API_KEY" in hint
+        assert p.locator("#input").is_disabled()
+        assert "OPENAI_API_KEY" in str(p.locator("#input").get_attribute("placeholder"))
+        p.screenshot(path=str(tmp_path / "no-key.png"))
+        context.close()
+
+
+def test_chat_ids_are_checked_and_encoded_by_the_page(
+    page: Any, server: Server, browser: Any
+) -> None:
+    """Issue 14 item 10: a chat whose id would climb out of its URL cannot be opened or
+    deleted from the page, and the victim it points at survives; odd but valid ids work."""
+
+    async def seed() -> None:
+        async with SQLiteSession(server.db, wal=True) as s:
+            await s.append("victim", [_user("keep me")])
+            await s.append("../chats/victim", [_user("evil")])
+            await s.append("a:b.c-d_e", [_user("odd but fine")])
+
+    reader = threading.Thread(target=lambda: asyncio.run(seed()))
+    reader.start()
+    reader.join()
+    page.on("dialog", lambda d: d.accept())
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    evil = page.locator("[data-testid=chat-item]", has_text="evil")
+    assert evil.locator("[data-testid=delete-chat]").count() == 0
+    assert evil.locator("button.chat-open").is_disabled()
+    page.goto(server.url + "#chat=..%2Fchats%2Fvictim")
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    assert "victim" not in _chat_id(page)
+    odd = page.locator("[data-testid=chat-item]", has_text="odd but fine")
+    odd.locator("button.chat-open").click()
+    page.wait_for_selector("[data-testid=user-message] >> text=odd but fine")
+    odd.locator("[data-testid=delete-chat]").click()
+    page.wait_for_function(
+        "![...document.querySelectorAll('[data-testid=chat-item]')]"
+        ".some(c => c.textContent.includes('odd but fine'))"
+    )
+    assert [e.content for s in server.segments("victim") for e in s.entries] == ["keep me"]
+    assert server.segments("a:b.c-d_e") == []
+
+
+def _user(text: str) -> Any:
+    from lovia import InputEntry
+
+    return InputEntry(role="user", content=text)
+
+
+def test_a_send_refused_because_another_server_answers_keeps_the_message(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Issue 14 item 3 on the page: server B answers the chat; the page of server A sends to
+    it, gets 409, and the typed message is back in the composer with the reason."""
+    import httpx
+
+    db = tmp_path / "shared.db"
+    with Server(db) as one, Server(db) as two:
+        started = threading.Event()
+
+        def drive() -> None:
+            url = f"{two.url}api/chats/shared/messages"
+            with httpx.stream("POST", url, json={"content": "wait 20"}, timeout=60) as r:
+                for line in r.iter_lines():
+                    if "tool_call_started" in line:
+                        started.set()
+
+        driver = threading.Thread(target=drive, daemon=True)
+        driver.start()
+        assert started.wait(30)
+        context = browser.new_context(bypass_csp=True)
+        p = context.new_page()
+        p.goto(one.url + "#chat=shared")
+        p.wait_for_selector("body[data-ready=true]")
+        p.wait_for_selector("[data-testid=busy-elsewhere]")
+        assert p.locator("[data-testid=resume]").count() == 0  # it is not ours to resume
+        _send(p, "are you there?")
+        p.wait_for_selector("[data-testid=error] >> text=busy")
+        assert p.locator("#input").input_value() == "are you there?"
+        assert p.locator("[data-testid=user-message]", has_text="are you there?").count() == 0
+        httpx.post(f"{two.url}api/chats/shared/stop", timeout=30)
+        driver.join(timeout=30)
+        context.close()
+        users = [e.content for s in one.segments("shared") for e in s.entries if e.type == "input"]
+        assert users == ["wait 20"]
+
+
+def test_a_page_on_another_port_cannot_use_the_token_cookie(browser: Any, tmp_path: Path) -> None:
+    """Issue 14 item 4: the user opened server A with its token; a page served on another
+    port of the same host (server B) posts to A with the browser's cookies: refused (403),
+    and A's run goes on. A's own page still works."""
+    with (
+        Server(tmp_path / "a.db", token="s3cret") as a,
+        Server(tmp_path / "b.db") as b,
+    ):
+        context = browser.new_context(bypass_csp=True)
+        mine = context.new_page()
+        mine.goto(a.url + "?token=s3cret")
+        mine.wait_for_selector("body[data-ready=true]")
+        cookies = {c["name"] for c in context.cookies()}
+        assert cookies == {f"lovia_token_{a.port}"}
+        _send(mine, "wait 20")
+        mine.wait_for_selector("[data-testid=tool-call] >> text=running…")
+        chat = _chat_id(mine)
+        other = context.new_page()
+        other.goto(b.url)
+        other.wait_for_selector("body[data-ready=true]")
+        status = other.evaluate(
+            """async ([url, chat]) => {
+                const r = await fetch(`${url}api/chats/${chat}/stop`,
+                    { method: "POST", credentials: "include", mode: "no-cors" });
+                return r.type;
+            }""",
+            [a.url, chat],
+        )
+        assert status == "opaque"  # sent; the answer is hidden from the page either way
+        import httpx
+
+        auth = {"Authorization": "Bearer s3cret"}
+        detail = httpx.get(f"{a.url}api/chats/{chat}", headers=auth, timeout=30).json()
+        assert detail["live"] is not None  # the run was not stopped (a stop waits for it)
+        mine.click("#stop")
+        mine.wait_for_selector("[data-testid=ended]")
         context.close()

@@ -156,3 +156,77 @@ async def test_with_a_token_the_host_and_origin_are_not_checked(client_for: Any)
         "/api/chats/c/messages", json={"content": "hi"}, headers={"Origin": "https://lovia.lan"}
     )
     assert events_of(sent)[-1]["type"] == "run_completed"
+
+
+async def test_the_token_cookie_is_named_after_the_port_and_writes_need_this_origin(
+    client_for: Any,
+) -> None:
+    """Issue 14 item 4: cookies ignore ports, so a page on another port of the host gets the
+    cookie sent along; its state-changing requests are refused by their Origin, and another
+    server's cookie (named for its port) does not open this one."""
+    app = create_app(demo_agent(delay=0), token="s3cret")
+    base = "http://127.0.0.1:8123"
+    page = client_for(app, base_url=base)
+    exchange = await page.get("/?token=s3cret")
+    assert exchange.headers["set-cookie"].startswith("lovia_token_8123=")
+    page.cookies.set("lovia_token_8123", "s3cret")
+    own = {"Origin": base, "Sec-Fetch-Site": "same-origin"}
+    sent = await page.post("/api/chats/c/messages", json={"content": "hi"}, headers=own)
+    assert events_of(sent)[-1]["type"] == "run_completed"
+    for foreign in (
+        {"Origin": "http://127.0.0.1:9999"},
+        {"Origin": "http://127.0.0.1:9999", "Sec-Fetch-Site": "same-site"},
+        {"Sec-Fetch-Site": "same-site"},
+        {"Origin": "null"},
+    ):
+        for method, path in [("POST", "/api/chats/c/stop"), ("DELETE", "/api/chats/c")]:
+            refused = await page.request(method, path, headers=foreign)
+            assert refused.status_code == 403, (foreign, method, refused.text)
+    assert (await page.get("/api/chats/c")).json()["entries"][0]["content"] == "hi"
+    other = client_for(app, base_url=base)
+    other.cookies.set("lovia_token_9999", "s3cret")  # the cookie of a server on port 9999
+    assert (await other.get("/api/chats")).status_code == 401
+    script = client_for(app, base_url=base, headers={"Authorization": "Bearer s3cret"})
+    assert (await script.delete("/api/chats/c")).status_code == 200  # no Origin: a script
+
+
+async def test_the_favicon_is_served(client_for: Any) -> None:
+    client = client_for(create_app(demo_agent()))
+    icon = await client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    page = await client.get("/")
+    assert 'rel="icon"' in page.text
+    assert (await client.get("/static/favicon.svg")).status_code == 200
+
+
+def test_a_body_that_stops_halfway_gets_408_from_a_real_server() -> None:
+    """Issue 14 item 13: half a body and then silence does not hold the connection open."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    app = create_app(demo_agent(delay=0), body_timeout=0.5)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            assert thread.is_alive()
+            time.sleep(0.02)
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+            conn.sendall(
+                b"POST /api/chats/c1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                b'{"content":'
+            )
+            answer = conn.recv(4096).decode()
+        assert answer.startswith("HTTP/1.1 408"), answer
+        assert "did not arrive" in answer
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)

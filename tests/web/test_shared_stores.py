@@ -66,6 +66,8 @@ async def test_stop_on_another_server_refuses_and_keeps_the_run_whole(
     sending = asyncio.ensure_future(one.post("/api/chats/c/messages", json={"content": "go"}))
     await started.wait()
 
+    assert (await two.get("/api/chats/c")).json()["busy_elsewhere"] is True
+    assert (await one.get("/api/chats/c")).json()["busy_elsewhere"] is False
     stop = await two.post("/api/chats/c/stop")
     assert stop.status_code == 409, stop.text
     assert "busy" in stop.json()["detail"]
@@ -80,6 +82,7 @@ async def test_stop_on_another_server_refuses_and_keeps_the_run_whole(
     assert await session2.load("c") == []
     pending = (await two.get("/api/runs/resumable")).json()
     assert [r["chat_id"] for r in pending] == ["c"]  # the checkpoint is still there
+    assert pending[0]["busy_elsewhere"] is True  # and the page says it is answered elsewhere
 
     go.set()
     events = events_of(await sending)
@@ -93,6 +96,7 @@ async def test_stop_on_another_server_refuses_and_keeps_the_run_whole(
     ]
     assert isinstance(stored[-1], AssistantTextEntry) and stored[-1].content == "the full answer"
     assert (await two.post("/api/chats/c/stop")).status_code == 409  # nothing left to settle
+    assert (await two.get("/api/chats/c")).json()["busy_elsewhere"] is False
     if kind == "sqlite":
         for store in (session1, cp1, session2, cp2):
             await store.close()

@@ -1,21 +1,32 @@
 """The ``lovia`` command: ``web``, ``chat``, ``sessions ...`` and ``runs ...``.
 
-Every command has ``--help``. Store commands take ``--db PATH`` (default
-``./.lovia/lovia.db``, the file ``lovia web`` and ``lovia chat`` use) and ``--json`` for
-scripts. Errors print what happened and what to do, and exit with status 2.
+Every command has ``--help``; ``lovia --version`` prints the version. Store commands take
+``--db PATH`` (default ``./.lovia/lovia.db``, the file ``lovia web`` and ``lovia chat`` use)
+and ``--json`` for scripts.
+
+Exit status, the same for every command: 0 done; 2 the request could not be done (a bad
+argument, an unknown id, a model that cannot be used, a port already taken; the message and
+what to do go to stderr); 130 interrupted (Ctrl-C); 141 the reader of the output went away
+(``lovia runs list | head -3``), quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 
+from .. import __version__
 from ..errors import LoviaError
 from .common import DEFAULT_DB
 
-__all__ = ["build_parser", "main"]
+__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_PIPE", "build_parser", "main"]
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+EXIT_PIPE = 141  # 128 + SIGPIPE, as for other tools whose reader closed the pipe
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="LLM agents with durable state: chat in the browser or the terminal, "
         "and inspect the stored sessions and runs.",
     )
+    parser.add_argument("--version", action="version", version=f"lovia {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     web.add_parser(sub)
     chat.add_parser(sub)
@@ -43,14 +55,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = args.handler(args)
         if asyncio.iscoroutine(result):
             result = asyncio.run(result)
+        sys.stdout.flush()  # a closed pipe shows up here, not in the interpreter's last flush
         return int(result or 0)
     except LoviaError as exc:
         print(f"lovia: error: {exc.message}", file=sys.stderr)
         if exc.hint:
             print(f"lovia: hint: {exc.hint}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_PIPE
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away: point stdout at /dev/null so the interpreter's final
+    flush does not print a second BrokenPipeError on the way out."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file: nothing to flush to anyway
+        pass
 
 
 __all__ += ["DEFAULT_DB"]

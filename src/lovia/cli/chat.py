@@ -2,6 +2,10 @@
 
 Commands inside the chat: ``/new`` (a fresh session), ``/history`` (entries with their
 index), ``/rewind N`` (keep the first N entries), ``/help``, ``/quit``.
+
+Answers are rendered as Markdown with ``rich`` (``pip install 'lovia[cli]'``) when the output
+is a terminal, with a progress line while a tool runs; ``--plain`` prints the raw text, and
+``--markdown`` renders even when the output is not a terminal.
 """
 
 from __future__ import annotations
@@ -40,6 +44,13 @@ def add_parser(sub: Any) -> None:
     add_agent_options(parser)
     add_db_option(parser)
     parser.add_argument("--session", metavar="ID", help="continue this session (default: new)")
+    style = parser.add_mutually_exclusive_group()
+    style.add_argument(
+        "--markdown",
+        action="store_true",
+        help="render answers as Markdown even when the output is not a terminal (needs rich)",
+    )
+    style.add_argument("--plain", action="store_true", help="print answers as raw text")
     parser.set_defaults(handler=run_chat)
 
 
@@ -64,25 +75,147 @@ async def _read_line(prompt: str) -> str | None:
     return await future
 
 
-def _print_event(event: dict[str, Any]) -> None:
-    kind = event.get("type")
-    out = sys.stdout
-    if kind == "text_delta":
-        out.write(str(event["delta"]))
-    elif kind == "message_completed":
-        if any(e.get("type") == "assistant_text" for e in event["entries"]):
-            out.write("\n")
-    elif kind == "tool_call_started":
-        call = event["call"]
-        out.write(f"  [tool] {call['name']}({call['arguments']})\n")
-    elif kind == "tool_call_completed":
-        out.write(f"  [tool] {event['call']['name']} -> {event['output'][:200]}\n")
-    elif kind == "run_failed":
-        if event.get("stopped"):
-            out.write("\n[stopped: the answer so far is kept]\n")
+class PlainPrinter:
+    """Answers as raw text, streamed; tool calls and their results on lines of their own."""
+
+    def event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        out = sys.stdout
+        if kind == "text_delta":
+            out.write(str(event["delta"]))
+        elif kind == "message_completed":
+            if any(e.get("type") == "assistant_text" for e in event["entries"]):
+                out.write("\n")
+        elif kind == "tool_call_started":
+            call = event["call"]
+            out.write(f"  [tool] {call['name']}({call['arguments']}) running…\n")
+        elif kind == "tool_call_completed":
+            out.write(f"  [tool] {event['call']['name']} -> {event['output'][:200]}\n")
+        elif kind == "run_failed":
+            out.write(_failure_line(event) + "\n")
+        out.flush()
+
+    def close(self) -> None:
+        sys.stdout.flush()
+
+
+class RichPrinter:
+    """Answers rendered as Markdown as they stream (``rich``), a spinner line while tools
+    run, tool results on lines of their own."""
+
+    def __init__(self, force: bool) -> None:
+        from rich.console import Console
+
+        self.console = Console(force_terminal=True if force else None, highlight=False)
+        self.text = ""
+        self.live: Any = None
+        self.status: Any = None
+        self.running: dict[str, str] = {}
+
+    def _markdown(self) -> Any:
+        from rich.markdown import Markdown
+
+        return Markdown(self.text)
+
+    def _end_text(self) -> None:
+        if self.live is not None:
+            self.live.update(self._markdown())
+            self.live.stop()
+            self.live = None
+        self.text = ""
+
+    def _show_status(self) -> None:
+        names = ", ".join(self.running.values())
+        if not names:
+            if self.status is not None:
+                self.status.stop()
+                self.status = None
+            return
+        label = f"running {names}…"
+        if self.status is None:
+            self.status = self.console.status(label)
+            self.status.start()
         else:
-            out.write(f"\n[run failed: {event['error'].get('message')}]\n")
-    out.flush()
+            self.status.update(label)
+
+    def event(self, event: dict[str, Any]) -> None:
+        from rich.live import Live
+
+        kind = event.get("type")
+        if kind == "text_delta":
+            self.text += str(event["delta"])
+            if self.live is None:
+                self.live = Live(self._markdown(), console=self.console, refresh_per_second=10)
+                self.live.start()
+            else:
+                self.live.update(self._markdown())
+        elif kind == "message_completed":
+            self._end_text()
+        elif kind == "tool_call_started":
+            self._end_text()
+            call = event["call"]
+            self.running[str(call["call_id"])] = str(call["name"])
+            self._show_status()
+        elif kind == "tool_call_completed":
+            call = event["call"]
+            self.running.pop(str(call["call_id"]), None)
+            self._show_status()
+            flag = " error" if event.get("is_error") else ""
+            output = " ".join(str(event["output"]).split())[:200]
+            self.console.print(f"  [tool{flag}] {call['name']} -> {output}", markup=False)
+        elif kind == "run_failed":
+            self.close()
+            self.console.print(_failure_line(event), markup=False)
+
+    def close(self) -> None:
+        self._end_text()
+        self.running.clear()
+        self._show_status()
+
+
+def _failure_line(event: dict[str, Any]) -> str:
+    if event.get("stopped"):
+        return "\n[stopped: the answer so far is kept]"
+    error = event.get("error") or {}
+    line = f"\n[run failed: {error.get('message')}]"
+    if error.get("hint"):
+        line += f"\n[to fix: {error['hint']}]"
+    return line
+
+
+def make_printer(args: argparse.Namespace) -> PlainPrinter | RichPrinter:
+    """Markdown with rich when asked (``--markdown``) or when stdout is a terminal."""
+    if args.plain:
+        return PlainPrinter()
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        if args.markdown:
+            raise UserError(
+                "--markdown needs the rich package", hint="pip install 'lovia[cli]'"
+            ) from None
+        return PlainPrinter()
+    if args.markdown or sys.stdout.isatty():
+        return RichPrinter(force=args.markdown)
+    return PlainPrinter()
+
+
+async def _check_model(agents: dict[str, Any]) -> None:
+    """Refuse to start on a model that cannot be used; warn when its server is unreachable."""
+    from ..web.setup import model_problem, unreachable_problem
+
+    agent = next(iter(agents.values()))
+    problem = model_problem(agent)
+    if problem is not None:
+        raise UserError(
+            f"the model of agent {problem.agent!r} cannot be used: {problem.message}",
+            hint=problem.hint,
+        )
+    warning = await unreachable_problem(agent)
+    if warning is not None:
+        print(f"lovia chat: warning: {warning.message}", file=sys.stderr)
+        if warning.hint:
+            print(f"lovia chat: hint: {warning.hint}", file=sys.stderr)
 
 
 async def run_chat(args: argparse.Namespace) -> int:
@@ -92,8 +225,10 @@ async def run_chat(args: argparse.Namespace) -> int:
     agents = load_agents(args.app, args.demo)
     if not agents:
         raise UserError("no model configured", hint=NO_MODEL_HINT)
+    await _check_model(agents)
+    printer = make_printer(args)
     session, checkpointer = open_stores(args.db, create=True)
-    supervisor = RunSupervisor(agents, ChatBook(session, checkpointer))
+    supervisor = RunSupervisor(agents, ChatBook(session, checkpointer), probe=False)
     chat_id = args.session or uuid.uuid4().hex
     loop = asyncio.get_running_loop()
     print(f"lovia chat: agent {next(iter(agents))}, session {chat_id}. {HELP}", flush=True)
@@ -128,8 +263,11 @@ async def run_chat(args: argparse.Namespace) -> int:
             except LoviaError as exc:
                 print(f"[{exc}]")
                 continue
-            async for _, event in run.follow():
-                _print_event(event)
+            try:
+                async for _, event in run.follow():
+                    printer.event(event)
+            finally:
+                printer.close()
             await run.finished.wait()
     finally:
         with contextlib.suppress(NotImplementedError):
@@ -156,8 +294,13 @@ async def _command(text: str, chat_id: str, supervisor: Any) -> str:
         if not rest.strip().isdigit():
             print("[usage: /rewind N  (keep the first N entries; see /history)]")
         else:
-            done = await supervisor.chats.rewind(chat_id, int(rest))
-            print(f"[removed {done.removed} entries]")
+            try:
+                async with supervisor.claimed(chat_id):  # not while a server answers it
+                    done = await supervisor.chats.rewind(chat_id, int(rest))
+            except LoviaError as exc:
+                print(f"[{exc}]")
+            else:
+                print(f"[removed {done.removed} entries]")
     elif name == "/help":
         print(HELP)
     else:

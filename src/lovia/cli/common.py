@@ -103,7 +103,7 @@ def _import_agents(spec: str) -> dict[str, Agent]:
 
 def open_stores(db: str, *, create: bool, read_only: bool = False) -> tuple[Any, Any]:
     """The session store and checkpointer behind ``--db``: a SQLite path (both stores in one
-    file, ``wal=True``, S12) or a ``postgresql://`` URL. ``read_only=True`` for commands
+    file, ``wal=True``) or a ``postgresql://`` URL. ``read_only=True`` for commands
     that only look: they never create, convert or migrate anything."""
     from ..stores.open import open_stores as open_db
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import errno
+import math
+import socket
 from typing import Any
 
 from ..errors import UserError
@@ -22,7 +26,9 @@ def add_parser(sub: Any) -> None:
     add_agent_options(parser)
     add_db_option(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="port to bind (default: 8000)")
+    parser.add_argument(
+        "--port", type=_port, default=8000, help="port to bind, 0 for any free one (default: 8000)"
+    )
     parser.add_argument(
         "--token",
         help="require this token on every API call; generated and printed when --host is "
@@ -30,13 +36,81 @@ def add_parser(sub: Any) -> None:
     )
     parser.add_argument(
         "--lease-ttl",
-        type=float,
+        type=_positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="how long a run of a crashed server stays locked before it can be resumed "
         "(default: 30)",
     )
     parser.set_defaults(handler=run_web)
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` and listening, as uvicorn would open it; a
+    ``UserError`` that names the fix when the port is taken or the address is not ours."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UserError(
+            f"cannot bind to --host {host!r}: {exc.strerror}",
+            hint="pass an address of this machine, e.g. --host 127.0.0.1 or --host 0.0.0.0",
+        ) from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise UserError(
+                f"port {port} on {host} is already in use (another lovia web, or another "
+                "program, is listening there)",
+                hint=f"stop that program, or pick another port: lovia web --port {port + 1} "
+                f"(or make web PORT={port + 1})",
+            ) from None
+        raise UserError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            hint="ports below 1024 need root; pick another with --port, or another --host",
+        ) from None
+    sock.setblocking(False)
+    return sock
+
+
+async def _check_stores(db: str) -> None:
+    """Open the stores once before serving, so a database this lovia cannot use (a newer
+    schema, a foreign file, a server that refuses the login) is a clear error with a hint
+    instead of a failed server start. Reading only; the server opens its own stores."""
+    session, checkpointer = open_stores(db, create=True)
+    try:
+        await session.load("lovia-startup-check")
+        list_runs = getattr(checkpointer, "list_runs", None)
+        if list_runs is not None:
+            await list_runs(statuses=("running",))
+    finally:
+        await session.close()
+        await checkpointer.close()
 
 
 def run_web(args: argparse.Namespace) -> int:
@@ -50,23 +124,30 @@ def run_web(args: argparse.Namespace) -> int:
     token: str | None = args.token
     if token is None and not is_loopback(args.host):
         token = generate_token()
-    agents = load_agents(args.app, args.demo)
-    session, checkpointer = open_stores(args.db, create=True)
-    app = create_app(
-        agents,
-        session=session,
-        checkpointer=checkpointer,
-        token=token,
-        lease_ttl=args.lease_ttl,
-    )
-    print("\n".join(banner(args.host, args.port, token, agents, args.db)), flush=True)
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        timeout_graceful_shutdown=3,
-    )
+    # the port first: a taken one is told before any file is created or anything printed
+    sock = listen(args.host, args.port)
+    try:
+        port = int(sock.getsockname()[1])
+        agents = load_agents(args.app, args.demo)
+        asyncio.run(_check_stores(args.db))  # a store it cannot use: two lines, exit 2
+        session, checkpointer = open_stores(args.db, create=True)
+        app = create_app(
+            agents,
+            session=session,
+            checkpointer=checkpointer,
+            token=token,
+            lease_ttl=args.lease_ttl,
+        )
+        config = uvicorn.Config(
+            app, host=args.host, port=port, log_level="warning", timeout_graceful_shutdown=3
+        )
+        print("\n".join(banner(args.host, port, token, agents, args.db)), flush=True)
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it shut down on: done
+            pass
+    finally:
+        sock.close()
     return 0
 
 

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -26,7 +27,7 @@ from ..errors import LoviaError, UserError
 from ..stores.checkpoint import Checkpointer
 from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session import Session
-from .auth import COOKIE_NAME, LoopbackOnly, token_matches
+from .auth import LoopbackOnly, SameOriginWrites, cookie_name, token_matches
 from .chats import ChatBook
 from .limits import BodyLimit
 from .routes import router
@@ -51,16 +52,19 @@ def create_app(
     token: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     lease_ttl: float = 30.0,
+    body_timeout: float = 30.0,
 ) -> FastAPI:
     """The chat server for ``agents`` (one agent or ``{name: agent}``; empty = no model).
 
     Without stores it keeps chats in memory (gone on restart); pass ``SQLiteSession`` and
     ``SQLiteCheckpointer`` for durable chats and resumable runs. With ``token``, every
     ``/api`` route needs ``Authorization: Bearer <token>`` or the cookie set by
-    ``/?token=<token>``; otherwise it answers 401. Request bodies over ``max_body_bytes``
-    get 413. Without ``token`` only a loopback ``Host`` is served (400 otherwise) and a
-    POST/DELETE from a page of another origin gets 403. A run whose server died stays locked
-    for ``lease_ttl`` seconds before another server can resume it.
+    ``/?token=<token>``; otherwise it answers 401, and a POST/DELETE that carries the cookie
+    from a page of another origin gets 403. Request bodies over ``max_body_bytes`` get 413,
+    bodies not complete within ``body_timeout`` seconds 408. Without ``token`` only a loopback
+    ``Host`` is served (400 otherwise) and a POST/DELETE from a page of another origin gets
+    403. A run whose server died stays locked for ``lease_ttl`` seconds before another server
+    can resume it.
     """
     named = _agents_by_name(agents)
     chats = ChatBook(session or InMemorySession(), checkpointer or InMemoryCheckpointer())
@@ -85,15 +89,19 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.supervisor = supervisor
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout=body_timeout)
     if token is None:  # no token: only loopback pages may talk to it (DNS rebinding, CSRF)
         app.add_middleware(LoopbackOnly)
+    else:  # the cookie reaches every port of the host: writes must come from this origin
+        app.add_middleware(SameOriginWrites)
 
     def require_token(request: Request) -> None:
         if token is None:
             return
         if not token_matches(
-            token, request.headers.get("authorization"), request.cookies.get(COOKIE_NAME)
+            token,
+            request.headers.get("authorization"),
+            request.cookies.get(cookie_name(request.scope)),
         ):
             raise HTTPException(
                 401,
@@ -101,15 +109,40 @@ def create_app(
                 headers={"WWW-Authenticate": "Bearer"},
             )
 
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own handler echoes the input back, which fails for text that is not
+        # UTF-8 (a lone surrogate): say what is wrong, and where, without the input
+        problems = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": _text(str(e.get("msg", "")))}
+            for e in exc.errors()
+        ]
+        first = problems[0] if problems else {"loc": [], "msg": "invalid request"}
+        where = ".".join(first["loc"][1:] if len(first["loc"]) > 1 else first["loc"])
+        return JSONResponse(
+            {
+                "detail": f"{where}: {first['msg']}" if where else first["msg"],
+                "hint": "see the request schemas at /docs",
+                "errors": problems,
+            },
+            status_code=422,
+        )
+
     @app.exception_handler(LoviaError)
     async def lovia_error(_: Request, exc: LoviaError) -> JSONResponse:
         status = 409 if isinstance(exc, ChatBusy) else 400 if isinstance(exc, UserError) else 500
-        return JSONResponse({"detail": exc.message, "hint": exc.hint}, status_code=status)
+        body = {"detail": _text(exc.message), "hint": _text(exc.hint) if exc.hint else None}
+        return JSONResponse(body, status_code=status)
 
     app.include_router(router, prefix="/api", dependencies=[Depends(require_token)])
     if ui:
         _mount_page(app, token)
     return app
+
+
+def _text(value: str) -> str:
+    """``value`` with anything UTF-8 cannot carry (lone surrogates) escaped."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _agents_by_name(agents: Agent | Mapping[str, Agent]) -> dict[str, Agent]:
@@ -137,11 +170,24 @@ def _mount_page(app: FastAPI, token: str | None) -> None:
                 raise HTTPException(401, detail="wrong token")
             response = RedirectResponse("/", status_code=303)
             response.set_cookie(
-                COOKIE_NAME, token, httponly=True, samesite="strict", max_age=30 * 86400
+                cookie_name(request.scope),
+                token,
+                httponly=True,
+                samesite="strict",
+                max_age=30 * 86400,
             )
             return response
         # the CSP is a second wall behind DOMPurify: no inline script can run at all
         headers = {"Cache-Control": "no-store", "Content-Security-Policy": PAGE_POLICY}
         return FileResponse(index, headers=headers)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        # browsers ask for /favicon.ico whatever the page links: the same icon, as SVG
+        return FileResponse(
+            str(static / "favicon.svg"),
+            media_type="image/svg+xml",
+            headers={"Cache-Control": "max-age=86400"},
+        )
 
     app.mount("/static", StaticFiles(directory=str(static)), name="static")

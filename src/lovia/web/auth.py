@@ -1,7 +1,10 @@
 """Access control for the HTTP API: a shared token, as a Bearer header or a cookie.
 
 The page cannot put headers on an ``EventSource``, so ``/?token=...`` sets an HttpOnly,
-SameSite=Strict cookie once and the page then works from the cookie alone. Scripts send
+SameSite=Strict cookie once and the page then works from the cookie alone. Browsers send a
+host's cookies to every port of it, so the cookie is named after the server's port (two
+servers on one host keep their own) and ``SameOriginWrites`` refuses a state-changing
+request that a page of another origin (another port included) sends with it. Scripts send
 ``Authorization: Bearer <token>``. With no token configured (loopback only) ``LoopbackOnly``
 guards instead: a request must name a loopback Host (a DNS-rebinding page names its own
 domain), and a state-changing one from a page must come from a loopback Origin.
@@ -13,18 +16,29 @@ import hmac
 import ipaddress
 import json
 import secrets
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
     "COOKIE_NAME",
     "LoopbackOnly",
+    "SameOriginWrites",
+    "cookie_name",
     "generate_token",
     "is_loopback",
     "token_matches",
 ]
 
 COOKIE_NAME = "lovia_token"
+"""The cookie's name without a port (``cookie_name`` adds the server's)."""
+
+
+def cookie_name(scope: Mapping[str, Any]) -> str:
+    """The token cookie of the server that received ``scope``: ``lovia_token_<port>``."""
+    server = scope.get("server")
+    port = server[1] if server and len(server) > 1 and server[1] else None
+    return COOKIE_NAME if port is None else f"{COOKIE_NAME}_{port}"
 
 
 def generate_token() -> str:
@@ -86,6 +100,62 @@ class LoopbackOnly:
         await self.app(scope, receive, send)
 
 
+class SameOriginWrites:
+    """ASGI middleware for token mode: 403 for a POST/DELETE/... that rides on the cookie from
+    a page of another origin: the browser marks it ``Sec-Fetch-Site: same-site`` or
+    ``cross-site``, or its ``Origin`` names another host, or another port than the ``Host``
+    it was sent to. A page on another port of this host would otherwise act with the
+    cookie. Requests with an ``Authorization`` header (scripts) are not affected: a page of
+    another origin cannot add one."""
+
+    SAFE_METHODS = LoopbackOnly.SAFE_METHODS
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        headers = {k.lower(): v for k, v in scope.get("headers") or ()}
+        if (
+            scope["type"] != "http"
+            or scope.get("method", "GET") in self.SAFE_METHODS
+            or b"authorization" in headers
+        ):
+            await self.app(scope, receive, send)
+            return
+        site = headers.get(b"sec-fetch-site", b"").decode("latin-1").strip().lower()
+        origin = headers.get(b"origin")
+        foreign = site in ("same-site", "cross-site")
+        if origin is not None and not foreign:
+            host = headers.get(b"host", b"").decode("latin-1")
+            foreign = not _same_place(origin.decode("latin-1"), host)
+        if foreign:
+            await _refuse(
+                send,
+                403,
+                "requests from pages of other origins are refused",
+                "use the page this server serves, or call the API with "
+                "'Authorization: Bearer <token>' from a script",
+            )
+            return
+        await self.app(scope, receive, send)
+
+
+def _same_place(origin: str, host: str) -> bool:
+    """Whether ``Origin`` names the host of the ``Host`` header, and its port when both
+    name one (a TLS proxy in front may drop or change the scheme's default port)."""
+    theirs = urlsplit(origin.strip())
+    ours = urlsplit(f"//{host.strip()}")
+    try:
+        their_port, our_port = theirs.port, ours.port
+    except ValueError:
+        return False
+    if not theirs.hostname or not ours.hostname or theirs.scheme not in ("http", "https"):
+        return False
+    if theirs.hostname.lower() != ours.hostname.lower():
+        return False
+    return their_port is None or our_port is None or their_port == our_port
+
+
 def _host_of(header: str) -> str:
     """The host of a ``Host`` header: ``[::1]:8000`` -> ``::1``, ``localhost:80`` ->
     ``localhost``; ``""`` when it is malformed (a bad port, an open bracket)."""
@@ -110,8 +180,8 @@ def _is_loopback_origin(origin: str) -> bool:
     return parts.scheme in ("http", "https") and hostname is not None and is_loopback(hostname)
 
 
-async def _refuse(send: Any, status: int, detail: str) -> None:
-    hint = "open the page at http://127.0.0.1:PORT/, or start lovia web with --token"
+async def _refuse(send: Any, status: int, detail: str, hint: str | None = None) -> None:
+    hint = hint or "open the page at http://127.0.0.1:PORT/, or start lovia web with --token"
     body = json.dumps({"detail": detail, "hint": hint}).encode()
     await send(
         {

@@ -1,8 +1,12 @@
-"""``BodyLimit``: refuse request bodies over a size with 413, before anything reads them."""
+"""``BodyLimit``: refuse request bodies over a size with 413, before anything reads them, and
+bodies that do not arrive in time with 408 (a client that sends half a body and waits would
+otherwise hold its connection, and the server's memory, for as long as it likes)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Any
 
 __all__ = ["BodyLimit"]
@@ -13,35 +17,46 @@ Message = dict[str, Any]
 
 class BodyLimit:
     """ASGI middleware: a body longer than ``max_bytes`` gets 413 (by its Content-Length
-    when declared, otherwise counted as it arrives)."""
+    when declared, otherwise counted as it arrives); a body not complete within
+    ``timeout`` seconds gets 408. The body is read here, then replayed to the app."""
 
-    def __init__(self, app: Any, *, max_bytes: int) -> None:
+    def __init__(self, app: Any, *, max_bytes: int, timeout: float = 30.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         declared = dict(scope.get("headers") or ()).get(b"content-length")
-        if declared is not None:
-            if not declared.isdigit() or int(declared) > self.max_bytes:
-                await self._refuse(send)
-                return
-            await self.app(scope, receive, send)  # the server holds the body to its length
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            await _refuse(send, 413, f"request body over {self.max_bytes} bytes", "send less")
             return
-        # No length (a chunked body): read it here, at most max_bytes + 1, because an error
-        # raised while the app reads the body would reach the client as a 400 parse error.
+        # Read the whole body here (at most max_bytes + 1), because an error raised while the
+        # app reads it would reach the client as a 400 parse error.
         buffered: list[Message] = []
         seen = 0
+        deadline = time.monotonic() + self.timeout
         while True:
-            message: Message = await receive()
+            try:
+                message: Message = await asyncio.wait_for(
+                    receive(), timeout=max(0.0, deadline - time.monotonic())
+                )
+            except asyncio.TimeoutError:
+                await _refuse(
+                    send,
+                    408,
+                    f"the request body did not arrive within {self.timeout:g} s",
+                    "send the whole body at once",
+                )
+                return
             buffered.append(message)
             if message["type"] != "http.request":
                 break  # the client went away: let the app see that
             seen += len(message.get("body", b""))
             if seen > self.max_bytes:
-                await self._refuse(send)
+                await _refuse(send, 413, f"request body over {self.max_bytes} bytes", "send less")
                 return
             if not message.get("more_body", False):
                 break
@@ -54,18 +69,18 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Any) -> None:
-        body = json.dumps(
-            {"detail": f"request body over {self.max_bytes} bytes", "hint": "send less"}
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+
+async def _refuse(send: Any, status: int, detail: str, hint: str) -> None:
+    body = json.dumps({"detail": detail, "hint": hint}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
     "CHAT_ID_PATTERN",
@@ -18,7 +18,27 @@ __all__ = [
 MAX_MESSAGE_CHARS = 100_000
 CHAT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 
-Message = Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+
+def _checked_text(value: str) -> str:
+    """A message must say something and be storable as it is: not blank, no NUL character,
+    no unpaired surrogate (what a terminal sends for a stray byte); refused before any write."""
+    if not value.strip():
+        raise ValueError("the message is blank: write something")
+    if "\x00" in value:
+        raise ValueError("the message contains a NUL character (U+0000): remove it")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"the message contains an unpaired surrogate at position {exc.start}: "
+            "it is not text; remove it"
+        ) from None
+    return value
+
+
+Message = Annotated[
+    str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(_checked_text)
+]
 AgentName = Annotated[str | None, Field(default=None, max_length=200)]
 
 

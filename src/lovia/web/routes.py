@@ -7,6 +7,7 @@ it and ``GET /chats/{id}/events`` picks it up again.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -61,11 +62,30 @@ def _is_demo(agent: Any) -> bool:
 
 @router.get("/health", summary="Is the server up, and what does it serve?")
 async def health(sup: Sup) -> dict[str, Any]:
+    """``setup_problem`` says why the model cannot be used (no agent, no API key, an unknown
+    provider, a base URL nothing listens on) and ``setup_hint`` what to do; ``blocking`` is
+    true when every message would fail, so the page disables its input."""
+    problems = await sup.setup.problems()
+    blocked = {p.agent for p in problems if p.blocking}
+    agents = [
+        {"name": n, "demo": _is_demo(a), "usable": n not in blocked} for n, a in sup.agents.items()
+    ]
+    if not sup.agents:
+        problem: dict[str, Any] | None = {
+            "agent": None,
+            "message": "no model is configured",
+            "hint": NO_MODEL_HINT,
+            "blocking": True,
+        }
+    else:
+        problem = problems[0].to_dict() if problems else None
     return {
         "ok": True,
         "version": __version__,
-        "agents": [{"name": n, "demo": _is_demo(a)} for n, a in sup.agents.items()],
-        "setup_hint": None if sup.agents else NO_MODEL_HINT,
+        "agents": agents,
+        "setup_problem": problem,
+        "setup_hint": problem["hint"] if problem else None,
+        "problems": [p.to_dict() for p in problems],
     }
 
 
@@ -92,6 +112,8 @@ async def get_chat(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     detail = await sup.chats.detail(chat_id)
     live = sup.live.get(chat_id)
     detail["live"] = live.to_dict() if live else None
+    # held, but not by a run of this server: another server is answering (or saving) it
+    detail["busy_elsewhere"] = detail.pop("claimed") and not sup.busy_here(chat_id)
     unknown = not detail["entries"] and detail["pending"] is None and detail["created_at"] is None
     if unknown and live is None:
         raise HTTPException(404, detail=f"no chat {chat_id!r}")
@@ -118,12 +140,13 @@ async def send(chat_id: ChatId, body: SendMessage, sup: Sup) -> StreamingRespons
     return _sse(await sup.begin(chat_id, prepare, agent_name=body.agent))
 
 
-@router.post("/chats/{chat_id}/stop", summary="Stop the live run and keep what it said (S6)")
+@router.post("/chats/{chat_id}/stop", summary="Stop the live run and keep what it said")
 async def stop(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     run = await sup.stop(chat_id)
     if run is not None:
         return {"stopped": run.run_id}
-    settled = await sup.settle_pending(chat_id)
+    async with sup.claimed(chat_id):  # a run live on another server: 409, nothing written
+        settled = await sup.settle_pending(chat_id)
     if settled is None:
         raise HTTPException(409, detail=f"chat {chat_id!r} has no live or unfinished run")
     return {"stopped": settled}
@@ -177,13 +200,16 @@ async def regenerate(
     response_class=StreamingResponse,
 )
 async def follow(
-    chat_id: ChatId, request: Request, sup: Sup, after: Annotated[int, Query(ge=0)] = 0
+    chat_id: ChatId,
+    request: Request,
+    sup: Sup,
+    after: Annotated[int, Query(ge=0, le=10**18)] = 0,
 ) -> StreamingResponse:
     run = sup.live.get(chat_id)
     if run is None:
         raise HTTPException(404, detail=f"chat {chat_id!r} has no live run")
-    last_id = request.headers.get("last-event-id", "")
-    if last_id.isdigit():
+    last_id = request.headers.get("last-event-id", "").strip()
+    if re.fullmatch(r"[0-9]{1,18}", last_id):  # ASCII digits only; anything else is ignored
         after = max(after, int(last_id))
     return _sse(run, after)
 
@@ -209,19 +235,26 @@ async def resume(chat_id: ChatId, sup: Sup) -> StreamingResponse:
 
 @router.get("/runs/resumable", summary="Runs that a restart, crash or error left unfinished")
 async def resumable(sup: Sup) -> list[dict[str, Any]]:
-    return [
-        {
-            "run_id": run.run_id,
-            "chat_id": run.session_id,
-            "status": run.status,
-            "agent_name": run.agent_name,
-            "updated_at": run.updated_at,
-            "title": title_of(run.entries),
-            "error": run.error,
-        }
-        for run in await sup.chats.pending_runs()
-        if run.session_id not in sup.live
-    ]
+    """Runs live on this server are left out; ``busy_elsewhere`` marks a run whose chat
+    another server sharing the database is answering (it is not unfinished, only elsewhere)."""
+    out = []
+    for run in await sup.chats.pending_runs():
+        chat_id = run.session_id or ""
+        if sup.busy_here(chat_id):
+            continue
+        out.append(
+            {
+                "run_id": run.run_id,
+                "chat_id": chat_id,
+                "status": run.status,
+                "agent_name": run.agent_name,
+                "updated_at": run.updated_at,
+                "title": title_of(run.entries),
+                "error": run.error,
+                "busy_elsewhere": await sup.chats.claim_holder(chat_id) is not None,
+            }
+        )
+    return out
 
 
 def _fresh(chat_id: str, run: LiveRun) -> dict[str, Any]:

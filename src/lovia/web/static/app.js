@@ -1,35 +1,77 @@
 // The chat page: sidebar of chats, the open chat, the composer. State lives on the server;
 // the page only renders it and follows the live run (after a reload too: #chat=<id>).
+//
+// The page's own controls are looked up once, here, before any model output is on the page,
+// and used through these references only: markup in an answer (already stripped of ids,
+// names and form controls by the sanitizer) can never stand in for them.
 
 import { ApiError, follow, getJSON, send, stream } from "./api.js";
 import { AnswerView, el, renderEntries, userBubble } from "./render.js";
 
-const $ = (id) => document.getElementById(id);
+const byId = (id) => document.getElementById(id);
+const ui = Object.freeze({
+  menu: byId("menu"),
+  agentName: byId("agent-name"),
+  demoBadge: byId("demo-badge"),
+  newChat: byId("new-chat"),
+  chatList: byId("chat-list"),
+  notices: byId("notices"),
+  messages: byId("messages"),
+  composer: byId("composer"),
+  input: byId("input"),
+  send: byId("send"),
+  stop: byId("stop"),
+});
+const PLACEHOLDER = ui.input.placeholder;
+
 const state = {
   chatId: null,
   live: false,
   agent: null,
   source: null,
-  setupHint: null,
+  setup: null, // { message, hint, blocking } when the model cannot (or may not) be used
   answer: null,
+  exchanges: [], // what render() drew: [{ user, answer, index }]
+  regenerate: null, // the Regenerate button, under the last answer
+  queue: [], // messages typed while a run was live, sent when it ends
   generation: 0, // bumps on every chat switch, so a stale stream stops drawing
 };
 
+// Chat ids as the server accepts them; anything else is never put in a URL.
+const CHAT_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+export const validChatId = (id) => typeof id === "string" && CHAT_ID.test(id);
+
+function chatPath(chatId, suffix = "") {
+  if (!validChatId(chatId)) throw new Error(`not a valid chat id: ${JSON.stringify(chatId)}`);
+  return `/api/chats/${encodeURIComponent(chatId)}${suffix}`;
+}
+
 function chatFromHash() {
-  const match = /chat=([A-Za-z0-9_.:-]+)/.exec(location.hash);
-  return match ? match[1] : null;
+  const match = /chat=([^&]*)/.exec(location.hash);
+  if (!match) return null;
+  let id = null;
+  try { id = decodeURIComponent(match[1]); } catch (_) { return null; }
+  return validChatId(id) ? id : null;
+}
+
+function blocked() {
+  return Boolean(state.setup && state.setup.blocking);
 }
 
 function setLive(live) {
   state.live = live;
-  $("send").hidden = live;
-  $("stop").hidden = !live;
-  $("input").disabled = Boolean(state.setupHint);
-  $("send").disabled = Boolean(state.setupHint);
+  ui.send.hidden = live;
+  ui.stop.hidden = !live;
+  ui.input.disabled = blocked();
+  ui.send.disabled = blocked();
+  ui.input.placeholder = blocked()
+    ? `Sending is disabled: ${state.setup.message}. To fix: ${state.setup.hint || "see the server log"}`
+    : live ? "Type your next message: Enter queues it until this answer ends" : PLACEHOLDER;
   document.body.classList.toggle("running", live);
-  for (const b of document.querySelectorAll("[data-testid=edit], [data-testid=regenerate]")) {
-    b.disabled = live;
+  for (const x of state.exchanges) {
+    for (const b of x.buttons || []) b.disabled = live;
   }
+  if (state.regenerate) state.regenerate.disabled = live;
 }
 
 function notice(text, className = "info", actions = []) {
@@ -42,43 +84,59 @@ function notice(text, className = "info", actions = []) {
     b.addEventListener("click", fn);
     box.append(b);
   }
-  $("notices").append(box);
+  ui.notices.append(box);
   return box;
 }
 
+function errorText(err) {
+  return err instanceof ApiError && err.hint ? `${err.message} (${err.hint})` : String(err.message || err);
+}
+
 function showError(err) {
-  const text = err instanceof ApiError && err.hint ? `${err.message} (${err.hint})` : String(err.message || err);
-  notice(text, "error").dataset.testid = "error";
+  notice(errorText(err), "error").dataset.testid = "error";
+}
+
+function showSetup() {
+  const s = state.setup;
+  if (!s) return;
+  const text = s.blocking
+    ? `The model cannot be used: ${s.message}. To fix: ${s.hint || "see the server log"}.`
+    : `Warning: ${s.message}. ${s.hint || ""}`;
+  notice(text, s.blocking ? "error" : "warn").dataset.testid = s.blocking ? "setup-hint" : "setup-warning";
 }
 
 // -- sidebar ------------------------------------------------------------------------------
 
 async function refreshChats() {
   const chats = await getJSON("/api/chats");
-  const list = $("chat-list");
-  list.replaceChildren();
+  ui.chatList.replaceChildren();
   for (const chat of chats) {
     const item = el("li", chat.id === state.chatId ? "active" : "");
     item.dataset.testid = "chat-item";
+    const usable = validChatId(chat.id);
     const open = el("button", "chat-open", chat.title || "New chat");
     open.type = "button";
-    open.addEventListener("click", () => openChat(chat.id));
+    if (usable) open.addEventListener("click", () => openChat(chat.id).catch(showError));
+    else { open.disabled = true; open.title = "this chat's id cannot be opened here"; }
     item.append(open);
     if (chat.live) item.append(el("span", "badge live", "running"));
     else if (chat.pending) item.append(el("span", "badge warn", chat.pending.status));
-    const del = el("button", "icon small", "×");
-    del.type = "button";
-    del.title = "Delete chat";
-    del.addEventListener("click", async () => {
-      if (!confirm("Delete this chat?")) return;
-      try {
-        await send("DELETE", `/api/chats/${chat.id}`);
-        if (chat.id === state.chatId) await newChat();
-        await refreshChats();
-      } catch (err) { showError(err); }
-    });
-    item.append(del);
-    list.append(item);
+    if (usable) {
+      const del = el("button", "icon small", "×");
+      del.type = "button";
+      del.title = "Delete chat";
+      del.dataset.testid = "delete-chat";
+      del.addEventListener("click", async () => {
+        if (!confirm("Delete this chat?")) return;
+        try {
+          await send("DELETE", chatPath(chat.id));
+          if (chat.id === state.chatId) await newChat();
+          await refreshChats();
+        } catch (err) { showError(err); }
+      });
+      item.append(del);
+    }
+    ui.chatList.append(item);
   }
 }
 
@@ -89,20 +147,31 @@ async function newChat() {
   await openChat(id, { fresh: true });
 }
 
+function leaveQueue() {
+  // messages queued for the chat being left go back into the composer, not into thin air
+  if (!state.queue.length) return;
+  const texts = state.queue.splice(0);
+  ui.input.value = [...texts, ui.input.value].filter((t) => t.trim()).join("\n\n");
+}
+
 async function openChat(chatId, { fresh = false } = {}) {
+  if (!validChatId(chatId)) throw new Error(`not a valid chat id: ${JSON.stringify(chatId)}`);
+  if (chatId !== state.chatId) leaveQueue();
   state.generation += 1;
   if (state.source) { state.source.close(); state.source = null; }
   state.chatId = chatId;
-  history.replaceState(null, "", `#chat=${chatId}`);
+  history.replaceState(null, "", `#chat=${encodeURIComponent(chatId)}`);
   document.body.classList.remove("menu-open");
-  $("notices").replaceChildren();
-  $("messages").replaceChildren();
+  ui.notices.replaceChildren();
+  ui.messages.replaceChildren();
+  state.exchanges = [];
+  state.regenerate = null;
   setLive(false);
-  if (state.setupHint) notice(`No model configured: ${state.setupHint}.`, "error").dataset.testid = "setup-hint";
+  showSetup();
   if (fresh) { await refreshChats(); return; }
   let detail;
   try {
-    detail = await getJSON(`/api/chats/${chatId}`);
+    detail = await getJSON(chatPath(chatId));
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) { await refreshChats(); return; }
     throw err;
@@ -111,25 +180,91 @@ async function openChat(chatId, { fresh = false } = {}) {
   await refreshChats();
 }
 
+function button(label, testid, onClick, className = "link") {
+  const b = el("button", className, label);
+  b.type = "button";
+  b.dataset.testid = testid;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function renderPending(box, p) {
+  // the unfinished run, in place: what it got so far, why it stopped, what can be done
+  const exchanges = renderEntries(box, p.entries, {});
+  let x = exchanges[exchanges.length - 1];
+  if (!x) { x = { user: null, answer: null }; exchanges.push(x); }
+  if (!x.answer) x.answer = new AnswerView(box);
+  for (const e of exchanges) {
+    if (e.user) e.user.classList.add("unfinished");
+    if (e.answer) e.answer.node.classList.add("unfinished");
+  }
+  const answer = x.answer;
+  answer.node.classList.add(`ended-${p.status}`);
+  const status = el("div", `pending ${p.status}`);
+  status.dataset.testid = "pending";
+  const error = p.error || {};
+  const what = p.status === "failed"
+    ? `This answer failed${error.message ? `: ${error.message}` : "."}`
+    : `This answer did not finish (${p.status}): the server stopped before it was done.`;
+  status.append(el("div", "pending-what", what));
+  if (error.hint) {
+    const hint = el("div", "pending-hint", `To fix: ${error.hint}`);
+    hint.dataset.testid = "pending-hint";
+    status.append(hint);
+  }
+  const actions = el("div", "actions");
+  if (p.can_retry) {
+    const label = p.status === "failed" ? "Retry" : "Resume";
+    actions.append(button(label, "resume", () => run(chatPath(state.chatId, "/resume"), {}, null), "small"));
+  }
+  actions.append(button("Keep as is", "discard", async () => {
+    try {
+      await send("POST", chatPath(state.chatId, "/stop"));
+      await openChat(state.chatId);
+    } catch (err) { showError(err); }
+  }, "small"));
+  status.append(actions);
+  answer.body.append(status);
+  return exchanges;
+}
+
+function renderElsewhere(box, p) {
+  // another server (sharing this database) is answering: show what it has saved so far
+  const exchanges = p ? renderEntries(box, p.entries, {}) : [];
+  let x = exchanges[exchanges.length - 1];
+  if (!x || !x.answer) { x = { answer: new AnswerView(box) }; }
+  x.answer.node.classList.add("unfinished");
+  const status = el("div", "pending elsewhere");
+  status.dataset.testid = "busy-elsewhere";
+  status.append(el("div", "pending-what",
+    "Another server sharing this database is answering this chat right now."));
+  const actions = el("div", "actions");
+  actions.append(button("Reload", "reload", () => openChat(state.chatId).catch(showError), "small"));
+  status.append(actions);
+  x.answer.body.append(status);
+}
+
 function render(detail) {
-  const box = $("messages");
+  const box = ui.messages;
   box.replaceChildren();
-  const answers = renderEntries(box, detail.entries, { onEdit: detail.live ? null : editMessage });
-  if (detail.pending && !detail.live) {
-    const p = detail.pending;
-    renderEntries(box, p.entries, {}).forEach((a) => a.node.classList.add("unfinished"));
-    const why = p.error && p.error.message ? `: ${p.error.message}` : "";
-    notice(`This answer did not finish (${p.status}${why}).`, "warn", [
-      ["Resume", () => run(`/api/chats/${state.chatId}/resume`, {}, null), "resume"],
-      ["Keep as is", async () => { await send("POST", `/api/chats/${state.chatId}/stop`); await openChat(state.chatId); }, "discard"],
-    ]).dataset.testid = "pending";
-  } else if (answers.length && !detail.live) {
-    const last = answers[answers.length - 1];
-    const regen = el("button", "link", "Regenerate");
-    regen.type = "button";
-    regen.dataset.testid = "regenerate";
-    regen.addEventListener("click", () => run(`/api/chats/${state.chatId}/regenerate`, {}, null));
-    last.actions.append(regen);
+  const editable = detail.live ? null : editMessage;
+  state.exchanges = renderEntries(box, detail.entries, { onEdit: editable });
+  state.regenerate = null;
+  if (detail.busy_elsewhere && !detail.live) {
+    renderElsewhere(box, detail.pending);
+  } else if (detail.pending && !detail.live) {
+    renderPending(box, detail.pending);
+  } else if (!detail.live) {
+    const last = state.exchanges[state.exchanges.length - 1];
+    if (last && last.user) {
+      // Regenerate belongs to the last answer, whatever it was (even an empty stopped one)
+      if (!last.answer) last.answer = new AnswerView(box);
+      state.regenerate = button("Regenerate", "regenerate", () => regenerate());
+      last.answer.actions.append(state.regenerate);
+    }
+  }
+  for (const x of state.exchanges) {
+    x.buttons = x.user ? [...x.user.querySelectorAll("button")] : [];
   }
   if (detail.live) {
     if (detail.live.input) userBubble(box, detail.live.input);
@@ -140,12 +275,21 @@ function render(detail) {
       if (generation === state.generation) onEvent(event);
     });
   }
+  drawQueue();
   scrollDown();
 }
 
+function drawQueue() {
+  for (const text of state.queue) {
+    const node = userBubble(ui.messages, text);
+    node.classList.add("queued");
+    node.dataset.testid = "queued-message";
+    node.append(el("div", "note muted", "(queued: sent when the current answer ends)"));
+  }
+}
+
 function scrollDown() {
-  const box = $("messages");
-  box.scrollTop = box.scrollHeight;
+  ui.messages.scrollTop = ui.messages.scrollHeight;
 }
 
 function onEvent(event) {
@@ -163,7 +307,8 @@ function onEvent(event) {
     case "handoff": answer.note(`handed off to ${event.to_agent}`); break;
     case "context_compacted": answer.note(event.notice || "earlier context was compacted", "muted"); break;
     case "run_failed":
-      answer.note(event.stopped ? "Stopped." : `Failed: ${event.error.message}`, event.stopped ? "muted" : "error");
+      if (event.stopped) answer.mark("stopped");
+      else answer.note(`Failed: ${event.error.message}`, "error");
       finish();
       break;
     case "run_completed":
@@ -180,36 +325,50 @@ async function finish() {
   if (state.source) { state.source.close(); state.source = null; }
   setLive(false);
   await openChat(state.chatId);
+  sendQueued();
+}
+
+function sendQueued() {
+  if (state.live || !state.queue.length || blocked()) return;
+  const text = state.queue.shift();
+  sendMessage(text).catch(showError);
 }
 
 // Start a run (message, edit, regenerate, resume) and draw its events as they come.
-async function run(path, body, userText, { clearFrom = null } = {}) {
+// Nothing on the page is removed until the server has accepted the request.
+async function run(path, body, userText, { cut = null } = {}) {
   if (state.live) return;
   const generation = state.generation;
-  const box = $("messages");
-  $("notices").replaceChildren();
-  if (clearFrom !== null) {
-    const bubbles = [...box.querySelectorAll("[data-testid=user-message]")];
-    const at = bubbles[clearFrom];
-    if (at) { while (at.nextSibling) at.nextSibling.remove(); at.remove(); }
-  }
-  if (path.endsWith("/regenerate")) {
-    const answers = box.querySelectorAll("[data-testid=answer]");
-    if (answers.length) answers[answers.length - 1].remove();
-  }
-  if (userText) userBubble(box, userText);
+  const box = ui.messages;
+  ui.notices.replaceChildren();
+  showSetup();
   state.answer = new AnswerView(box);
+  state.answer.node.hidden = true;
+  let accepted = false;
+  const accept = () => {
+    if (accepted) return;
+    accepted = true;
+    if (cut) cut();
+    for (const q of box.querySelectorAll(".queued")) q.remove();
+    if (userText) box.insertBefore(userBubble(document.createDocumentFragment(), userText), state.answer.node);
+    state.answer.node.hidden = false;
+    drawQueue();
+  };
   setLive(true);
-  scrollDown();
   try {
     await stream(path, body, (event) => {
-      if (generation === state.generation) onEvent(event);
+      if (generation !== state.generation) return;
+      accept();
+      onEvent(event);
     });
   } catch (err) {
     if (generation !== state.generation) return;
     setLive(false);
     state.answer = null;
     await openChat(state.chatId);
+    if (!accepted && userText && !ui.input.value.trim()) {
+      ui.input.value = userText; // refused: the message is back in the composer, not lost
+    }
     showError(err);
     return;
   }
@@ -220,63 +379,92 @@ async function sendMessage(text) {
   if (!state.chatId) {
     const { id } = await send("POST", "/api/chats", {});
     state.chatId = id;
-    history.replaceState(null, "", `#chat=${id}`);
+    history.replaceState(null, "", `#chat=${encodeURIComponent(id)}`);
   }
-  setTimeout(refreshChats, 300);
-  await run(`/api/chats/${state.chatId}/messages`, { content: text, agent: state.agent }, text);
+  setTimeout(() => refreshChats().catch(() => {}), 300);
+  await run(chatPath(state.chatId, "/messages"), { content: text, agent: state.agent }, text);
+}
+
+function cutFrom(exchange) {
+  // remove this exchange and everything after it (the nodes render() drew)
+  return () => {
+    const start = exchange.user || (exchange.answer && exchange.answer.node);
+    if (!start || start.parentNode !== ui.messages) return;
+    while (start.nextSibling && start.nextSibling !== state.answer?.node) start.nextSibling.remove();
+    start.remove();
+  };
 }
 
 async function editMessage(index, text) {
-  const bubbles = [...$("messages").querySelectorAll("[data-testid=user-message]")];
-  const detail = await getJSON(`/api/chats/${state.chatId}`);
-  const users = detail.entries.filter((e) => e.type === "input" && e.role === "user");
-  const position = users.findIndex((e) => e.index === index);
-  await run(`/api/chats/${state.chatId}/edit`, { index, content: text, agent: state.agent }, text,
-    { clearFrom: position >= 0 && position < bubbles.length ? position : null });
+  const exchange = state.exchanges.find((x) => x.index === index);
+  await run(chatPath(state.chatId, "/edit"), { index, content: text, agent: state.agent }, text,
+    { cut: exchange ? cutFrom(exchange) : null });
+}
+
+async function regenerate() {
+  const last = state.exchanges[state.exchanges.length - 1];
+  const cut = () => { if (last && last.answer) last.answer.node.remove(); };
+  await run(chatPath(state.chatId, "/regenerate"), {}, null, { cut });
 }
 
 async function stop() {
   try {
-    await send("POST", `/api/chats/${state.chatId}/stop`);
+    await send("POST", chatPath(state.chatId, "/stop"));
   } catch (err) { showError(err); }
 }
 
 // -- start --------------------------------------------------------------------------------
 
+function submit() {
+  const text = ui.input.value.trim();
+  if (!text || blocked()) return;
+  ui.input.value = "";
+  if (state.live) {
+    state.queue.push(text); // sent as soon as the live answer ends
+    for (const q of ui.messages.querySelectorAll(".queued")) q.remove();
+    drawQueue();
+    scrollDown();
+    return;
+  }
+  sendMessage(text).catch(showError);
+}
+
 async function start() {
   const health = await getJSON("/api/health");
-  state.setupHint = health.setup_hint;
+  state.setup = health.setup_problem || null;
   const first = health.agents[0];
   if (first) {
     state.agent = first.name;
-    $("agent-name").textContent = first.name;
-    $("demo-badge").hidden = !first.demo;
+    ui.agentName.textContent = first.name;
+    ui.demoBadge.hidden = !first.demo;
   }
-  $("composer").addEventListener("submit", (ev) => {
+  ui.composer.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    const input = $("input");
-    const text = input.value.trim();
-    if (!text || state.live || state.setupHint) return;
-    input.value = "";
-    sendMessage(text).catch(showError);
+    submit();
   });
-  $("input").addEventListener("keydown", (ev) => {
+  ui.input.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
       ev.preventDefault();
-      $("composer").requestSubmit();
+      submit();
     }
   });
-  $("stop").addEventListener("click", stop);
-  $("new-chat").addEventListener("click", () => newChat().catch(showError));
-  $("menu").addEventListener("click", () => document.body.classList.toggle("menu-open"));
+  ui.stop.addEventListener("click", stop);
+  ui.newChat.addEventListener("click", () => newChat().catch(showError));
+  ui.menu.addEventListener("click", () => document.body.classList.toggle("menu-open"));
   const wanted = chatFromHash();
   if (wanted) await openChat(wanted);
   else await newChat();
   const resumable = await getJSON("/api/runs/resumable");
-  const elsewhere = resumable.filter((r) => r.chat_id !== state.chatId);
+  const elsewhere = resumable.filter(
+    (r) => r.chat_id !== state.chatId && validChatId(r.chat_id) && !r.busy_elsewhere);
   if (elsewhere.length) {
-    notice(`${elsewhere.length} run(s) were interrupted (for example by a server restart).`, "warn",
-      elsewhere.slice(0, 3).map((r) => [`Open “${(r.title || r.chat_id).slice(0, 30)}”`, () => openChat(r.chat_id), "open-resumable"]),
+    const failed = elsewhere.filter((r) => r.status === "failed").length;
+    const cut = elsewhere.length - failed;
+    const parts = [];
+    if (cut) parts.push(`${cut} answer(s) were cut off (for example by a server restart)`);
+    if (failed) parts.push(`${failed} answer(s) failed`);
+    notice(`${parts.join("; ")}.`, "warn",
+      elsewhere.slice(0, 3).map((r) => [`Open “${(r.title || r.chat_id).slice(0, 30)}” (${r.status})`, () => openChat(r.chat_id).catch(showError), "open-resumable"]),
     ).dataset.testid = "resumable";
   }
   document.body.dataset.ready = "true";

@@ -1,14 +1,40 @@
 // Turning transcript entries and live events into DOM. Model text is Markdown rendered by
 // marked and then sanitized by DOMPurify; everything else goes in as textContent only.
+//
+// Model output (and tool results quoted in it) can be written by whoever the model read, so
+// it may only ever be text, links, images and formatting: no ids or names that could shadow
+// the page's own controls, no forms or form controls, no styles that could cover the page,
+// no data-* attributes the page could mistake for its own. The page itself never looks its
+// controls up by id after the first model output; it keeps references (see app.js).
 
 import { marked } from "./vendor/marked.esm.js";
 import DOMPurify from "./vendor/purify.es.js";
 
 marked.setOptions({ gfm: true, breaks: false });
 
+export const SANITIZE = {
+  USE_PROFILES: { html: true },
+  FORBID_TAGS: [
+    "form", "button", "input", "textarea", "select", "option", "optgroup", "datalist",
+    "fieldset", "legend", "label", "output", "meter", "progress", "dialog", "style", "link",
+    "meta", "base", "iframe", "frame", "object", "embed", "template", "slot",
+  ],
+  FORBID_ATTR: [
+    "id", "name", "form", "formaction", "formmethod", "formtarget", "action", "method",
+    "style", "class", "for", "popover", "popovertarget", "autofocus", "tabindex",
+    "accesskey", "contenteditable", "is", "slot",
+  ],
+  ALLOW_DATA_ATTR: false,
+  ALLOW_ARIA_ATTR: false,
+};
+
+export function sanitize(html) {
+  return DOMPurify.sanitize(html, SANITIZE);
+}
+
 export function markdown(target, text) {
   const html = marked.parse(text || "", { async: false });
-  target.innerHTML = DOMPurify.sanitize(html, { USE_PROFILES: { html: true } });
+  target.innerHTML = sanitize(html);
   for (const link of target.querySelectorAll("a[href]")) {
     link.target = "_blank";
     link.rel = "noopener noreferrer";
@@ -97,7 +123,19 @@ export class AnswerView {
 
   note(text, className) {
     this.endText();
-    this.body.append(el("div", `note ${className || ""}`, text));
+    const node = el("div", `note ${className || ""}`, text);
+    this.body.append(node);
+    return node;
+  }
+
+  // How the answer ended when it did not complete: "stopped", "failed", "interrupted".
+  mark(ended, detail) {
+    this.node.classList.add(`ended-${ended}`);
+    this.node.dataset.ended = ended;
+    const label = ended === "stopped" ? "(stopped)" : `(${ended}${detail ? `: ${detail}` : ""})`;
+    const node = this.note(label, ended === "stopped" ? "muted" : "error");
+    node.dataset.testid = "ended";
+    return node;
   }
 }
 
@@ -135,30 +173,49 @@ function startEdit(node, body, text, onEdit) {
   node.append(area, bar);
   area.focus();
   const close = () => { area.remove(); bar.remove(); body.hidden = false; };
-  cancel.addEventListener("click", close);
-  save.addEventListener("click", () => {
+  const submit = () => {
     const value = area.value.trim();
     if (value) { close(); onEdit(value); }
+  };
+  cancel.addEventListener("click", close);
+  save.addEventListener("click", submit);
+  area.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); submit(); }
+    else if (ev.key === "Escape") { ev.preventDefault(); close(); }
   });
 }
 
 // Render stored entries: user inputs as bubbles, everything between them as one answer.
+// Returns one exchange per user message, in order: { user, answer, index, ended }, where
+// answer is the AnswerView after it (null when nothing answered it). An answer whose run was
+// stopped or gave up is marked so (an empty one is drawn to carry the mark).
 export function renderEntries(container, entries, { onEdit, offset = 0 } = {}) {
   const results = new Map();
   for (const e of entries) if (e.type === "tool_result") results.set(e.call_id, e);
-  let answer = null;
-  const answers = [];
+  let current = null;
+  const exchanges = [];
+  const finish = (x) => {
+    if (!x || !x.ended) return;
+    if (!x.answer) x.answer = new AnswerView(container);
+    x.answer.mark(x.ended, x.endedError);
+    if (x.endedHint) x.answer.note(`To fix: ${x.endedHint}`, "error").dataset.testid = "ended-hint";
+  };
   entries.forEach((e, i) => {
     if (e.type === "input") {
       if (e.role !== "user") return;
-      answer = null;
+      finish(current);
       const text = typeof e.content === "string" ? e.content
         : e.content.map((p) => p.text || "").join("");
       const index = e.index ?? offset + i;
-      userBubble(container, text, { onEdit: onEdit ? (v) => onEdit(index, v) : null });
+      const user = userBubble(container, text, { onEdit: onEdit ? (v) => onEdit(index, v) : null });
+      current = { user, answer: null, index, ended: e.ended || null, endedError: e.ended_error || null,
+        endedHint: e.ended_hint || null };
+      exchanges.push(current);
       return;
     }
-    if (!answer) { answer = new AnswerView(container); answers.push(answer); }
+    if (!current) { current = { user: null, answer: null, index: null, ended: null }; exchanges.push(current); }
+    if (!current.answer) current.answer = new AnswerView(container);
+    const answer = current.answer;
     if (e.type === "assistant_text") { answer.endText(); answer.addText(e.content); answer.endText(); }
     else if (e.type === "reasoning") answer.addReasoning(e.content);
     else if (e.type === "tool_call") {
@@ -168,5 +225,6 @@ export function renderEntries(container, entries, { onEdit, offset = 0 } = {}) {
       else answer.tools.get(e.call_id).state.textContent = "no result yet";
     }
   });
-  return answers;
+  finish(current);
+  return exchanges;
 }

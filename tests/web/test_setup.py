@@ -1,0 +1,98 @@
+"""Startup checks: a model that cannot be used is reported by /api/health with the fix, and
+a message to it is refused before anything is written (issue 17)."""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import pytest
+
+from lovia import Agent, InMemoryCheckpointer, InMemorySession
+from lovia.web import create_app
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port  # nothing listens on it any more
+
+
+async def test_a_model_without_its_key_is_reported_and_refused_before_any_write(
+    client_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    session, cp = InMemorySession(), InMemoryCheckpointer()
+    app = create_app(Agent("assistant", model="openai:gpt-4.1"), session=session, checkpointer=cp)
+    client = client_for(app)
+    health = (await client.get("/api/health")).json()
+    assert health["agents"] == [{"name": "assistant", "demo": False, "usable": False}]
+    assert "no API key" in health["setup_problem"]["message"]
+    assert health["setup_problem"]["blocking"] is True
+    assert "OPENAI_API_KEY" in health["setup_hint"]
+    refused = await client.post("/api/chats/c1/messages", json={"content": "hi"})
+    assert refused.status_code == 400
+    assert "OPENAI_API_KEY" in refused.json()["hint"]
+    assert "cannot be used" in refused.json()["detail"]
+    assert await session.load("c1") == []
+    assert await cp.list_runs() == []  # nothing to "resume" that could only fail again
+
+
+async def test_an_unknown_provider_is_reported_with_the_fix(client_for: Any) -> None:
+    client = client_for(create_app(Agent("assistant", model="opnai:gpt-4.1")))
+    health = (await client.get("/api/health")).json()
+    assert "unknown model provider 'opnai'" in health["setup_problem"]["message"]
+    assert "openai:" in health["setup_hint"]
+    refused = await client.post("/api/chats/c1/messages", json={"content": "hi"})
+    assert refused.status_code == 400
+
+
+async def test_an_unreachable_base_url_is_a_warning_that_names_the_url(
+    client_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = _closed_port()
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    client = client_for(create_app(Agent("assistant", model="openai:qwen3")))
+    health = (await client.get("/api/health")).json()
+    problem = health["setup_problem"]
+    assert problem["blocking"] is False  # the server may come up later: sending stays open
+    assert f"127.0.0.1:{port}" in problem["message"]
+    assert "OPENAI_BASE_URL" in health["setup_hint"]
+    assert health["agents"][0]["usable"] is True
+
+
+async def test_a_listening_base_url_and_a_keyed_model_report_nothing(
+    client_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        monkeypatch.setenv("OPENAI_API_KEY", "local")
+        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+        client = client_for(create_app(Agent("assistant", model="openai:qwen3")))
+        health = (await client.get("/api/health")).json()
+    assert health["setup_problem"] is None and health["setup_hint"] is None
+
+
+async def test_a_run_that_fails_before_its_checkpoint_keeps_the_message(
+    client_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: the key went away after the startup check; the run fails before its
+    checkpoint holds the message, and the message stays in the chat, marked failed, with the
+    error and its fix."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    session, cp = InMemorySession(), InMemoryCheckpointer()
+    app = create_app(Agent("assistant", model="openai:gpt-4.1"), session=session, checkpointer=cp)
+    client = client_for(app)
+    assert (await client.get("/api/health")).json()["agents"][0]["usable"] is True
+    monkeypatch.delenv("OPENAI_API_KEY")
+    sent = await client.post("/api/chats/c1/messages", json={"content": "hello?"})
+    assert sent.status_code == 200
+    chat = (await client.get("/api/chats/c1")).json()
+    assert chat["pending"] is None
+    [entry] = chat["entries"]
+    assert entry["content"] == "hello?" and entry["ended"] == "failed"
+    assert "no API key" in entry["ended_error"] and "OPENAI_API_KEY" in entry["ended_hint"]

@@ -1,0 +1,207 @@
+"""Two real server processes on one database, racing on one chat (issue 14, items 1 and 3).
+
+Each request either wins (200, its answer lands whole) or is refused with 409 before it has
+written anything; the chat never loses an exchange, never keeps a message without its
+answer, and never ends with a run that vanished. On SQLite (``lovia web``) and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ..stores.pg import drop_prefix, fresh_prefix, postgres_dsn
+
+ROOT = Path(__file__).resolve().parents[2]
+LOVIA = Path(sys.executable).with_name("lovia")
+TRIALS = 6
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _start(command: list[str]) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [*command, "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{base}/api/health").status_code == 200:
+                return proc, base
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            out = proc.communicate()[0].decode(errors="replace")
+            raise RuntimeError(f"the server did not start: {out}")
+        time.sleep(0.1)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def servers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    if request.param == "sqlite":
+        db = str(tmp_path / "shared.db")
+        command = [str(LOVIA), "web", "--app", "tests.web.apps:slow", "--db", db]
+        commands = [command, command]
+        cleanup = None
+    else:
+        dsn = postgres_dsn()
+        prefix = fresh_prefix()
+        command = [sys.executable, "-m", "tests.web.serve", "--app", "tests.web.apps:slow"]
+        commands = [[*command, "--db", dsn, "--prefix", prefix]] * 2
+        cleanup = (dsn, prefix)
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        bases = []
+        for c in commands:
+            proc, base = _start(c)
+            procs.append(proc)
+            bases.append(base)
+        yield bases[0], bases[1]
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
+        if cleanup is not None:
+            drop_prefix(*cleanup)
+
+
+async def _post(client: httpx.AsyncClient, url: str, body: Any) -> tuple[int, str]:
+    response = await client.post(url, json=body, timeout=30)
+    return response.status_code, response.text
+
+
+def _exchanges(chat: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """``[(user text, [answer texts])]`` of a chat's stored entries."""
+    out: list[tuple[str, list[str]]] = []
+    for e in chat["entries"]:
+        if e["type"] == "input" and e["role"] == "user":
+            out.append((e["content"], []))
+        elif e["type"] == "assistant_text":
+            assert out, chat
+            out[-1][1].append(e["content"])
+    return out
+
+
+def _answered(chat: dict[str, Any]) -> list[str]:
+    """The user messages of the chat, after checking that each has exactly its own answer."""
+    exchanges = _exchanges(chat)
+    for question, answers in exchanges:
+        assert answers == [f"echo: {question}"], chat
+    assert chat["pending"] is None, chat
+    return [q for q, _ in exchanges]
+
+
+async def _chat(client: httpx.AsyncClient, base: str, chat_id: str) -> dict[str, Any]:
+    response = await client.get(f"{base}/api/chats/{chat_id}")
+    assert response.status_code == 200, response.text
+    found: dict[str, Any] = response.json()
+    return found
+
+
+async def _setup(client: httpx.AsyncClient, base: str, chat_id: str) -> None:
+    for q in ("q1", "q2"):
+        status, text = await _post(client, f"{base}/api/chats/{chat_id}/messages", {"content": q})
+        assert status == 200 and "run_completed" in text, text
+
+
+async def test_regenerate_on_two_servers_at_once_loses_no_exchange(
+    servers: tuple[str, str],
+) -> None:
+    one, two = servers
+    refused = 0
+    async with httpx.AsyncClient() as client:
+        for trial in range(TRIALS):
+            chat_id = f"regen{trial}"
+            await _setup(client, one, chat_id)
+            results = await asyncio.gather(
+                _post(client, f"{one}/api/chats/{chat_id}/regenerate", {}),
+                _post(client, f"{two}/api/chats/{chat_id}/regenerate", {}),
+            )
+            codes = sorted(status for status, _ in results)
+            assert codes in ([200, 200], [200, 409]), results
+            refused += codes.count(409)
+            for status, text in results:
+                if status == 200:
+                    assert "run_completed" in text, text
+                else:
+                    assert "busy" in text, text
+            for base in (one, two):
+                assert _answered(await _chat(client, base, chat_id)) == ["q1", "q2"]
+    assert refused > 0  # the requests did overlap
+
+
+async def test_edit_on_two_servers_at_once_rewinds_once(servers: tuple[str, str]) -> None:
+    one, two = servers
+    refused = 0
+    async with httpx.AsyncClient() as client:
+        for trial in range(TRIALS):
+            chat_id = f"edit{trial}"
+            await _setup(client, one, chat_id)
+            results = await asyncio.gather(
+                _post(client, f"{one}/api/chats/{chat_id}/edit", {"index": 2, "content": "e1"}),
+                _post(client, f"{two}/api/chats/{chat_id}/edit", {"index": 2, "content": "e2"}),
+            )
+            codes = [status for status, _ in results]
+            assert sorted(codes) in ([200, 200], [200, 409]), results
+            refused += codes.count(409)
+            questions = _answered(await _chat(client, two, chat_id))
+            assert questions[0] == "q1" and len(questions) == 2, questions
+            if codes.count(200) == 1:
+                assert questions[1] == ("e1" if codes[0] == 200 else "e2")
+    assert refused > 0
+
+
+async def test_two_messages_on_two_servers_at_once_are_both_kept_or_refused(
+    servers: tuple[str, str],
+) -> None:
+    """A message answered 200 is in the chat with its answer; one refused with 409 is not
+    in it at all (the page keeps it in the composer); nothing else is stored."""
+    one, two = servers
+    refused = 0
+    async with httpx.AsyncClient() as client:
+        for trial in range(TRIALS):
+            chat_id = f"send{trial}"
+            results = await asyncio.gather(
+                _post(client, f"{one}/api/chats/{chat_id}/messages", {"content": "from one"}),
+                _post(client, f"{two}/api/chats/{chat_id}/messages", {"content": "from two"}),
+            )
+            sent = zip(["from one", "from two"], results, strict=True)
+            kept = [m for m, (status, _) in sent if status == 200]
+            codes = sorted(status for status, _ in results)
+            assert codes in ([200, 200], [200, 409]), results
+            refused += codes.count(409)
+            for status, text in results:
+                if status == 200:
+                    assert "run_completed" in text and "SessionConflict" not in text, text
+            questions = _answered(await _chat(client, one, chat_id))
+            assert sorted(questions) == sorted(kept)
+            resumable = (await client.get(f"{one}/api/runs/resumable")).json()
+            assert resumable == []
+    assert refused > 0
