@@ -19,7 +19,9 @@ def _pages() -> list[pathlib.Path]:
 
 
 def _codes(text: str) -> list[str]:
-    return [f"line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in CODE.finditer(text)]
+    return [
+        f"line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in CODE.finditer(text)
+    ]
 
 
 def test_the_pattern_finds_codes_as_the_docs_wrote_them() -> None:
