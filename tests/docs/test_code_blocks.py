@@ -19,6 +19,12 @@ import pytest
 from .blocks import NEEDS, Block, all_blocks
 
 BLOCKS = all_blocks()
+HOW_TO_FIX = (
+    "A block must run as written, offline, pasted into a file of its own: wrap awaits in a "
+    "function run by asyncio.run, use lovia.testing.ScriptedProvider or lovia.demo for the "
+    "model. Otherwise start it with '# fragment' (a piece of a program, compiled only) or "
+    "'# needs: X' (X one of tests/docs/blocks.py NEEDS, compiled only)."
+)
 OFFLINE_ENV_DROP = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "LOVIA_MODEL", "OPENAI_BASE_URL")
 
 
@@ -45,7 +51,7 @@ def test_block_compiles(block: Block) -> None:
     try:
         compile(block.code, block.id, "exec", flags=flags, dont_inherit=True)
     except SyntaxError as exc:
-        pytest.fail(f"{block.id}: {exc}\n{block.code}")
+        pytest.fail(f"{block.id}: {exc}\n{block.code}\n{HOW_TO_FIX}")
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.runs], ids=lambda b: b.id)
@@ -60,7 +66,9 @@ def test_block_runs_offline(block: Block, tmp_path: pathlib.Path) -> None:
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0, f"{block.id} failed:\n{block.code}\n--- stderr:\n{done.stderr}"
+    assert done.returncode == 0, (
+        f"{block.id} failed:\n{block.code}\n--- stderr:\n{done.stderr}\n{HOW_TO_FIX}"
+    )
     position = 0
     for expected in block.expected_output:
         found = done.stdout.find(expected, position)
