@@ -2,8 +2,9 @@
 
 Each runnable block is written to a file of its own and run in a fresh interpreter, with no
 API key and no ``LOVIA_MODEL`` in its environment, in an empty working directory: exactly what
-a reader gets who pastes it into ``example.py``. Blocks marked ``# needs: ...`` or
-``# fragment`` are compiled only (see ``blocks.py``).
+a reader gets who pastes it into ``example.py``. It runs in Python's development mode with
+warnings as errors, so an example that leaks a store or triggers a warning fails too.
+Blocks marked ``# needs: ...`` or ``# fragment`` are compiled only (see ``blocks.py``).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def test_block_runs_offline(block: Block, tmp_path: pathlib.Path) -> None:
     program = tmp_path / "example.py"
     program.write_text(block.code, encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, str(program)],
+        [sys.executable, "-W", "error", "-X", "dev", str(program)],
         cwd=tmp_path,
         env=_offline_env(),
         capture_output=True,
@@ -69,6 +70,9 @@ def test_block_runs_offline(block: Block, tmp_path: pathlib.Path) -> None:
     assert done.returncode == 0, (
         f"{block.id} failed:\n{block.code}\n--- stderr:\n{done.stderr}\n{HOW_TO_FIX}"
     )
+    # warnings are errors (-W error); one raised where it cannot propagate is printed instead
+    for sign in ("Exception ignored", "Warning:"):
+        assert sign not in done.stderr, f"{block.id}:\n{done.stderr}"
     position = 0
     for expected in block.expected_output:
         found = done.stdout.find(expected, position)
