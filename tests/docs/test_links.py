@@ -15,7 +15,7 @@ FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 
 def slug(heading: str) -> str:
     """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
-    text = re.sub(r"[`*_]", "", heading).strip().lower()
+    text = re.sub(r"[`*]", "", heading).strip().lower()
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")
 
@@ -44,6 +44,7 @@ def test_slug_matches_github() -> None:
     assert slug("Two runs at once: the session version") == "two-runs-at-once-the-session-version"
     assert slug("Steering: `Mailbox`") == "steering-mailbox"
     assert slug("Workers on a job queue (arq)") == "workers-on-a-job-queue-arq"
+    assert slug("Tools: at least once, and `on_resume`") == "tools-at-least-once-and-on_resume"
 
 
 def test_every_relative_link_resolves() -> None:
