@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ...errors import ToolError, UserError
-from ...run.context import RunContext
+from ...run_context import RunContext
 from ...tools import Tool, run_tool, tool
 from ..base import PluginInstance
 from ._connection import MCPConnection
