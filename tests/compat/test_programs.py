@@ -1,0 +1,72 @@
+"""lovia 0.9.119 programs run unchanged here (issue 12).
+
+Every program in ``programs/`` is a small script written the way a 0.9.119 user writes one,
+printing a JSON summary. ``expected/`` holds what 0.9.119 printed (``python -m
+tests.compat.harness`` re-records it from the reference venv). Each program must print the same
+here, key by key, except for the deliberate departures in ``departures.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .departures import DEPARTURES
+from .harness import load_expected, programs, reference_python, run_program
+
+import sys
+
+PROGRAMS = programs()
+
+
+def _differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    lines = []
+    for key in sorted(set(expected) | set(got)):
+        want = expected.get(key, "<missing>")
+        have = got.get(key, "<missing>")
+        if want != have:
+            lines.append(f"{key}:\n  expected {json.dumps(want)}\n  got      {json.dumps(have)}")
+    return lines
+
+
+def _with_departures(name: str, expected: dict[str, Any]) -> dict[str, Any]:
+    adjusted = dict(expected)
+    for key, departure in DEPARTURES.get(name, {}).items():
+        adjusted[key] = departure.ours
+    return adjusted
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_program_prints_what_0_9_119_prints(name: str, tmp_path: Path) -> None:
+    expected = load_expected(name)
+    assert expected is not None, f"no expected/{name}.json: record it with `python -m tests.compat.harness {name}`"
+    outcome = run_program(name, sys.executable, tmp_path, ours=True)
+    assert outcome.summary is not None, f"{name} did not print a summary:\n{outcome.describe()}"
+    diff = _differences(_with_departures(name, expected), outcome.summary)
+    assert not diff, f"{name} differs from lovia 0.9.119:\n" + "\n".join(diff) + f"\n\n{outcome.stderr[-6000:]}"
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_recorded_output_is_what_0_9_119_prints(name: str, tmp_path: Path) -> None:
+    """The recorded expectations (and the departures' reference values) match a live 0.9.119."""
+    python = reference_python()
+    if python is None:
+        pytest.skip("no lovia 0.9.119 venv: run scripts/reference-venv.sh (or set LOVIA_REFERENCE_PYTHON)")
+    outcome = run_program(name, python, tmp_path, ours=False)
+    assert outcome.summary is not None, f"{name} broke on lovia 0.9.119:\n{outcome.describe()}"
+    diff = _differences(load_expected(name) or {}, outcome.summary)
+    assert not diff, f"expected/{name}.json is stale; re-record it:\n" + "\n".join(diff)
+    for key, departure in DEPARTURES.get(name, {}).items():
+        assert key in outcome.summary, f"departure {name}:{key} names a key the program no longer prints"
+        if departure.has_reference():
+            assert outcome.summary[key] == departure.reference, f"0.9.119 no longer prints the departure's value for {name}:{key}"
+
+
+def test_every_departure_names_a_program_and_a_reason() -> None:
+    for name, keys in DEPARTURES.items():
+        assert name in PROGRAMS, name
+        for key, departure in keys.items():
+            assert departure.reason.strip(), f"{name}:{key} has no reason"
