@@ -37,7 +37,10 @@ class Outcome:
     returncode: int
 
     def describe(self) -> str:
-        return f"exit {self.returncode}\n--- stdout\n{self.stdout[-3000:]}\n--- stderr\n{self.stderr[-6000:]}"
+        return (
+            f"exit {self.returncode}\n--- stdout\n{self.stdout[-3000:]}"
+            f"\n--- stderr\n{self.stderr[-6000:]}"
+        )
 
 
 def run_program(name: str, python: str | Path, workdir: Path, *, ours: bool) -> Outcome:
@@ -101,5 +104,8 @@ if __name__ == "__main__":
     wanted = sys.argv[1:] or programs()
     with tempfile.TemporaryDirectory() as tmp:
         bad = record(wanted, ref, Path(tmp))
-    print(f"recorded {len(wanted) - len(bad)} program(s)" + (f"; broken on 0.9.119: {bad}" if bad else ""))
+    print(
+        f"recorded {len(wanted) - len(bad)} program(s)"
+        + (f"; broken on 0.9.119: {bad}" if bad else "")
+    )
     sys.exit(1 if bad else 0)

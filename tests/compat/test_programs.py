@@ -9,17 +9,44 @@ here, key by key, except for the deliberate departures in ``departures.py``.
 from __future__ import annotations
 
 import json
+import os
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .departures import DEPARTURES
-from .harness import load_expected, programs, reference_python, run_program
-
-import sys
+from .harness import Outcome, load_expected, programs, reference_python, run_program
 
 PROGRAMS = programs()
+
+
+def _run_all(python: str | Path, *, ours: bool, scratch: Path) -> dict[str, Outcome]:
+    """Every program, a few at a time (each is a fresh interpreter, mostly import time)."""
+    workers = min(8, os.cpu_count() or 2)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {n: pool.submit(run_program, n, python, scratch / n, ours=ours) for n in PROGRAMS}
+        return {n: f.result() for n, f in futures.items()}
+
+
+@pytest.fixture(scope="module")
+def ours_outcomes() -> Any:
+    with tempfile.TemporaryDirectory() as tmp:
+        yield _run_all(sys.executable, ours=True, scratch=Path(tmp))
+
+
+@pytest.fixture(scope="module")
+def reference_outcomes() -> Any:
+    python = reference_python()
+    if python is None:
+        pytest.skip(
+            "no lovia 0.9.119 venv: run scripts/reference-venv.sh (or set LOVIA_REFERENCE_PYTHON)"
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        yield _run_all(python, ours=False, scratch=Path(tmp))
 
 
 def _differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
@@ -40,29 +67,36 @@ def _with_departures(name: str, expected: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
-def test_program_prints_what_0_9_119_prints(name: str, tmp_path: Path) -> None:
+def test_program_prints_what_0_9_119_prints(name: str, ours_outcomes: dict[str, Outcome]) -> None:
     expected = load_expected(name)
-    assert expected is not None, f"no expected/{name}.json: record it with `python -m tests.compat.harness {name}`"
-    outcome = run_program(name, sys.executable, tmp_path, ours=True)
+    assert expected is not None, (
+        f"no expected/{name}.json: record it with `python -m tests.compat.harness {name}`"
+    )
+    outcome = ours_outcomes[name]
     assert outcome.summary is not None, f"{name} did not print a summary:\n{outcome.describe()}"
     diff = _differences(_with_departures(name, expected), outcome.summary)
-    assert not diff, f"{name} differs from lovia 0.9.119:\n" + "\n".join(diff) + f"\n\n{outcome.stderr[-6000:]}"
+    assert not diff, (
+        f"{name} differs from lovia 0.9.119:\n" + "\n".join(diff) + f"\n\n{outcome.stderr[-6000:]}"
+    )
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
-def test_recorded_output_is_what_0_9_119_prints(name: str, tmp_path: Path) -> None:
+def test_recorded_output_is_what_0_9_119_prints(
+    name: str, reference_outcomes: dict[str, Outcome]
+) -> None:
     """The recorded expectations (and the departures' reference values) match a live 0.9.119."""
-    python = reference_python()
-    if python is None:
-        pytest.skip("no lovia 0.9.119 venv: run scripts/reference-venv.sh (or set LOVIA_REFERENCE_PYTHON)")
-    outcome = run_program(name, python, tmp_path, ours=False)
+    outcome = reference_outcomes[name]
     assert outcome.summary is not None, f"{name} broke on lovia 0.9.119:\n{outcome.describe()}"
     diff = _differences(load_expected(name) or {}, outcome.summary)
     assert not diff, f"expected/{name}.json is stale; re-record it:\n" + "\n".join(diff)
     for key, departure in DEPARTURES.get(name, {}).items():
-        assert key in outcome.summary, f"departure {name}:{key} names a key the program no longer prints"
+        assert key in outcome.summary, (
+            f"departure {name}:{key} names a key the program no longer prints"
+        )
         if departure.has_reference():
-            assert outcome.summary[key] == departure.reference, f"0.9.119 no longer prints the departure's value for {name}:{key}"
+            assert outcome.summary[key] == departure.reference, (
+                f"0.9.119 no longer prints the departure's value for {name}:{key}"
+            )
 
 
 def test_every_departure_names_a_program_and_a_reason() -> None:

@@ -49,7 +49,9 @@ def _():
             result.usage.cache_write_tokens,
         ],
         "entry_types": [type(e).__name__ for e in result.entries],
-        "entries": [[getattr(e, "type", None), getattr(e, "role", None), e.content] for e in result.entries],
+        "entries": [
+            [getattr(e, "type", None), getattr(e, "role", None), e.content] for e in result.entries
+        ],
     }
 
 

@@ -43,14 +43,25 @@ def _():
     async def main():
         agent = Agent(
             name="calc",
-            model=ScriptedProvider([call("add", {"a": 2, "b": 3}, call_id="c1"), text("The answer is 5.")]),
+            model=ScriptedProvider(
+                [call("add", {"a": 2, "b": 3}, call_id="c1"), text("The answer is 5.")]
+            ),
             tools=[add],
         )
         result = await agent.run("What is 2 + 3?")
         out = []
         for e in result.entries:
             d = {"cls": type(e).__name__, "type": e.type}
-            for field in ("role", "content", "call_id", "name", "arguments", "output", "raw", "is_error"):
+            for field in (
+                "role",
+                "content",
+                "call_id",
+                "name",
+                "arguments",
+                "output",
+                "raw",
+                "is_error",
+            ):
                 if hasattr(e, field):
                     d[field] = getattr(e, field)
             out.append(d)

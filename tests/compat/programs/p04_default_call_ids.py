@@ -42,7 +42,11 @@ def ping(n: int) -> str:
 def _():
     async def main():
         provider = ScriptedProvider(
-            [call("ping", {"n": 1}), batch(("ping", {"n": 2}), ("ping", {"n": 3}), ("ping", {"n": 4}, "mine")), text("ok")]
+            [
+                call("ping", {"n": 1}),
+                batch(("ping", {"n": 2}), ("ping", {"n": 3}), ("ping", {"n": 4}, "mine")),
+                text("ok"),
+            ]
         )
         agent = Agent(name="bot", model=provider, tools=[ping])
         started = []
@@ -62,7 +66,13 @@ def _():
     c = call("ping", {"n": 1})
     b = batch(("a", {}), ("b", {"x": 1}))
     return {
-        "text": [t.content, [tc.id for tc in t.tool_calls], t.usage.input_tokens, t.usage.output_tokens, t.finish_reason],
+        "text": [
+            t.content,
+            [tc.id for tc in t.tool_calls],
+            t.usage.input_tokens,
+            t.usage.output_tokens,
+            t.finish_reason,
+        ],
         "call": [c.content, [[tc.id, tc.name, tc.arguments] for tc in c.tool_calls]],
         "batch": [[tc.id, tc.name, tc.arguments] for tc in b.tool_calls],
     }

@@ -53,14 +53,27 @@ def _():
     agent = Agent(
         name="bot",
         model=ScriptedProvider(
-            [batch(("fetch", {"url": "a"}, "c1"), ("migrate", {"name": "m1"}, "c2"), ("fetch", {"url": "b"}, "c3")), text("fin")]
+            [
+                batch(
+                    ("fetch", {"url": "a"}, "c1"),
+                    ("migrate", {"name": "m1"}, "c2"),
+                    ("fetch", {"url": "b"}, "c3"),
+                ),
+                text("fin"),
+            ]
         ),
         tools=[fetch, migrate],
     )
     result = Runner.run_sync(agent, "go")
     results = {e.call_id: e.output for e in result.entries if e.type == "tool_result"}
     calls = [e.call_id for e in result.entries if e.type == "tool_call"]
-    return {"output": result.output, "results": results, "calls": calls, "ran": sorted(order), "turns": result.turns}
+    return {
+        "output": result.output,
+        "results": results,
+        "calls": calls,
+        "ran": sorted(order),
+        "turns": result.turns,
+    }
 
 
 print(json.dumps(RESULTS, sort_keys=True))

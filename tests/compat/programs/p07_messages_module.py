@@ -1,6 +1,5 @@
 """lovia.messages: Message, ToolCall and the constructor helpers."""
 
-# ruff: noqa: E402
 import asyncio
 import json
 import sys
@@ -33,7 +32,15 @@ def _():
     from lovia.messages import Message, ToolCall, assistant, system, tool_message, user
 
     def d(m):
-        return [type(m).__name__, m.role, m.content, m.tool_calls, m.tool_call_id, m.name, m.reasoning]
+        return [
+            type(m).__name__,
+            m.role,
+            m.content,
+            m.tool_calls,
+            m.tool_call_id,
+            m.name,
+            m.reasoning,
+        ]
 
     return {
         "system": d(system("s")),
@@ -41,7 +48,10 @@ def _():
         "assistant": d(assistant("a")),
         "tool": d(tool_message("c9", "out")),
         "msg_default": d(Message(role="user")),
-        "toolcall": [ToolCall(id="c1", name="f", arguments="{}").id, ToolCall("c2", "g", "{}").name],
+        "toolcall": [
+            ToolCall(id="c1", name="f", arguments="{}").id,
+            ToolCall("c2", "g", "{}").name,
+        ],
         "equal": Message(role="user", content="x") == user("x"),
     }
 
@@ -59,7 +69,13 @@ def _():
     import lovia
     import lovia.messages as mm
 
-    return [lovia.Message is mm.Message, lovia.user is mm.user, lovia.system is mm.system, lovia.assistant is mm.assistant, lovia.Usage is mm.Usage]
+    return [
+        lovia.Message is mm.Message,
+        lovia.user is mm.user,
+        lovia.system is mm.system,
+        lovia.assistant is mm.assistant,
+        lovia.Usage is mm.Usage,
+    ]
 
 
 @check("user_with_parts")
@@ -68,7 +84,11 @@ def _():
 
     m = user([TextPart("look")])
     m2 = user(TextPart("single"))
-    return [type(m.content).__name__, [type(p).__name__ for p in m.content], type(m2.content).__name__]
+    return [
+        type(m.content).__name__,
+        [type(p).__name__ for p in m.content],
+        type(m2.content).__name__,
+    ]
 
 
 print(json.dumps(RESULTS, sort_keys=True))

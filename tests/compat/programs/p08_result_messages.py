@@ -43,12 +43,20 @@ def _():
     agent = Agent(
         name="bot",
         instructions="sys",
-        model=ScriptedProvider([call("weather", {"city": "Oslo"}, call_id="w1"), text("21 degrees")]),
+        model=ScriptedProvider(
+            [call("weather", {"city": "Oslo"}, call_id="w1"), text("21 degrees")]
+        ),
         tools=[weather],
     )
     result = Runner.run_sync(agent, "weather?")
     return [
-        [type(m).__name__, m.role, m.content, [(c.id, c.name, c.arguments) for c in m.tool_calls], m.tool_call_id]
+        [
+            type(m).__name__,
+            m.role,
+            m.content,
+            [(c.id, c.name, c.arguments) for c in m.tool_calls],
+            m.tool_call_id,
+        ]
         for m in result.messages
     ]
 

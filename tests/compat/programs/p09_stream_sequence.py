@@ -51,11 +51,19 @@ def collapse(names):
 @check("events")
 def _():
     async def main():
-        agent = Agent(name="calc", model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("three")]), tools=[add])
+        agent = Agent(
+            name="calc",
+            model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("three")]),
+            tools=[add],
+        )
         handle = Runner.stream(agent, "1+2?")
         names = [type(ev).__name__ async for ev in handle]
         result = await handle.result()
-        return {"events": collapse(names), "output": result.output, "await_again": (await handle).output}
+        return {
+            "events": collapse(names),
+            "output": result.output,
+            "await_again": (await handle).output,
+        }
 
     return main()
 
@@ -66,7 +74,9 @@ def _():
         from lovia import events
 
         agent = Agent(name="bot", model=ScriptedProvider([text("Hi there")]))
-        deltas = [ev.delta async for ev in Runner.stream(agent, "x") if isinstance(ev, events.TextDelta)]
+        deltas = [
+            ev.delta async for ev in Runner.stream(agent, "x") if isinstance(ev, events.TextDelta)
+        ]
         return deltas
 
     return main()

@@ -41,18 +41,26 @@ def add(a: int, b: int) -> int:
 @check("fields")
 def _():
     async def main():
-        agent = Agent(name="calc", model=ScriptedProvider([call("add", {"a": 1, "b": 2}, call_id="c1"), text("3")]), tools=[add])
+        agent = Agent(
+            name="calc",
+            model=ScriptedProvider([call("add", {"a": 1, "b": 2}, call_id="c1"), text("3")]),
+            tools=[add],
+        )
         out = []
         async for ev in Runner.stream(agent, "go"):
             match ev:
                 case events.RunStarted():
-                    out.append(["RunStarted", type(ev.agent).__name__, ev.agent.name, ev.agent is agent])
+                    out.append(
+                        ["RunStarted", type(ev.agent).__name__, ev.agent.name, ev.agent is agent]
+                    )
                 case events.TurnStarted() | events.TurnEnded():
                     out.append([type(ev).__name__, type(ev.agent).__name__, ev.agent.name, ev.turn])
                 case events.ToolCallStarted(call=c):
                     out.append(["ToolCallStarted", type(c).__name__, c.id, c.name, c.arguments])
                 case events.ToolCallCompleted(call=c):
-                    out.append(["ToolCallCompleted", c.id, c.name, ev.result, ev.output, ev.is_error])
+                    out.append(
+                        ["ToolCallCompleted", c.id, c.name, ev.result, ev.output, ev.is_error]
+                    )
                 case events.MessageCompleted(entries=es):
                     out.append(["MessageCompleted", [type(e).__name__ for e in es]])
                 case events.RunCompleted(result=r):

@@ -41,12 +41,28 @@ def add(a: int, b: int) -> int:
 @check("families")
 def _():
     async def main():
-        fams = ["Event", "RunEvent", "TurnEvent", "DeltaEvent", "MessageEvent", "ToolEvent", "TransitionEvent", "ErrorEvent", "ContextEvent"]
+        fams = [
+            "Event",
+            "RunEvent",
+            "TurnEvent",
+            "DeltaEvent",
+            "MessageEvent",
+            "ToolEvent",
+            "TransitionEvent",
+            "ErrorEvent",
+            "ContextEvent",
+        ]
         classes = [getattr(events, f) for f in fams]
-        agent = Agent(name="calc", model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]), tools=[add])
+        agent = Agent(
+            name="calc",
+            model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]),
+            tools=[add],
+        )
         seen = {}
         async for ev in Runner.stream(agent, "go"):
-            seen[type(ev).__name__] = [f for f, c in zip(fams, classes) if isinstance(ev, c)]
+            seen[type(ev).__name__] = [
+                f for f, c in zip(fams, classes, strict=True) if isinstance(ev, c)
+            ]
         return seen
 
     return main()
@@ -55,9 +71,23 @@ def _():
 @check("catalog")
 def _():
     names = [
-        "RunStarted", "TurnStarted", "TurnEnded", "RunCompleted", "RunFailed", "TextDelta", "ReasoningDelta",
-        "OutputDiscarded", "ModelRetrying", "MessageCompleted", "UserMessageInjected", "ToolCallStarted",
-        "ToolCallCompleted", "ToolCallFailed", "ApprovalRequired", "HandoffOccurred", "ContextCompacted",
+        "RunStarted",
+        "TurnStarted",
+        "TurnEnded",
+        "RunCompleted",
+        "RunFailed",
+        "TextDelta",
+        "ReasoningDelta",
+        "OutputDiscarded",
+        "ModelRetrying",
+        "MessageCompleted",
+        "UserMessageInjected",
+        "ToolCallStarted",
+        "ToolCallCompleted",
+        "ToolCallFailed",
+        "ApprovalRequired",
+        "HandoffOccurred",
+        "ContextCompacted",
     ]
     return {n: hasattr(events, n) for n in names}
 

@@ -42,7 +42,11 @@ def side_effect(n: int) -> str:
 
 
 def agent():
-    return Agent(name="bot", model=ScriptedProvider([call("side_effect", {"n": 1}), text("ok")]), tools=[side_effect])
+    return Agent(
+        name="bot",
+        model=ScriptedProvider([call("side_effect", {"n": 1}), text("ok")]),
+        tools=[side_effect],
+    )
 
 
 @check("iterate_twice")
@@ -75,7 +79,7 @@ def _():
     async def main():
         ran.clear()
         handle = Runner.stream(agent(), "go")
-        async for ev in handle:
+        async for _ev in handle:
             break
         await asyncio.sleep(0.05)
         try:

@@ -41,7 +41,11 @@ def loop() -> str:
 @check("max_turns")
 def _():
     async def main():
-        agent = Agent(name="bot", model=ScriptedProvider([call("loop", {}), call("loop", {}), text("never")]), tools=[loop])
+        agent = Agent(
+            name="bot",
+            model=ScriptedProvider([call("loop", {}), call("loop", {}), text("never")]),
+            tools=[loop],
+        )
         handle = Runner.stream(agent, "go", max_turns=1)
         names = [type(ev).__name__ async for ev in handle]
         try:
@@ -49,7 +53,11 @@ def _():
             raised = None
         except MaxTurnsExceeded as exc:
             raised = [type(exc).__name__, isinstance(exc, Exception)]
-        return {"last": names[-1], "terminal_count": names.count("RunFailed") + names.count("RunCompleted"), "error": raised}
+        return {
+            "last": names[-1],
+            "terminal_count": names.count("RunFailed") + names.count("RunCompleted"),
+            "error": raised,
+        }
 
     return main()
 
@@ -60,7 +68,11 @@ def _():
         from lovia import events
 
         agent = Agent(name="bot", model=ScriptedProvider([]))
-        errs = [type(ev.error).__name__ async for ev in Runner.stream(agent, "go") if isinstance(ev, events.RunFailed)]
+        errs = [
+            type(ev.error).__name__
+            async for ev in Runner.stream(agent, "go")
+            if isinstance(ev, events.RunFailed)
+        ]
         return errs
 
     return main()
@@ -69,7 +81,11 @@ def _():
 @check("run_raises_directly")
 def _():
     try:
-        Runner.run_sync(Agent(name="bot", model=ScriptedProvider([call("loop", {})]), tools=[loop]), "go", max_turns=1)
+        Runner.run_sync(
+            Agent(name="bot", model=ScriptedProvider([call("loop", {})]), tools=[loop]),
+            "go",
+            max_turns=1,
+        )
     except MaxTurnsExceeded as exc:
         return type(exc).__name__
     return "no error"

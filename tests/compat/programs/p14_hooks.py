@@ -59,7 +59,12 @@ def _():
     def second(ev, ctx):
         log.append(["second", ev.call.id])
 
-    agent = Agent(name="calc", model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]), tools=[add], hooks=hooks)
+    agent = Agent(
+        name="calc",
+        model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]),
+        tools=[add],
+        hooks=hooks,
+    )
     Runner.run_sync(agent, "go", session_id=None)
     return [e for e in log if e != ["any", "TextDelta"]]
 
@@ -73,7 +78,12 @@ def _():
     def fam(ev, ctx):
         seen.append(type(ev).__name__)
 
-    agent = Agent(name="calc", model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]), tools=[add], hooks=hooks)
+    agent = Agent(
+        name="calc",
+        model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]),
+        tools=[add],
+        hooks=hooks,
+    )
     Runner.run_sync(agent, "go")
     return seen
 
@@ -105,7 +115,12 @@ def _():
     def ended(ev, ctx):
         seen.append([ev.turn, ctx.turn, ctx.usage.total_tokens, len(ctx.entries)])
 
-    agent = Agent(name="calc", model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]), tools=[add], hooks=hooks)
+    agent = Agent(
+        name="calc",
+        model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]),
+        tools=[add],
+        hooks=hooks,
+    )
     Runner.run_sync(agent, "go")
     return seen
 

@@ -39,7 +39,12 @@ def _():
     async def inspect(messages, ctx):
         seen.extend([type(m).__name__, m.role, m.content] for m in messages)
 
-    agent = Agent(name="bot", instructions="sys", model=ScriptedProvider([text("ok")]), input_guardrails=[inspect])
+    agent = Agent(
+        name="bot",
+        instructions="sys",
+        model=ScriptedProvider([text("ok")]),
+        input_guardrails=[inspect],
+    )
     Runner.run_sync(agent, "hello")
     return seen
 
@@ -71,9 +76,10 @@ def _():
 @check("stream_ends_in_run_failed")
 def _():
     async def main():
-        from lovia import events
 
-        agent = Agent(name="bot", model=ScriptedProvider([text("x")]), input_guardrails=[lambda m, c: "nope"])
+        agent = Agent(
+            name="bot", model=ScriptedProvider([text("x")]), input_guardrails=[lambda m, c: "nope"]
+        )
         handle = Runner.stream(agent, "go")
         evs = [type(ev).__name__ async for ev in handle]
         try:

@@ -67,7 +67,11 @@ def _():
             if isinstance(ev, events.ToolCallStarted):
                 started.append(ev.call.id)
             elif isinstance(ev, events.ToolCallCompleted):
-                completed[ev.call.id] = [ev.is_error, ev.output.startswith("Tool error"), ev.output.split(":")[0]]
+                completed[ev.call.id] = [
+                    ev.is_error,
+                    ev.output.startswith("Tool error"),
+                    ev.output.split(":")[0],
+                ]
             elif type(ev).__name__ == "ToolCallFailed":
                 failed.append([ev.call.id if ev.call else None, type(ev.error).__name__])
         return {"completed": completed, "started": sorted(started), "failed": sorted(failed)}
@@ -77,14 +81,22 @@ def _():
 
 @check("zero_division_text")
 def _():
-    agent = Agent(name="bot", model=ScriptedProvider([batch(("divide", {"a": 1, "b": 0}, "c1")), text("sorry")]), tools=[divide])
+    agent = Agent(
+        name="bot",
+        model=ScriptedProvider([batch(("divide", {"a": 1, "b": 0}, "c1")), text("sorry")]),
+        tools=[divide],
+    )
     result = Runner.run_sync(agent, "go")
     return [e.output for e in result.entries if e.type == "tool_result"]
 
 
 @check("tool_error_text")
 def _():
-    agent = Agent(name="bot", model=ScriptedProvider([batch(("charge", {"amount": 1}, "c1")), text("sorry")]), tools=[charge])
+    agent = Agent(
+        name="bot",
+        model=ScriptedProvider([batch(("charge", {"amount": 1}, "c1")), text("sorry")]),
+        tools=[charge],
+    )
     result = Runner.run_sync(agent, "go")
     return [[e.output, e.is_error] for e in result.entries if e.type == "tool_result"]
 

@@ -42,7 +42,12 @@ def _():
         """Original docstring."""
         return []
 
-    return [search.name, search.description, search.parameters.get("required"), sorted(search.parameters["properties"])]
+    return [
+        search.name,
+        search.description,
+        search.parameters.get("required"),
+        sorted(search.parameters["properties"]),
+    ]
 
 
 @check("annotated")
@@ -60,7 +65,10 @@ def _():
         "required": sorted(p.get("required", [])),
         "additional": p.get("additionalProperties"),
         "query_description": p["properties"]["query"].get("description"),
-        "limit_bounds": [p["properties"]["limit"].get("minimum"), p["properties"]["limit"].get("maximum")],
+        "limit_bounds": [
+            p["properties"]["limit"].get("minimum"),
+            p["properties"]["limit"].get("maximum"),
+        ],
     }
 
 
@@ -120,7 +128,12 @@ def _():
     async def impl(args, ctx):
         return args["x"] + 1
 
-    t = Tool(name="inc", description="Increment.", parameters={"type": "object", "properties": {"x": {"type": "integer"}}}, invoke=impl)
+    t = Tool(
+        name="inc",
+        description="Increment.",
+        parameters={"type": "object", "properties": {"x": {"type": "integer"}}},
+        invoke=impl,
+    )
     return [t.name, t.parallel, t.needs_approval, t.retries]
 
 

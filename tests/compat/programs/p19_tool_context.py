@@ -61,7 +61,12 @@ async def whoami(ctx: RunContext[Deps]) -> str:
 
 @check("run")
 def _():
-    agent = Agent(name="support", instructions="Help.", model=ScriptedProvider([call("whoami", {}), text("you are u1")]), tools=[whoami])
+    agent = Agent(
+        name="support",
+        instructions="Help.",
+        model=ScriptedProvider([call("whoami", {}), text("you are u1")]),
+        tools=[whoami],
+    )
     result = Runner.run_sync(agent, "who?", deps=Deps("u1"))
     return result.output
 

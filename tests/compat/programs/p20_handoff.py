@@ -33,15 +33,25 @@ from lovia.testing import ScriptedProvider, call, text
 
 
 def build(log):
-    billing = Agent(name="billing", instructions="Handle billing.", model=ScriptedProvider([text("Refund issued.")]))
+    billing = Agent(
+        name="billing",
+        instructions="Handle billing.",
+        model=ScriptedProvider([text("Refund issued.")]),
+    )
     support = Agent(name="support", instructions="Tech.", model=ScriptedProvider([]))
-    triage_provider = ScriptedProvider([call("transfer_to_billing", {"reason": "double charge"}, call_id="h1")])
+    triage_provider = ScriptedProvider(
+        [call("transfer_to_billing", {"reason": "double charge"}, call_id="h1")]
+    )
     triage = Agent(
         name="triage",
         instructions="Route.",
         model=triage_provider,
         handoffs=[
-            Handoff(target=billing, description="Billing issues.", on_handoff=lambda args, ctx: log.append(["on_handoff", args, ctx.agent.name])),
+            Handoff(
+                target=billing,
+                description="Billing issues.",
+                on_handoff=lambda args, ctx: log.append(["on_handoff", args, ctx.agent.name]),
+            ),
             support,
         ],
     )
@@ -57,7 +67,14 @@ def _():
         evs = []
         async for ev in handle:
             if isinstance(ev, events.HandoffOccurred):
-                evs.append(["HandoffOccurred", type(ev.from_agent).__name__, ev.from_agent.name, ev.to_agent.name])
+                evs.append(
+                    [
+                        "HandoffOccurred",
+                        type(ev.from_agent).__name__,
+                        ev.from_agent.name,
+                        ev.to_agent.name,
+                    ]
+                )
             elif isinstance(ev, (events.TurnStarted, events.TurnEnded)):
                 evs.append([type(ev).__name__, ev.agent.name, ev.turn])
             elif isinstance(ev, events.ToolCallCompleted):
@@ -81,7 +98,12 @@ def _():
 def _():
     target = Agent(name="Billing Team", model=ScriptedProvider([]))
     h = Handoff(target=target)
-    return [h.target.name, h.name, h.description is None or isinstance(h.description, str), h.on_handoff]
+    return [
+        h.target.name,
+        h.name,
+        h.description is None or isinstance(h.description, str),
+        h.on_handoff,
+    ]
 
 
 @check("import_paths")

@@ -38,14 +38,32 @@ def _():
         session = InMemorySession()
         p1 = ScriptedProvider([text("Noted: Atlas.")])
         p2 = ScriptedProvider([text("Atlas.")])
-        await Runner.run(Agent(name="bot", model=p1), "My project is called Atlas.", session=session, session_id="u1")
-        r2 = await Runner.run(Agent(name="bot", model=p2), "What is my project called?", session=session, session_id="u1")
+        await Runner.run(
+            Agent(name="bot", model=p1),
+            "My project is called Atlas.",
+            session=session,
+            session_id="u1",
+        )
+        r2 = await Runner.run(
+            Agent(name="bot", model=p2),
+            "What is my project called?",
+            session=session,
+            session_id="u1",
+        )
         segs = await session.segments("u1")
         flat = await session.load("u1")
         return {
             "second_saw": [[m.role, m.content] for m in p2.calls[0]],
             "r2_entries": [e.type for e in r2.entries],
-            "segments": [[bool(s.run_id), [e.type for e in s.entries], sorted((s.meta or {}).keys()), sorted(((s.meta or {}).get("timing") or {}).keys())] for s in segs],
+            "segments": [
+                [
+                    bool(s.run_id),
+                    [e.type for e in s.entries],
+                    sorted((s.meta or {}).keys()),
+                    sorted(((s.meta or {}).get("timing") or {}).keys()),
+                ]
+                for s in segs
+            ],
             "flat": [[e.type, e.content] for e in flat],
             "other": await session.load("u2"),
         }
@@ -62,7 +80,10 @@ def _():
         await s.append("k", [InputEntry(role="user", content="a")], run_id="r1")
         await s.append("k", [InputEntry(role="user", content="b")], run_id="r1")
         await s.append("k", [InputEntry(role="user", content="c")], run_id="r2", meta={"x": 1})
-        before = [[seg.run_id, [e.content for e in seg.entries], seg.meta] for seg in await s.segments("k")]
+        before = [
+            [seg.run_id, [e.content for e in seg.entries], seg.meta]
+            for seg in await s.segments("k")
+        ]
         await s.clear("k")
         return [before, await s.load("k")]
 
@@ -78,7 +99,12 @@ def _():
             seen.append(ctx.session_id)
             return "sys"
 
-        await Runner.run(Agent(name="bot", instructions=instr, model=ScriptedProvider([text("x")])), "q", session=InMemorySession(), session_id="abc")
+        await Runner.run(
+            Agent(name="bot", instructions=instr, model=ScriptedProvider([text("x")])),
+            "q",
+            session=InMemorySession(),
+            session_id="abc",
+        )
         return seen[:1]
 
     return main()

@@ -43,14 +43,25 @@ def _():
     async def main():
         s = SQLiteSession("chat.db")
         for i in range(3):
-            agent = Agent(name="bot", model=ScriptedProvider([call("big", {}, call_id=f"b{i}"), text(f"answer {i}")]), tools=[big])
+            agent = Agent(
+                name="bot",
+                model=ScriptedProvider([call("big", {}, call_id=f"b{i}"), text(f"answer {i}")]),
+                tools=[big],
+            )
             await Runner.run(agent, f"question {i}", session=s, session_id="u1")
         reopened = SQLiteSession("chat.db")
         flat = await reopened.load("u1")
-        out = {"types": [e.type for e in flat], "sizes": [len(e.output) for e in flat if e.type == "tool_result"]}
+        out = {
+            "types": [e.type for e in flat],
+            "sizes": [len(e.output) for e in flat if e.type == "tool_result"],
+        }
         out["trimmed"] = await reopened.trim_tool_results("u1", keep_chars=400, keep_runs=1)
         after = await reopened.load("u1")
-        out["sizes_after"] = [[len(e.output) < 1000, e.output.startswith("x" * 100)] for e in after if e.type == "tool_result"]
+        out["sizes_after"] = [
+            [len(e.output) < 1000, e.output.startswith("x" * 100)]
+            for e in after
+            if e.type == "tool_result"
+        ]
         out["never_longer"] = all(len(a.output) <= 2000 for a in after if a.type == "tool_result")
         out["trim_again"] = await reopened.trim_tool_results("u1", keep_chars=400, keep_runs=1)
         out["rewind"] = await reopened.rewind("u1", keep_entries=6)
@@ -68,7 +79,9 @@ def _():
 def _():
     async def main():
         s = SQLiteSession("wal.db", wal=True)
-        await Runner.run(Agent(name="bot", model=ScriptedProvider([text("hi")])), "q", session=s, session_id="s")
+        await Runner.run(
+            Agent(name="bot", model=ScriptedProvider([text("hi")])), "q", session=s, session_id="s"
+        )
         return [e.type for e in await SQLiteSession("wal.db").load("s")]
 
     return main()
@@ -77,9 +90,15 @@ def _():
 @check("stores_module")
 def _():
     import lovia.stores as st
-    from lovia import InMemoryCheckpointer, InMemorySession, SQLiteCheckpointer, SQLiteSession as S
+    from lovia import InMemoryCheckpointer, InMemorySession, SQLiteCheckpointer
+    from lovia import SQLiteSession as S
 
-    return [st.SQLiteSession is S, st.InMemorySession is InMemorySession, st.SQLiteCheckpointer is SQLiteCheckpointer, st.InMemoryCheckpointer is InMemoryCheckpointer]
+    return [
+        st.SQLiteSession is S,
+        st.InMemorySession is InMemorySession,
+        st.SQLiteCheckpointer is SQLiteCheckpointer,
+        st.InMemoryCheckpointer is InMemoryCheckpointer,
+    ]
 
 
 print(json.dumps(RESULTS, sort_keys=True))

@@ -44,8 +44,12 @@ session = InMemorySession()
 
 @check("first")
 def _():
-    agent = Agent(name="calc", model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]), tools=[add])
-    r = Runner.run_sync(agent, "1+2", checkpoint=CheckpointOptions(cp, "job-1"), session=session, session_id="s")
+    agent = Agent(
+        name="calc", model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]), tools=[add]
+    )
+    r = Runner.run_sync(
+        agent, "1+2", checkpoint=CheckpointOptions(cp, "job-1"), session=session, session_id="s"
+    )
     return [r.output, r.turns, r.usage.total_tokens, [e.type for e in r.entries]]
 
 
@@ -53,15 +57,32 @@ def _():
 def _():
     provider = ScriptedProvider([])
     agent = Agent(name="calc", model=provider, tools=[add])
-    r = Runner.run_sync(agent, "ignored input", checkpoint=CheckpointOptions(cp, "job-1"), session=session, session_id="s")
-    return [r.output, r.turns, r.finish_reason, r.usage.total_tokens, [e.type for e in r.entries], len(provider.calls), r.final_agent.name]
+    r = Runner.run_sync(
+        agent,
+        "ignored input",
+        checkpoint=CheckpointOptions(cp, "job-1"),
+        session=session,
+        session_id="s",
+    )
+    return [
+        r.output,
+        r.turns,
+        r.finish_reason,
+        r.usage.total_tokens,
+        [e.type for e in r.entries],
+        len(provider.calls),
+        r.final_agent.name,
+    ]
 
 
 @check("replay_stream_events")
 def _():
     async def main():
         agent = Agent(name="calc", model=ScriptedProvider([]), tools=[add])
-        return [type(ev).__name__ async for ev in Runner.stream(agent, "x", checkpoint=CheckpointOptions(cp, "job-1"))]
+        return [
+            type(ev).__name__
+            async for ev in Runner.stream(agent, "x", checkpoint=CheckpointOptions(cp, "job-1"))
+        ]
 
     return main()
 
@@ -78,7 +99,16 @@ def _():
 def _():
     async def main():
         snap = await cp.load("job-1")
-        return [type(snap).__name__, snap.run_id, snap.agent_name, snap.status, snap.turns, snap.output, [e.type for e in snap.entries], snap.usage.total_tokens]
+        return [
+            type(snap).__name__,
+            snap.run_id,
+            snap.agent_name,
+            snap.status,
+            snap.turns,
+            snap.output,
+            [e.type for e in snap.entries],
+            snap.usage.total_tokens,
+        ]
 
     return main()
 

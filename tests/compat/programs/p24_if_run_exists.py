@@ -32,6 +32,7 @@ from lovia import Agent, CheckpointOptions, InMemoryCheckpointer, Runner, UserEr
 from lovia.testing import ScriptedProvider, text
 
 cp = InMemoryCheckpointer()
+HINTS = {}
 
 
 def run(answer, opts, inp="q"):
@@ -40,7 +41,8 @@ def run(answer, opts, inp="q"):
         r = Runner.run_sync(Agent(name="bot", model=provider), inp, checkpoint=opts)
         return [r.output, len(provider.calls)]
     except UserError as exc:
-        return ["UserError", bool(exc.hint) if hasattr(exc, "hint") else None]
+        HINTS[str(opts.run_id) + ":" + opts.if_run_exists] = bool(getattr(exc, "hint", None))
+        return "UserError"
 
 
 @check("policies")
@@ -53,14 +55,27 @@ def _():
         "fail": run(None, CheckpointOptions(cp, "r1", if_run_exists="fail")),
         "fail_fresh": run("three", CheckpointOptions(cp, "r2", if_run_exists="fail")),
         "resume_only_missing": run(None, CheckpointOptions(cp, "r3", if_run_exists="resume_only")),
-        "resume_only_by_id": run(None, CheckpointOptions(cp, "r1", if_run_exists="resume_only"), inp=[]),
+        "resume_only_by_id": run(
+            None, CheckpointOptions(cp, "r1", if_run_exists="resume_only"), inp=[]
+        ),
     }
+
+
+@check("hints")
+def _():
+    return HINTS
 
 
 @check("positional")
 def _():
     opts = CheckpointOptions(cp, "r9", "restart")
-    return [opts.run_id, opts.if_run_exists, opts.delete_on_success, opts.resume_from, opts.checkpointer is cp]
+    return [
+        opts.run_id,
+        opts.if_run_exists,
+        opts.delete_on_success,
+        opts.resume_from,
+        opts.checkpointer is cp,
+    ]
 
 
 @check("defaults")
@@ -75,7 +90,13 @@ def _():
         from lovia import InMemorySession
 
         s = InMemorySession()
-        await Runner.run(Agent(name="bot", model=ScriptedProvider([text("k")])), "q", session=s, session_id="u", checkpoint=CheckpointOptions(cp, "gone", delete_on_success=True))
+        await Runner.run(
+            Agent(name="bot", model=ScriptedProvider([text("k")])),
+            "q",
+            session=s,
+            session_id="u",
+            checkpoint=CheckpointOptions(cp, "gone", delete_on_success=True),
+        )
         return [await cp.load("gone"), len(await s.segments("u"))]
 
     return main()

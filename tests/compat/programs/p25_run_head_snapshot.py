@@ -28,19 +28,44 @@ def check(name):
     return record
 
 
-from lovia import Agent, CheckpointOptions, InMemoryCheckpointer, RunHead, RunSnapshot, Runner, Usage
+from lovia import (
+    Agent,
+    CheckpointOptions,
+    InMemoryCheckpointer,
+    RunHead,
+    Runner,
+    RunSnapshot,
+    Usage,
+)
 from lovia.testing import ScriptedProvider, text
 
 
 @check("head_defaults")
 def _():
     h = RunHead(agent_name="bot", usage=Usage(input_tokens=3, output_tokens=4), turns=2)
-    return [h.status, h.output, h.error, h.last_input_tokens, h.context_state, h.pending_handoff, h.started_at, isinstance(h.updated_at, float)]
+    return [
+        h.status,
+        h.output,
+        h.error,
+        h.last_input_tokens,
+        h.context_state,
+        h.pending_handoff,
+        h.started_at,
+        isinstance(h.updated_at, float),
+    ]
 
 
 @check("head_dict")
 def _():
-    h = RunHead(agent_name="bot", usage=Usage(input_tokens=3, output_tokens=4), turns=2, status="completed", output="done", started_at=10.0, updated_at=11.0)
+    h = RunHead(
+        agent_name="bot",
+        usage=Usage(input_tokens=3, output_tokens=4),
+        turns=2,
+        status="completed",
+        output="done",
+        started_at=10.0,
+        updated_at=11.0,
+    )
     d = h.to_dict()
     back = RunHead.from_dict(d)
     js = RunHead.from_json(h.to_json())
@@ -51,7 +76,11 @@ def _():
 def _():
     async def main():
         cp = InMemoryCheckpointer()
-        await Runner.run(Agent(name="bot", model=ScriptedProvider([text("fine")])), "hi", checkpoint=CheckpointOptions(cp, "r1"))
+        await Runner.run(
+            Agent(name="bot", model=ScriptedProvider([text("fine")])),
+            "hi",
+            checkpoint=CheckpointOptions(cp, "r1"),
+        )
         snap = await cp.load("r1")
         d = snap.to_dict()
         back = RunSnapshot.from_dict(d)
@@ -62,8 +91,19 @@ def _():
             "entries": d["entries"],
             "status": d["status"],
             "usage": d["usage"],
-            "same": [back.entries == snap.entries, back.status == snap.status, js.output == snap.output, back.run_id],
-            "head": [type(head).__name__, head.agent_name, head.status, head.turns, isinstance(head.started_at, float)],
+            "same": [
+                back.entries == snap.entries,
+                back.status == snap.status,
+                js.output == snap.output,
+                back.run_id,
+            ],
+            "head": [
+                type(head).__name__,
+                head.agent_name,
+                head.status,
+                head.turns,
+                isinstance(head.started_at, float),
+            ],
         }
 
     return main()

@@ -28,8 +28,8 @@ def check(name):
     return record
 
 
-from lovia import Agent, CheckpointOptions, Runner, RunCancelled, SQLiteCheckpointer, events, tool
-from lovia.testing import ScriptedProvider, batch, call, text
+from lovia import Agent, CheckpointOptions, RunCancelled, Runner, SQLiteCheckpointer, events, tool
+from lovia.testing import ScriptedProvider, call, text
 
 executed = []
 
@@ -67,14 +67,28 @@ def _():
             token.cancel("operator stop")
             return f"step {n} done"
 
-        agent = Agent(name="worker", model=ScriptedProvider([call("step_then_cancel", {"n": 1}, call_id="s1"), text("never")]), tools=[step_then_cancel])
+        agent = Agent(
+            name="worker",
+            model=ScriptedProvider(
+                [call("step_then_cancel", {"n": 1}, call_id="s1"), text("never")]
+            ),
+            tools=[step_then_cancel],
+        )
         try:
-            await Runner.run(agent, "work", checkpoint=CheckpointOptions(cp, "job"), cancel_token=token)
+            await Runner.run(
+                agent, "work", checkpoint=CheckpointOptions(cp, "job"), cancel_token=token
+            )
             outcome = "completed"
         except RunCancelled as exc:
             outcome = ["RunCancelled", str(exc).splitlines()[0]]
         snap = await SQLiteCheckpointer("runs.db").load("job")
-        return [outcome, snap.status, snap.turns, [e.type for e in snap.entries], snap.error is not None]
+        return [
+            outcome,
+            snap.status,
+            snap.turns,
+            [e.type for e in snap.entries],
+            snap.error is not None,
+        ]
 
     return main()
 
@@ -92,7 +106,11 @@ def _():
             return f"step {n} done"
 
         agent = Agent(name="worker", model=provider, tools=[step_then_cancel])
-        handle = Runner.stream(agent, "new input is ignored", checkpoint=CheckpointOptions(SQLiteCheckpointer("runs.db"), "job"))
+        handle = Runner.stream(
+            agent,
+            "new input is ignored",
+            checkpoint=CheckpointOptions(SQLiteCheckpointer("runs.db"), "job"),
+        )
         evs = []
         async for ev in handle:
             if not isinstance(ev, events.TextDelta):
@@ -122,8 +140,17 @@ def _():
         executed.clear()
         cp = InMemoryCheckpointer()
         head = RunHead(agent_name="worker", usage=Usage(), turns=1, status="interrupted")
-        await cp.append("crashed", [InputEntry(role="user", content="go"), ToolCallEntry(call_id="d1", name="step", arguments='{"n": 7}')], head)
-        r = await Runner.run(make([text("finished")]), "ignored", checkpoint=CheckpointOptions(cp, "crashed"))
+        await cp.append(
+            "crashed",
+            [
+                InputEntry(role="user", content="go"),
+                ToolCallEntry(call_id="d1", name="step", arguments='{"n": 7}'),
+            ],
+            head,
+        )
+        r = await Runner.run(
+            make([text("finished")]), "ignored", checkpoint=CheckpointOptions(cp, "crashed")
+        )
         return [r.output, r.turns, list(executed), [e.type for e in r.entries]]
 
     return main()

@@ -29,7 +29,7 @@ def check(name):
 
 
 from lovia import Agent, Runner, events, tool
-from lovia.testing import ScriptedProvider, batch, call, text
+from lovia.testing import ScriptedProvider, batch, text
 
 done = []
 
@@ -42,12 +42,22 @@ async def refund(order_id: str, amount_cents: int) -> str:
 
 
 def agent(**kw):
-    script = [batch(("refund", {"order_id": "A1", "amount_cents": 6000}, "r1"), ("refund", {"order_id": "A2", "amount_cents": 100}, "r2")), text("ok")]
+    script = [
+        batch(
+            ("refund", {"order_id": "A1", "amount_cents": 6000}, "r1"),
+            ("refund", {"order_id": "A2", "amount_cents": 100}, "r2"),
+        ),
+        text("ok"),
+    ]
     return Agent(name="support", model=ScriptedProvider(script), tools=[refund], **kw)
 
 
 def outcomes(result):
-    return {e.call_id: [e.is_error, e.output if not e.is_error else e.output.split(":")[0]] for e in result.entries if e.type == "tool_result"}
+    return {
+        e.call_id: [e.is_error, e.output if not e.is_error else e.output.split(":")[0]]
+        for e in result.entries
+        if e.type == "tool_result"
+    }
 
 
 @check("approve_in_stream")

@@ -44,7 +44,9 @@ def work(n: int) -> str:
 def go(script, **kw):
     ran.clear()
     try:
-        r = Runner.run_sync(Agent(name="bot", model=ScriptedProvider(script), tools=[work]), "go", **kw)
+        r = Runner.run_sync(
+            Agent(name="bot", model=ScriptedProvider(script), tools=[work]), "go", **kw
+        )
         return ["ok", r.output, list(ran)]
     except LoviaError as exc:
         return [type(exc).__name__, isinstance(exc, LoviaError), list(ran)]
@@ -54,14 +56,20 @@ def go(script, **kw):
 def _():
     from lovia import RunBudget
 
-    return go([batch(("work", {"n": 1}), ("work", {"n": 2})), text("done")], budget=RunBudget(max_tool_calls=1))
+    return go(
+        [batch(("work", {"n": 1}), ("work", {"n": 2})), text("done")],
+        budget=RunBudget(max_tool_calls=1),
+    )
 
 
 @check("max_total_tokens")
 def _():
     from lovia import RunBudget
 
-    return go([call("work", {"n": 1}), call("work", {"n": 2}), text("done")], budget=RunBudget(max_total_tokens=3))
+    return go(
+        [call("work", {"n": 1}), call("work", {"n": 2}), text("done")],
+        budget=RunBudget(max_total_tokens=3),
+    )
 
 
 @check("max_turns")
@@ -73,7 +81,9 @@ def _():
 def _():
     from lovia import RunBudget
 
-    return go([call("work", {"n": 1}), text("done")], budget=RunBudget(max_tool_calls=5, max_seconds=60))
+    return go(
+        [call("work", {"n": 1}), text("done")], budget=RunBudget(max_tool_calls=5, max_seconds=60)
+    )
 
 
 @check("budget_fields")
@@ -81,7 +91,13 @@ def _():
     from lovia import RunBudget
 
     b = RunBudget(max_tool_calls=20, max_seconds=60)
-    return [b.max_input_tokens, b.max_output_tokens, b.max_total_tokens, b.max_tool_calls, b.max_seconds]
+    return [
+        b.max_input_tokens,
+        b.max_output_tokens,
+        b.max_total_tokens,
+        b.max_tool_calls,
+        b.max_seconds,
+    ]
 
 
 @check("classes")

@@ -28,7 +28,7 @@ def check(name):
     return record
 
 
-from lovia import Agent, CancelToken, Runner, RunCancelled, events, tool
+from lovia import Agent, CancelToken, RunCancelled, Runner, events, tool
 from lovia.testing import ScriptedProvider, call, text
 
 
@@ -84,7 +84,12 @@ def _():
             """Slow."""
             return "s"
 
-        handle = Runner.stream(Agent(name="bot", model=ScriptedProvider([call("slow", {}), text("never")]), tools=[slow]), "go")
+        handle = Runner.stream(
+            Agent(
+                name="bot", model=ScriptedProvider([call("slow", {}), text("never")]), tools=[slow]
+            ),
+            "go",
+        )
         names = []
         async for ev in handle:
             names.append(type(ev).__name__)
@@ -95,6 +100,21 @@ def _():
             return [names[-1], "completed"]
         except RunCancelled:
             return [names[-1], "RunCancelled"]
+
+    return main()
+
+
+@check("cancel_at_final_turn_start")
+def _():
+    async def main():
+        handle = Runner.stream(Agent(name="bot", model=ScriptedProvider([text("answer")])), "go")
+        async for ev in handle:
+            if isinstance(ev, events.TurnStarted):
+                handle.cancel("stop")
+        try:
+            return (await handle).output
+        except RunCancelled:
+            return "RunCancelled"
 
     return main()
 

@@ -86,7 +86,10 @@ def _():
         mb.push("also: be brief")
         provider = ScriptedProvider([text("ok")])
         r = await Runner.run(Agent(name="a", model=provider), "hello", mailbox=mb)
-        return [[m.role, m.content] for m in provider.calls[0]] + [[e.type for e in r.entries], bool(mb)]
+        return [[m.role, m.content] for m in provider.calls[0]] + [
+            [e.type for e in r.entries],
+            bool(mb),
+        ]
 
     return main()
 

@@ -44,7 +44,17 @@ def _():
 
     tracer = InMemoryTracer()
     helper = Agent(name="helper", model=ScriptedProvider([text("3")]))
-    agent = Agent(name="calc", model=ScriptedProvider([call("add", {"a": 1, "b": 2}, call_id="c1"), call("transfer_to_helper", {}, call_id="h")]), tools=[add], handoffs=[helper])
+    agent = Agent(
+        name="calc",
+        model=ScriptedProvider(
+            [
+                call("add", {"a": 1, "b": 2}, call_id="c1"),
+                call("transfer_to_helper", {}, call_id="h"),
+            ]
+        ),
+        tools=[add],
+        handoffs=[helper],
+    )
     Runner.run_sync(agent, "1+2", tracer=tracer)
     out = []
     for s in tracer.spans:
@@ -62,7 +72,11 @@ def _():
     t = InMemoryTracer()
     with t.span("custom", k="v") as sp:
         sp.set_attribute("extra", 1)
-    return [type(ConsoleTracer(min_duration_ms=5)).__name__, [t.spans[0].name, t.spans[0].attrs], RecordedSpan.__name__]
+    return [
+        type(ConsoleTracer(min_duration_ms=5)).__name__,
+        [t.spans[0].name, t.spans[0].attrs],
+        RecordedSpan.__name__,
+    ]
 
 
 print(json.dumps(RESULTS, sort_keys=True))

@@ -59,22 +59,38 @@ class Glossary:
         async def aclose():
             self.log.append(["aclose"])
 
-        return PluginInstance(tools=[define], instructions="Use the glossary.", hooks=hooks, aclose=aclose)
+        return PluginInstance(
+            tools=[define], instructions="Use the glossary.", hooks=hooks, aclose=aclose
+        )
 
 
 @check("run")
 def _():
     plugin = Glossary()
-    provider = ScriptedProvider([call("define", {"term": "SLA", "meaning": "service level"}), text("ok")])
+    provider = ScriptedProvider(
+        [call("define", {"term": "SLA", "meaning": "service level"}), text("ok")]
+    )
     agent = Agent(name="writer", instructions="Write.", model=provider, plugins=[plugin])
     r = Runner.run_sync(agent, "define SLA")
-    return {"output": r.output, "terms": plugin.terms, "log": plugin.log, "system": provider.calls[0][0].content}
+    return {
+        "output": r.output,
+        "terms": plugin.terms,
+        "log": plugin.log,
+        "system": provider.calls[0][0].content,
+    }
 
 
 @check("plugin_instance_defaults")
 def _():
     inst = PluginInstance()
-    return [inst.tools, inst.view_injectors, inst.instructions, inst.hooks, inst.input_guardrails, inst.output_guardrails]
+    return [
+        inst.tools,
+        inst.view_injectors,
+        inst.instructions,
+        inst.hooks,
+        inst.input_guardrails,
+        inst.output_guardrails,
+    ]
 
 
 @check("view_injector_not_persisted")
@@ -86,7 +102,11 @@ def _():
         name: str = "clock"
 
         async def setup(self, ctx):
-            return PluginInstance(view_injectors=[lambda ctx: [InputEntry(role="user", content="<reminder>tick</reminder>")]])
+            return PluginInstance(
+                view_injectors=[
+                    lambda ctx: [InputEntry(role="user", content="<reminder>tick</reminder>")]
+                ]
+            )
 
     provider = ScriptedProvider([text("ok")])
     r = Runner.run_sync(Agent(name="a", model=provider, plugins=[Clock()]), "hi")
@@ -98,7 +118,10 @@ def _():
     from lovia import UserError
 
     try:
-        Runner.run_sync(Agent(name="a", model=ScriptedProvider([text("ok")]), plugins=[Glossary(), Glossary()]), "hi")
+        Runner.run_sync(
+            Agent(name="a", model=ScriptedProvider([text("ok")]), plugins=[Glossary(), Glossary()]),
+            "hi",
+        )
         return "accepted"
     except UserError:
         return "UserError"

@@ -33,21 +33,36 @@ from lovia import Agent, Runner
 from lovia.testing import ScriptedProvider, text
 
 NAMES = [
-    "UserError", "ProviderError", "ContextOverflowError", "ToolError", "InvalidToolArguments", "OutputValidationError",
-    "MaxTurnsExceeded", "BudgetExceeded", "RunCancelled", "GuardrailTripped", "MCPError",
+    "UserError",
+    "ProviderError",
+    "ContextOverflowError",
+    "ToolError",
+    "InvalidToolArguments",
+    "OutputValidationError",
+    "MaxTurnsExceeded",
+    "BudgetExceeded",
+    "RunCancelled",
+    "GuardrailTripped",
+    "MCPError",
 ]
 
 
 @check("hierarchy")
 def _():
-    return {n: [hasattr(lovia, n), hasattr(lovia, n) and issubclass(getattr(lovia, n), lovia.LoviaError)] for n in NAMES}
+    return {
+        n: [
+            hasattr(lovia, n),
+            hasattr(lovia, n) and issubclass(getattr(lovia, n), lovia.LoviaError),
+        ]
+        for n in NAMES
+    }
 
 
 @check("exceptions_module")
 def _():
     import lovia.exceptions as ex
 
-    return {n: getattr(ex, n, None) is getattr(lovia, n, object()) for n in NAMES + ["LoviaError"]}
+    return {n: getattr(ex, n, None) is getattr(lovia, n, object()) for n in [*NAMES, "LoviaError"]}
 
 
 @check("hint_attribute")
@@ -82,7 +97,11 @@ def _():
     class Brief(BaseModel):
         title: str
 
-    agent = Agent(name="a", model=ScriptedProvider([text("not json"), text("still not json")]), output_type=Brief)
+    agent = Agent(
+        name="a",
+        model=ScriptedProvider([text("not json"), text("still not json")]),
+        output_type=Brief,
+    )
     try:
         Runner.run_sync(agent, "go")
         return "ok"

@@ -37,8 +37,14 @@ from lovia.testing import ScriptedProvider, text
 @check("constructors")
 def _():
     url = ImagePart(url="https://example.com/a.png")
-    data = ImagePart(data=base64.b64encode(b"\x89PNG").decode(), mime_type="image/png", detail="low")
-    return [[url.url, url.data, url.mime_type, url.detail], [data.data, data.mime_type, data.detail], TextPart("hi").text]
+    data = ImagePart(
+        data=base64.b64encode(b"\x89PNG").decode(), mime_type="image/png", detail="low"
+    )
+    return [
+        [url.url, url.data, url.mime_type, url.detail],
+        [data.data, data.mime_type, data.detail],
+        TextPart("hi").text,
+    ]
 
 
 @check("image_from_path")
@@ -72,9 +78,15 @@ def _():
 def _():
     provider = ScriptedProvider([text("A cat.")])
     agent = Agent(name="vision", model=provider)
-    r = Runner.run_sync(agent, [user([TextPart("What's in this?"), ImagePart(url="https://example.com/cat.png")])])
+    r = Runner.run_sync(
+        agent, [user([TextPart("What's in this?"), ImagePart(url="https://example.com/cat.png")])]
+    )
     seen = provider.calls[0][-1].content
-    return [r.output, [type(p).__name__ for p in seen], [type(p).__name__ for p in r.entries[0].content]]
+    return [
+        r.output,
+        [type(p).__name__ for p in seen],
+        [type(p).__name__ for p in r.entries[0].content],
+    ]
 
 
 @check("bare_str_in_list")

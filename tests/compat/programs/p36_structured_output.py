@@ -46,7 +46,13 @@ def _():
     provider = ScriptedProvider([text('{"title": "Tides", "points": ["moon", "sun"]}')])
     r = Runner.run_sync(Agent(name="w", model=provider, output_type=Brief), "brief me")
     sys0 = provider.calls[0][0]
-    return [type(r.output).__name__, r.output.title, r.output.points, sys0.role, "title" in sys0.content]
+    return [
+        type(r.output).__name__,
+        r.output.title,
+        r.output.points,
+        sys0.role,
+        "title" in sys0.content,
+    ]
 
 
 @check("dataclass_run_override")
@@ -56,7 +62,9 @@ def _():
         x: int
         y: int
 
-    r = Runner.run_sync(Agent(name="w", model=ScriptedProvider([text('{"x": 1, "y": 2}')])), "pt", output_type=Point)
+    r = Runner.run_sync(
+        Agent(name="w", model=ScriptedProvider([text('{"x": 1, "y": 2}')])), "pt", output_type=Point
+    )
     return [type(r.output).__name__, r.output.x, r.output.y]
 
 
@@ -64,13 +72,27 @@ def _():
 def _():
     provider = ScriptedProvider([text("oops"), text('{"title": "T", "points": []}')])
     r = Runner.run_sync(Agent(name="w", model=provider, output_type=Brief), "brief me")
-    return [r.output.title, r.turns, len(provider.calls), provider.calls[1][-2].content, provider.calls[1][-1].role]
+    return [
+        r.output.title,
+        r.turns,
+        len(provider.calls),
+        provider.calls[1][-2].content,
+        provider.calls[1][-1].role,
+    ]
 
 
 @check("no_repair")
 def _():
     try:
-        Runner.run_sync(Agent(name="w", model=ScriptedProvider([text("oops")]), output_type=Brief, output_repair=False), "x")
+        Runner.run_sync(
+            Agent(
+                name="w",
+                model=ScriptedProvider([text("oops")]),
+                output_type=Brief,
+                output_repair=False,
+            ),
+            "x",
+        )
         return "ok"
     except OutputValidationError as exc:
         return ["OutputValidationError", exc.raw, exc.output_type_name]

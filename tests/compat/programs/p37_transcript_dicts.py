@@ -59,7 +59,14 @@ def _():
         {"type": "assistant_text", "content": "yo", "id": None},
         {"type": "reasoning", "content": "hmm", "id": None, "provider": "scripted", "metadata": {}},
         {"type": "tool_call", "call_id": "c1", "name": "f", "arguments": "{}"},
-        {"type": "tool_result", "call_id": "c1", "output": "1", "raw": None, "is_error": False, "parts": None},
+        {
+            "type": "tool_result",
+            "call_id": "c1",
+            "output": "1",
+            "raw": None,
+            "is_error": False,
+            "parts": None,
+        },
         {"type": "tool_result", "call_id": "c2", "output": "2", "raw": 2, "is_error": False},
         {"type": "input", "role": "user", "content": "x", "future_field": 1},
     ]
@@ -86,7 +93,9 @@ def _():
 def _():
     from lovia import ImagePart, TextPart
 
-    e = InputEntry(role="user", content=[TextPart("look"), ImagePart(url="https://example.com/a.png")])
+    e = InputEntry(
+        role="user", content=[TextPart("look"), ImagePart(url="https://example.com/a.png")]
+    )
     d = entry_to_dict(e)
     back = entry_from_dict(d)
     return [d, [type(p).__name__ for p in back.content]]
@@ -105,11 +114,39 @@ def _():
     return [[getattr(e, "call_id", None) for e in kept], type(kept).__name__, len(from_tuple)]
 
 
+@check("drop_dangling_generator")
+def _():
+    entries = [
+        ToolCallEntry(call_id="a", name="f", arguments="{}"),
+        ToolResultEntry(call_id="a", output="ok"),
+        InputEntry(role="user", content="next"),
+    ]
+    return len(drop_dangling_tool_calls(e for e in entries))
+
+
+@check("drop_dangling_reused_call_id")
+def _():
+    entries = [
+        ToolCallEntry(call_id="a", name="f", arguments="{}"),
+        ToolResultEntry(call_id="a", output="ok"),
+        ToolCallEntry(call_id="a", name="f", arguments="{}"),
+    ]
+    return [e.type for e in drop_dangling_tool_calls(entries)]
+
+
 @check("defaults")
 def _():
     r = ToolResultEntry(call_id="c", output="o")
     a = AssistantTextEntry(content="x")
-    return [r.raw, r.is_error, r.parts, r.type, a.id, a.type, InputEntry(role="system", content="s").type]
+    return [
+        r.raw,
+        r.is_error,
+        r.parts,
+        r.type,
+        a.id,
+        a.type,
+        InputEntry(role="system", content="s").type,
+    ]
 
 
 print(json.dumps(RESULTS, sort_keys=True))

@@ -38,13 +38,28 @@ def _():
     u.add(Usage(input_tokens=1, output_tokens=2, cache_write_tokens=3))
     c = u.clone()
     c.add(Usage(input_tokens=100))
-    return [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.total_tokens, c.input_tokens, u.input_tokens]
+    return [
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.total_tokens,
+        c.input_tokens,
+        u.input_tokens,
+    ]
 
 
 @check("defaults")
 def _():
     u = Usage()
-    return [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.total_tokens, Usage(1, 2).total_tokens]
+    return [
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.total_tokens,
+        Usage(1, 2).total_tokens,
+    ]
 
 
 @check("run_usage")
@@ -54,7 +69,14 @@ def _():
         """F."""
         return "x"
 
-    r = Runner.run_sync(Agent(name="a", model=ScriptedProvider([call("f", {}), call("f", {}, call_id="c2"), text("done")]), tools=[f]), "go")
+    r = Runner.run_sync(
+        Agent(
+            name="a",
+            model=ScriptedProvider([call("f", {}), call("f", {}, call_id="c2"), text("done")]),
+            tools=[f],
+        ),
+        "go",
+    )
     return [r.usage.input_tokens, r.usage.output_tokens, r.usage.total_tokens, r.turns]
 
 

@@ -42,7 +42,9 @@ def _():
             if isinstance(ev, (events.ReasoningDelta, events.TextDelta)):
                 kinds.append([type(ev).__name__, ev.delta])
             elif isinstance(ev, events.MessageCompleted):
-                kinds.append(["MessageCompleted", [[type(e).__name__, e.content] for e in ev.entries]])
+                kinds.append(
+                    ["MessageCompleted", [[type(e).__name__, e.content] for e in ev.entries]]
+                )
         r = await handle
         return {
             "events": kinds,
@@ -58,7 +60,12 @@ def _():
     from lovia import InMemorySession
 
     s = InMemorySession()
-    Runner.run_sync(Agent(name="a", model=ScriptedProvider([text("first", reasoning="why")])), "q1", session=s, session_id="x")
+    Runner.run_sync(
+        Agent(name="a", model=ScriptedProvider([text("first", reasoning="why")])),
+        "q1",
+        session=s,
+        session_id="x",
+    )
     provider = ScriptedProvider([text("second")])
     Runner.run_sync(Agent(name="a", model=provider), "q2", session=s, session_id="x")
     return [[m.role, m.content, m.reasoning] for m in provider.calls[0]]

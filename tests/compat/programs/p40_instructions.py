@@ -1,4 +1,4 @@
-"""Instruction forms: callables, registered fragments, with_instructions, clone, extra_instructions."""
+"""Instruction forms: callables, fragments, with_instructions, clone, extra_instructions."""
 
 # ruff: noqa: E402
 import asyncio
@@ -85,7 +85,9 @@ def _():
 
 @check("extra_instructions")
 def _():
-    return system_of(Agent(name="s", instructions="Base."), extra_instructions="Today only: be brief.")
+    return system_of(
+        Agent(name="s", instructions="Base."), extra_instructions="Today only: be brief."
+    )
 
 
 @check("no_instructions")
@@ -100,7 +102,16 @@ def _():
     def guard(messages, ctx):
         seen.append(ctx.system_prompt)
 
-    Runner.run_sync(Agent(name="s", instructions="Base.", model=ScriptedProvider([text("x")]), input_guardrails=[guard]), "q", extra_instructions="More.")
+    Runner.run_sync(
+        Agent(
+            name="s",
+            instructions="Base.",
+            model=ScriptedProvider([text("x")]),
+            input_guardrails=[guard],
+        ),
+        "q",
+        extra_instructions="More.",
+    )
     return seen
 
 

@@ -38,7 +38,9 @@ def _():
         sub_provider = ScriptedProvider([text("- a\n- b")])
         summarizer = Agent(name="summarizer", instructions="Summarize.", model=sub_provider)
         t = summarizer.as_tool(description="Summarize a passage.")
-        manager_provider = ScriptedProvider([call(t.name, {"input": "long text"}, call_id="d1"), text("Here you go.")])
+        manager_provider = ScriptedProvider(
+            [call(t.name, {"input": "long text"}, call_id="d1"), text("Here you go.")]
+        )
         manager = Agent(name="manager", model=manager_provider, tools=[t])
         handle = Runner.stream(manager, "summarize this", session_id=None)
         started = [ev.call.name async for ev in handle if isinstance(ev, events.ToolCallStarted)]

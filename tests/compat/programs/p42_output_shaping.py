@@ -69,7 +69,14 @@ def run(agent_kw=None):
     agent_kw = agent_kw or {}
     agent = Agent(
         name="a",
-        model=ScriptedProvider([batch(("huge", {}, "c1"), ("rows", {}, "c2"), ("items", {}, "c3"), ("plain", {}, "c4")), text("ok")]),
+        model=ScriptedProvider(
+            [
+                batch(
+                    ("huge", {}, "c1"), ("rows", {}, "c2"), ("items", {}, "c3"), ("plain", {}, "c4")
+                ),
+                text("ok"),
+            ]
+        ),
         tools=[huge, rows, items, plain],
         **agent_kw,
     )
@@ -108,7 +115,12 @@ def _():
     async def main():
         out = await run({"max_tool_output_chars": 20})
         plain = out["plain"]
-        return [plain.startswith('{"b": 1'), plain != '{"b": 1, "a": [1, 2]}', out["items"], out["huge"][0]]
+        return [
+            plain.startswith('{"b": 1'),
+            plain != '{"b": 1, "a": [1, 2]}',
+            out["items"],
+            out["huge"][0],
+        ]
 
     return main()
 

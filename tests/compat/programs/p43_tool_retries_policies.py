@@ -78,7 +78,11 @@ async def search(query: str) -> list:
 
 def result_of(script, tools, **kw):
     r = Runner.run_sync(Agent(name="a", model=ScriptedProvider(script), tools=tools, **kw), "go")
-    return [[e.is_error, e.output if not e.is_error else e.output.split(":")[0]] for e in r.entries if e.type == "tool_result"]
+    return [
+        [e.is_error, e.output if not e.is_error else e.output.split(":")[0]]
+        for e in r.entries
+        if e.type == "tool_result"
+    ]
 
 
 @check("retries")
@@ -93,7 +97,14 @@ def _():
 
 @check("policy_cache")
 def _():
-    out = result_of([call("search", {"query": "tides"}, call_id="s1"), call("search", {"query": "tides"}, call_id="s2"), text("ok")], [search])
+    out = result_of(
+        [
+            call("search", {"query": "tides"}, call_id="s1"),
+            call("search", {"query": "tides"}, call_id="s2"),
+            text("ok"),
+        ],
+        [search],
+    )
     return [out, list(calls), seen_args]
 
 
@@ -109,7 +120,10 @@ def _():
             raise RuntimeError("first time")
         return "fine"
 
-    return [result_of([call("once_broken", {}), text("ok")], [once_broken], default_tool_retries=1), len(n)]
+    return [
+        result_of([call("once_broken", {}), text("ok")], [once_broken], default_tool_retries=1),
+        len(n),
+    ]
 
 
 print(json.dumps(RESULTS, sort_keys=True))

@@ -66,7 +66,9 @@ class Subclassed(Session):
         return list(self.segs.get(session_id, []))
 
     async def append(self, session_id, entries, *, run_id=None, meta=None):
-        self.segs.setdefault(session_id, []).append(Segment(run_id=run_id, entries=list(entries), meta=meta))
+        self.segs.setdefault(session_id, []).append(
+            Segment(run_id=run_id, entries=list(entries), meta=meta)
+        )
 
     async def clear(self, session_id):
         self.segs.pop(session_id, None)
@@ -75,7 +77,9 @@ class Subclassed(Session):
 @check("dict_session")
 def _():
     s = DictSession()
-    Runner.run_sync(Agent(name="a", model=ScriptedProvider([text("one")])), "first", session=s, session_id="u")
+    Runner.run_sync(
+        Agent(name="a", model=ScriptedProvider([text("one")])), "first", session=s, session_id="u"
+    )
     p = ScriptedProvider([text("two")])
     Runner.run_sync(Agent(name="a", model=p), "second", session=s, session_id="u")
     return [s.appends, [[m.role, m.content] for m in p.calls[0]]]
@@ -84,7 +88,9 @@ def _():
 @check("subclassed_session")
 def _():
     s = Subclassed()
-    Runner.run_sync(Agent(name="a", model=ScriptedProvider([text("one")])), "first", session=s, session_id="u")
+    Runner.run_sync(
+        Agent(name="a", model=ScriptedProvider([text("one")])), "first", session=s, session_id="u"
+    )
     p = ScriptedProvider([text("two")])
     Runner.run_sync(Agent(name="a", model=p), "second", session=s, session_id="u")
 

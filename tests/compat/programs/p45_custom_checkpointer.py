@@ -28,7 +28,7 @@ def check(name):
     return record
 
 
-from lovia import Agent, CheckpointOptions, RunSnapshot, Runner, tool
+from lovia import Agent, CheckpointOptions, Runner, RunSnapshot, tool
 from lovia.testing import ScriptedProvider, call, text
 
 
@@ -65,26 +65,45 @@ cp = DictCheckpointer()
 
 @check("run")
 def _():
-    r = Runner.run_sync(Agent(name="calc", model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]), tools=[add]), "1+2", checkpoint=CheckpointOptions(cp, "j1"))
+    r = Runner.run_sync(
+        Agent(
+            name="calc",
+            model=ScriptedProvider([call("add", {"a": 1, "b": 2}), text("3")]),
+            tools=[add],
+        ),
+        "1+2",
+        checkpoint=CheckpointOptions(cp, "j1"),
+    )
     statuses = []
     for item in cp.log:
         if item[1] not in statuses:
             statuses.append(item[1])
     final = cp.heads["j1"]
-    return [r.output, statuses, [final.status, final.turns, final.agent_name, final.output], [e.type for e in cp.entries["j1"]]]
+    return [
+        r.output,
+        statuses,
+        [final.status, final.turns, final.agent_name, final.output],
+        [e.type for e in cp.entries["j1"]],
+    ]
 
 
 @check("replay")
 def _():
     p = ScriptedProvider([])
-    r = Runner.run_sync(Agent(name="calc", model=p, tools=[add]), "again", checkpoint=CheckpointOptions(cp, "j1"))
+    r = Runner.run_sync(
+        Agent(name="calc", model=p, tools=[add]), "again", checkpoint=CheckpointOptions(cp, "j1")
+    )
     return [r.output, r.turns, len(p.calls)]
 
 
 @check("delete_on_success")
 def _():
     cp.log.clear()
-    r = Runner.run_sync(Agent(name="calc", model=ScriptedProvider([text("x")])), "q", checkpoint=CheckpointOptions(cp, "j2", delete_on_success=True))
+    r = Runner.run_sync(
+        Agent(name="calc", model=ScriptedProvider([text("x")])),
+        "q",
+        checkpoint=CheckpointOptions(cp, "j2", delete_on_success=True),
+    )
     return [r.output, cp.log[-1], "j2" in cp.heads]
 
 

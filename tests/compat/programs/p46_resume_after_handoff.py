@@ -28,7 +28,15 @@ def check(name):
     return record
 
 
-from lovia import Agent, CancelToken, CheckpointOptions, InMemoryCheckpointer, Runner, RunCancelled, events
+from lovia import (
+    Agent,
+    CancelToken,
+    CheckpointOptions,
+    InMemoryCheckpointer,
+    RunCancelled,
+    Runner,
+    events,
+)
 from lovia.testing import ScriptedProvider, call, text
 
 cp = InMemoryCheckpointer()
@@ -36,7 +44,13 @@ cp = InMemoryCheckpointer()
 
 def build(triage_script, billing_script, hooks=None):
     billing = Agent(name="billing", instructions="Billing.", model=ScriptedProvider(billing_script))
-    triage = Agent(name="triage", instructions="Route.", model=ScriptedProvider(triage_script), handoffs=[billing], hooks=hooks)
+    triage = Agent(
+        name="triage",
+        instructions="Route.",
+        model=ScriptedProvider(triage_script),
+        handoffs=[billing],
+        hooks=hooks,
+    )
     return triage, billing
 
 
@@ -53,7 +67,9 @@ def _():
 
     triage, _ = build([call("transfer_to_billing", {}, call_id="h1")], [text("never")], hooks)
     try:
-        Runner.run_sync(triage, "charged twice", checkpoint=CheckpointOptions(cp, "t1"), cancel_token=token)
+        Runner.run_sync(
+            triage, "charged twice", checkpoint=CheckpointOptions(cp, "t1"), cancel_token=token
+        )
         return "completed"
     except RunCancelled:
 
@@ -68,7 +84,12 @@ def _():
 def _():
     triage, billing = build([], [text("Refunded.")])
     r = Runner.run_sync(triage, "ignored", checkpoint=CheckpointOptions(cp, "t1"))
-    return [r.output, r.final_agent.name, r.turns, [[m.role, m.content] for m in billing.model.calls[0]]]
+    return [
+        r.output,
+        r.final_agent.name,
+        r.turns,
+        [[m.role, m.content] for m in billing.model.calls[0]],
+    ]
 
 
 @check("renamed_agent_replay_degrades")
