@@ -1,4 +1,4 @@
-"""Tool arguments: Pydantic models, dataclasses, literals, defaults, coercion, sync tools off-loop."""
+"""Tool arguments: Pydantic models, dataclasses, literals, coercion, sync tools off the loop."""
 
 # ruff: noqa: E402
 import asyncio

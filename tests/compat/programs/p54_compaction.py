@@ -1,4 +1,4 @@
-"""Context pressure: a huge tool result leaves the view, the transcript keeps it, recall brings it back."""
+"""Context pressure: a huge tool result leaves the view, the transcript keeps it whole."""
 
 # ruff: noqa: E402
 import asyncio
