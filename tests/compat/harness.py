@@ -51,7 +51,8 @@ def run_program(name: str, python: str | Path, workdir: Path, *, ours: bool) -> 
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "LOVIA_"))}
     if ours:
-        env["PYTHONPATH"] = str(ROOT / "src")
+        # LOVIA_COMPAT_SRC: try the programs against another checkout's src (e.g. a branch)
+        env["PYTHONPATH"] = os.environ.get("LOVIA_COMPAT_SRC") or str(ROOT / "src")
     env["PYTHONHASHSEED"] = "0"
     workdir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
@@ -95,14 +96,60 @@ def record(names: list[str], python: Path, scratch: Path) -> list[str]:
     return broken
 
 
+def compare(names: list[str], scratch: Path) -> int:
+    """Run ``names`` here and print, per program, the keys that differ from 0.9.119."""
+    from .departures import DEPARTURES
+
+    failing = 0
+    for name in names:
+        expected = load_expected(name) or {}
+        for key, departure in DEPARTURES.get(name, {}).items():
+            expected[key] = departure.ours
+        outcome = run_program(name, sys.executable, scratch / name, ours=True)
+        got = outcome.summary
+        if got is None:
+            failing += 1
+            print(f"== {name}: no summary\n{outcome.describe()}")
+            continue
+        keys = [
+            k
+            for k in sorted(set(expected) | set(got))
+            if expected.get(k, "<missing>") != got.get(k, "<missing>")
+        ]
+        print(f"== {name}: {'ok' if not keys else 'DIFF ' + ', '.join(keys)}")
+        failing += bool(keys)
+        for key in keys:
+            print(f"   {key}\n     0.9.119: {json.dumps(expected.get(key, '<missing>'))[:2000]}")
+            print(f"     here:    {json.dumps(got.get(key, '<missing>'))[:2000]}")
+        errors = [
+            line
+            for line in outcome.stderr.splitlines()
+            if line.startswith("--- ") or "Error" in line[:80]
+        ]
+        for line in errors[:30]:
+            print("      " + line)
+    print(f"{len(names) - failing} of {len(names)} program(s) print what 0.9.119 prints")
+    return failing
+
+
+USAGE = """usage: python -m tests.compat.harness record|compare [PROGRAM ...]
+  record   re-record expected/ from the lovia 0.9.119 venv
+  compare  run the programs on this checkout and show what differs from 0.9.119"""
+
 if __name__ == "__main__":
     import tempfile
 
-    ref = reference_python()
-    if ref is None:
-        sys.exit("no reference venv: run scripts/reference-venv.sh (or set LOVIA_REFERENCE_PYTHON)")
-    wanted = sys.argv[1:] or programs()
+    if len(sys.argv) < 2 or sys.argv[1] not in ("record", "compare"):
+        sys.exit(USAGE)
+    wanted = [n.removesuffix(".py") for n in sys.argv[2:]] or programs()
     with tempfile.TemporaryDirectory() as tmp:
+        if sys.argv[1] == "compare":
+            sys.exit(1 if compare(wanted, Path(tmp)) else 0)
+        ref = reference_python()
+        if ref is None:
+            sys.exit(
+                "no reference venv: run scripts/reference-venv.sh (or set LOVIA_REFERENCE_PYTHON)"
+            )
         bad = record(wanted, ref, Path(tmp))
     print(
         f"recorded {len(wanted) - len(bad)} program(s)"
