@@ -9,6 +9,7 @@ print the same. Needs the reference venv (scripts/reference-venv.sh) to write th
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,7 @@ def _run(
 ) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0"}
     if ours:
-        env["PYTHONPATH"] = str(ROOT / "src")
+        env["PYTHONPATH"] = os.environ.get("LOVIA_COMPAT_SRC") or str(ROOT / "src")
     return subprocess.run(
         [str(python), str(SCRIPTS / script)],
         cwd=cwd,
