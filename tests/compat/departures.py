@@ -49,6 +49,16 @@ DEPARTURES: dict[str, dict[str, Departure]] = {
             reference={"r1:fail": True, "r3:resume_only": False},
         ),
     },
+    "p55_run_option_edges": {
+        "session_without_id": Departure(
+            reason=(
+                "Every error says what to do: a session passed without a session_id raises UserError"
+                " with a hint here; 0.9.119's has none."
+            ),
+            ours=[["UserError", True], []],
+            reference=[["UserError", False], []],
+        ),
+    },
     "p29_cancellation": {
         "cancel_at_final_turn_start": Departure(
             reason=(
