@@ -52,8 +52,8 @@ DEPARTURES: dict[str, dict[str, Departure]] = {
     "p55_run_option_edges": {
         "session_without_id": Departure(
             reason=(
-                "Every error says what to do: a session passed without a session_id raises UserError"
-                " with a hint here; 0.9.119's has none."
+                "Every error says what to do: a session passed without a session_id raises"
+                " UserError with a hint here; 0.9.119's has none."
             ),
             ours=[["UserError", True], []],
             reference=[["UserError", False], []],
