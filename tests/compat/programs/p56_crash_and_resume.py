@@ -1,4 +1,4 @@
-"""A worker process dies inside a tool; the next process resumes the run from the SQLite checkpoint."""
+"""A worker process dies inside a tool; the next process resumes the run from SQLite."""
 
 # ruff: noqa: E402
 import asyncio
