@@ -57,7 +57,10 @@ def agent(**kw):
         name="a",
         model=ScriptedProvider(
             [
-                batch(("delete", {"path": "/tmp/x"}, "d1"), ("delete", {"path": "/tmp/y"}, "d2")),
+                batch(
+                    ("delete", {"path": "logs/old.txt"}, "d1"),
+                    ("delete", {"path": "logs/older.txt"}, "d2"),
+                ),
                 text("ok"),
             ]
         ),
