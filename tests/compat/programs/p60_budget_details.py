@@ -1,4 +1,4 @@
-"""RunBudget details: rejected calls count, the limit stops new dispatches, checkpoints keep finished work."""
+"""RunBudget details: rejected calls count, new dispatches stop, finished work is kept."""
 
 # ruff: noqa: E402
 import asyncio
