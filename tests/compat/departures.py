@@ -1,0 +1,107 @@
+"""Where this project deliberately differs from lovia 0.9.119, program by program.
+
+Each entry names a program in ``programs/`` and a key of its JSON summary. The compatibility
+test expects ``ours`` for that key instead of what 0.9.119 prints, and, when the reference venv
+is present, checks that 0.9.119 still prints ``reference`` (so a departure cannot silently
+drift). ``reason`` is what ``docs/compat.md`` tells a migrating user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class Departure:
+    reason: str
+    ours: Any
+    reference: Any = _UNSET
+
+    def has_reference(self) -> bool:
+        return self.reference is not _UNSET
+
+
+# program name -> summary key -> departure
+DEPARTURES: dict[str, dict[str, Departure]] = {
+    "p23_checkpoint_replay": {
+        "replay_stream_events": Departure(
+            reason=(
+                "Replaying a completed run streams only RunCompleted, as the sessions and"
+                " checkpoints"
+                " page says (a replay re-emits terminal events only); 0.9.119 also emits"
+                " RunStarted."
+            ),
+            ours=["RunCompleted"],
+            reference=["RunStarted", "RunCompleted"],
+        ),
+    },
+    "p24_if_run_exists": {
+        "hints": Departure(
+            reason=(
+                "Every error says what to do: resume_only with no stored run raises UserError"
+                " with a"
+                " hint here; 0.9.119's has none."
+            ),
+            ours={"r1:fail": True, "r3:resume_only": True},
+            reference={"r1:fail": True, "r3:resume_only": False},
+        ),
+    },
+    "p55_run_option_edges": {
+        "session_without_id": Departure(
+            reason=(
+                "Every error says what to do: a session passed without a session_id raises"
+                " UserError with a hint here; 0.9.119's has none."
+            ),
+            ours=[["UserError", True], []],
+            reference=[["UserError", False], []],
+        ),
+    },
+    "p29_cancellation": {
+        "cancel_at_final_turn_start": Departure(
+            reason=(
+                "A cancel requested at a turn's start (a TurnStarted hook or handle.cancel() there)"
+                " interrupts before the model is called; 0.9.119 still calls the model and"
+                " completes"
+                " when that turn turns out to be the final one."
+            ),
+            ours="RunCancelled",
+            reference="answer",
+        ),
+    },
+    "p37_transcript_dicts": {
+        "drop_dangling_generator": Departure(
+            reason=(
+                "drop_dangling_tool_calls accepts any iterable; 0.9.119 reads its argument twice,"
+                " so"
+                " a generator comes back empty."
+            ),
+            ours=3,
+            reference=0,
+        ),
+        "drop_dangling_reused_call_id": Departure(
+            reason=(
+                "A call_id reused by a later call that has no result of its own is dangling and is"
+                " dropped; 0.9.119 keeps it because an earlier call with that id was answered,"
+                " which"
+                " providers then reject."
+            ),
+            ours=["tool_call", "tool_result"],
+            reference=["tool_call", "tool_result", "tool_call"],
+        ),
+    },
+    "p47_context_policy": {
+        "archived_outputs": Departure(
+            reason=(
+                "With a result store configured, every tool output is archived, so trimming a"
+                " session"
+                " later never loses an output for good; 0.9.119 archives only outputs it offloads"
+                " from the view."
+            ),
+            ours=["ok", True],
+            reference=["ok", False],
+        ),
+    },
+}
