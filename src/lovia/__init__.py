@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import events
+from . import approvals, events
 from .agent import Agent
 from .context import (
     Compaction,
@@ -152,6 +152,7 @@ __all__ = [
     "TranscriptEntry",
     "Usage",
     "UserError",
+    "approvals",
     "assistant",
     "drop_dangling_tool_calls",
     "enable_logging",

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from .errors import UserError
+from .messages import ToolCall
 
 __all__ = [
     "ApprovalChannel",
@@ -31,6 +32,7 @@ __all__ = [
     "argument_digest",
     "decide",
     "pending",
+    "pending_approvals",
 ]
 
 ApprovalDecision = Literal["allow", "deny", "ask", "defer"]
@@ -76,7 +78,10 @@ class ApprovalChannel:
         return self._set(call_id, Decision("deny", reason))
 
     def defer(self, call_id: str) -> bool:
-        """Park the run durably until ``lovia.approvals.decide`` is called for this call."""
+        """Park the run durably until ``lovia.approvals.decide`` is called for this call.
+        Raises ``RuntimeError`` when the call was already approved or rejected."""
+        if call_id in self._decided and self._decided[call_id].verdict != "defer":
+            raise RuntimeError(f"call {call_id!r} was already decided; it cannot be deferred")
         return self._set(call_id, Decision("defer"))
 
     def release(self, *, decision: bool = False) -> None:
@@ -144,101 +149,109 @@ def new_pending(call_id: str, tool_name: str, arguments: str, agent_name: str | 
     )
 
 
-async def pending(checkpointer: Any, run_id: str | None = None) -> list[Any]:
-    """Approvals waiting for a decision: of one run, or of every parked run in the store.
-
-    Each item is a ``PendingApproval`` (``run_id``, ``call_id``, ``tool_name``, ``arguments``,
-    ``digest``, ``agent_name``, ``requested_at``, and ``decision`` once one was recorded but
-    the run has not resumed yet).
-    """
-    if run_id is not None:
-        snap = await checkpointer.load(run_id)
-        if snap is None:
-            return []
-        return [replace(p, run_id=run_id) for p in snap.pending_approvals]
-    out: list[Any] = []
-    lister = getattr(checkpointer, "list_runs", None)
-    if lister is None:
+async def pending(checkpointer: Any, run_id: str) -> list[ToolCall]:
+    """The undecided calls a parked run waits for, as ``ToolCall`` objects (``arguments`` as
+    raw JSON text); ``[]`` for a run that is not parked; ``UserError`` for an unknown run."""
+    snap = await checkpointer.load(run_id)
+    if snap is None:
         raise UserError(
-            f"{type(checkpointer).__name__} cannot list runs",
-            hint="pass run_id=..., or use a built-in checkpointer",
+            f"no stored run {run_id!r}",
+            hint="check the run id (lovia runs list shows the stored runs)",
         )
-    for head in await lister(statuses=["interrupted"]):
-        rid = getattr(head, "run_id", None)
-        for p in getattr(head, "pending_approvals", ()) or ():
-            out.append(replace(p, run_id=rid))
-    return out
+    if snap.status != "interrupted":
+        return []
+    return [
+        ToolCall(id=p.call_id, name=p.tool_name, arguments=p.arguments)
+        for p in snap.pending_approvals
+        if p.decision is None
+    ]
 
 
-async def decide(
+async def pending_approvals(checkpointer: Any, run_id: str) -> list[Any]:
+    """Like ``pending`` but the stored records (``PendingApproval``: digest, agent, time,
+    and the decision once one was recorded)."""
+    snap = await checkpointer.load(run_id)
+    if snap is None:
+        raise UserError(f"no stored run {run_id!r}", hint="check the run id")
+    return [replace(p, run_id=run_id) for p in snap.pending_approvals]
+
+
+async def decide(  # noqa: C901 - each refusal named
     checkpointer: Any,
     run_id: str,
-    call_id: str,
-    approve: bool,
-    *,
+    decisions: dict[str, bool],
     reason: str | None = None,
-    digest: str | None = None,
-) -> Any:
-    """Record a decision for a parked call, atomically; returns the updated pending item.
+) -> None:
+    """Record decisions for a parked run's calls, ``{call_id: True | False}``, atomically.
 
-    ``digest`` (from ``pending``) guards against approving other arguments than the ones
-    shown: when given and different, nothing is changed and ``UserError`` is raised. A
-    decision can be recorded once; repeating the same decision is a no-op, a different one is
-    refused. The run goes on when its ``run_id`` is run again (``Runner.run`` with the same
-    ``CheckpointOptions``; the web page and ``lovia runs resume`` do it for you).
+    Some calls may be decided and others left pending. ``reason`` is kept with each decision
+    (a rejected call's result shows it to the model). Deciding a call the same way twice is a
+    no-op; a conflicting decision, an unknown run or call, or a run that is not parked raises
+    ``UserError`` and writes nothing. The run goes on when its ``run_id`` is run again
+    (``Runner.run`` with the same ``CheckpointOptions``, ``lovia runs resume RUN_ID``).
     """
-    if not isinstance(approve, bool):
+    if not isinstance(decisions, dict) or not decisions:
         raise UserError(
-            f"decide(approve=...) takes True or False, got {approve!r}",
-            hint="approve=True runs the call once; approve=False refuses it",
+            "decide() takes a non-empty dict {call_id: True | False}",
+            hint="e.g. decide(cp, run_id, {call.id: True})",
         )
-    verdict = "allow" if approve else "deny"
+    for call_id, verdict in decisions.items():
+        if not isinstance(call_id, str) or not isinstance(verdict, bool):
+            raise UserError(
+                f"decide(): {call_id!r}: {verdict!r} is not call_id: True | False",
+                hint="True runs the call once; False refuses it",
+            )
     problem: list[UserError] = []
-    found: list[Any] = []
+    seen: list[bool] = []
 
     def apply(head: Any) -> Any:
-        items = list(getattr(head, "pending_approvals", ()) or ())
-        for i, p in enumerate(items):
-            if p.call_id != call_id:
-                continue
-            if digest is not None and digest != p.digest:
+        seen.append(True)
+        if head.status != "interrupted" or not head.pending_approvals:
+            problem.append(
+                UserError(
+                    f"run {run_id!r} is not waiting for an approval ({head.status})",
+                    hint="lovia.approvals.pending(checkpointer, run_id) lists what it waits for",
+                )
+            )
+            return None
+        items = list(head.pending_approvals)
+        by_id = {p.call_id: i for i, p in enumerate(items)}
+        changed = False
+        for call_id, approve in decisions.items():
+            verdict = "allow" if approve else "deny"
+            i = by_id.get(call_id)
+            if i is None:
                 problem.append(
                     UserError(
-                        f"call {call_id!r} of run {run_id!r} has other arguments than the "
-                        "ones you decided on",
-                        hint="read lovia.approvals.pending(...) again and decide on what it shows",
+                        f"run {run_id!r} has no pending call {call_id!r}",
+                        hint="lovia.approvals.pending(checkpointer, run_id) lists the call ids",
                     )
                 )
+                return None
+            p = items[i]
+            if p.digest != argument_digest(p.tool_name, p.arguments):
+                problem.append(UserError(f"call {call_id!r}: its stored arguments do not match"))
                 return None
             if p.decision is not None:
                 if p.decision != verdict:
                     problem.append(
                         UserError(
                             f"call {call_id!r} of run {run_id!r} was already decided "
-                            f"({p.decision})",
-                            hint="a decision is final; start a new run to do otherwise",
+                            f"({'approved' if p.decision == 'allow' else 'rejected'})",
+                            hint="a decision is final",
                         )
                     )
-                found.append(p)
-                return None
+                    return None
+                continue
             items[i] = replace(p, decision=verdict, reason=reason)
-            found.append(items[i])
-            return replace(head, pending_approvals=tuple(items))
-        problem.append(
-            UserError(
-                f"run {run_id!r} has no approval pending for call {call_id!r}",
-                hint="list them with lovia.approvals.pending(checkpointer, run_id)",
-            )
-        )
-        return None
+            changed = True
+        return replace(head, pending_approvals=tuple(items)) if changed else None
 
-    updated = await checkpointer.update_head(run_id, apply)
-    if problem:
-        raise problem[0]
-    if not found:
+    await checkpointer.update_head(run_id, apply)
+    if not seen:
         raise UserError(
             f"no stored run {run_id!r}",
-            hint="list parked runs with lovia.approvals.pending(checkpointer)",
+            hint="check the run id (lovia runs list shows the stored runs)",
         )
-    del updated
-    return replace(found[0], run_id=run_id)
+    if problem:
+        raise problem[0]

@@ -49,11 +49,11 @@ def add_sessions_parser(sub: Any) -> None:
     p = _command(cmds, "export", "write a session's runs as JSON", sessions_export)
     p.add_argument("session_id")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
-    p = _command(cmds, "trim", "cut old tool outputs down (S8)", sessions_trim)
+    p = _command(cmds, "trim", "cut old tool outputs down", sessions_trim)
     p.add_argument("session_id")
     p.add_argument("--keep-chars", type=int, default=400, help="characters kept (default 400)")
     p.add_argument("--keep-runs", type=int, default=1, help="latest runs untouched (default 1)")
-    p = _command(cmds, "rewind", "keep only the first N entries (S10, S11)", sessions_rewind)
+    p = _command(cmds, "rewind", "keep only the first N entries", sessions_rewind)
     p.add_argument("session_id")
     p.add_argument("--keep", type=int, required=True, metavar="N", help="entries to keep")
     p = _command(cmds, "clear", "delete a session and its runs' checkpoints", sessions_clear)
@@ -74,6 +74,15 @@ def add_runs_parser(sub: Any) -> None:
     p = _command(cmds, "resume", "finish a run that did not complete", runs_resume)
     p.add_argument("run_id")
     add_agent_options(p)
+    p = _command(cmds, "approvals", "list tool calls waiting for approval", runs_approvals)
+    p.add_argument("run_id", nargs="?", help="one run (default: every parked run)")
+    p = _command(cmds, "approve", "approve a parked tool call (it runs on resume)", runs_approve)
+    p.add_argument("run_id")
+    p.add_argument("call_id")
+    p = _command(cmds, "reject", "reject a parked tool call", runs_reject)
+    p.add_argument("run_id")
+    p.add_argument("call_id")
+    p.add_argument("--reason", help="shown to the model with the rejection")
     p = _command(cmds, "delete", "delete a run's checkpoint", runs_delete)
     p.add_argument("run_id")
     p = _command(cmds, "prune", "delete old finished runs' checkpoints (sessions kept)", runs_prune)
@@ -233,6 +242,7 @@ def _run_row(s: RunSnapshot) -> dict[str, Any]:
         "entries": len(s.entries),
         "updated_at": s.updated_at,
         "error": s.error,
+        "awaiting_approval": [p.call_id for p in s.pending_approvals if p.decision is None],
     }
 
 
@@ -252,6 +262,7 @@ async def runs_list(args: argparse.Namespace) -> int:
         print(
             f"{r['run_id']}  {r['status']:<11}  {_when(r['updated_at'])}  "
             f"session={r['session_id'] or '-'}  turns={r['turns']}"
+            + ("  awaiting approval" if r["awaiting_approval"] else "")
         )
     return 0
 
@@ -314,6 +325,66 @@ async def runs_resume(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"run_id": result.run_id, "output": result.output, "turns": result.turns})
     return 0
+
+
+async def runs_approvals(args: argparse.Namespace) -> int:
+    from ..approvals import pending
+
+    session, cp = open_stores(args.db, create=False, read_only=True)
+    try:
+        if args.run_id:
+            run_ids = [args.run_id]
+        else:
+            run_ids = [s.run_id for s in await cp.list_runs(statuses=["interrupted"])]
+        rows = []
+        for rid in run_ids:
+            for c in await pending(cp, rid):
+                rows.append(
+                    {"run_id": rid, "call_id": c.id, "tool": c.name, "arguments": c.arguments}
+                )
+    finally:
+        await _close_reader(args, session, cp)
+    if args.json:
+        print_json(rows)
+    elif not rows:
+        print("no tool calls wait for approval")
+    for r in [] if args.json else rows:
+        print(f"{r['run_id']}  {r['call_id']}  {r['tool']}({r['arguments']})")
+    return 0
+
+
+async def _decide(args: argparse.Namespace, approve: bool) -> int:
+    from ..approvals import decide
+    from ..errors import UserError
+
+    session, cp = open_stores(args.db, create=False)
+    try:
+        try:
+            await decide(cp, args.run_id, {args.call_id: approve}, getattr(args, "reason", None))
+        except UserError as exc:
+            if "already decided" in exc.message:
+                print(f"lovia: error: {exc}", file=sys.stderr)
+                return 1
+            raise
+    finally:
+        await session.close()
+        await cp.close()
+    verb = "approved" if approve else "rejected"
+    if args.json:
+        print_json({"run_id": args.run_id, "call_id": args.call_id, "decision": verb})
+    else:
+        print(
+            f"{verb} {args.call_id} of run {args.run_id}; 'lovia runs resume {args.run_id}' goes on"
+        )
+    return 0
+
+
+async def runs_approve(args: argparse.Namespace) -> int:
+    return await _decide(args, True)
+
+
+async def runs_reject(args: argparse.Namespace) -> int:
+    return await _decide(args, False)
 
 
 async def runs_delete(args: argparse.Namespace) -> int:

@@ -199,11 +199,11 @@ class ToolPhase:
                 return Decision(
                     "deny", "its arguments differ from the ones the approval was asked for"
                 )
-            verdict = getattr(stored, "decision", None)
+            verdict = stored.decision
+            del state.pending_approvals[i]  # consumed by the save that starts the call
             if verdict in ("allow", "deny"):
-                del state.pending_approvals[i]  # consumed by the save that starts the call
-                return Decision(verdict, getattr(stored, "reason", None))
-            return Decision("defer")
+                return Decision(verdict, stored.reason)
+            break  # still undecided: ask again (event, handler), which may park it again
         channel = d.approvals
         channel.register(call.call_id)
         try:
@@ -231,6 +231,12 @@ class ToolPhase:
         if decision is None:
             return Decision("deny")  # nobody decided: fail closed
         if decision.verdict == "defer":
+            if d.checkpoint is None:
+                raise UserError(
+                    f"tool call {call.call_id!r} ({call.name}) was deferred for approval, but "
+                    "this run has no checkpoint to wait in; the call did not run",
+                    hint="pass checkpoint=CheckpointOptions(checkpointer, run_id) to park runs",
+                )
             state.pending_approvals.append(
                 new_pending(call.call_id, call.name, call.arguments, state.agent.name)
             )
@@ -243,7 +249,7 @@ class ToolPhase:
         raise ApprovalPending(
             f"run {d.run_id!r} waits for approval of {names}",
             hint=(
-                "decide with lovia.approvals.decide(checkpointer, run_id, call_id, approve), "
+                "decide with lovia.approvals.decide(checkpointer, run_id, {call_id: True}), "
                 "then run the same run_id again"
                 if d.checkpoint is not None
                 else "this run has no checkpointer, so it cannot be resumed: pass "

@@ -1,0 +1,206 @@
+"""Durable approvals (issue 15): park, decide later from anywhere, resume; a call runs once."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lovia import (
+    Agent,
+    ApprovalPending,
+    CheckpointOptions,
+    InMemoryCheckpointer,
+    Runner,
+    SQLiteCheckpointer,
+    UserError,
+    approvals,
+    events,
+    tool,
+)
+from lovia.approvals import argument_digest
+from lovia.testing import ScriptedProvider, call, text
+
+CHILD = Path(__file__).with_name("child.py")
+
+
+def make_pay(log: list[int]) -> Any:
+    @tool(needs_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        log.append(amount)
+        return f"paid {amount}"
+
+    return pay
+
+
+def run_child(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(CHILD), *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("verdict", ["yes", "no"])
+def test_park_decide_resume_in_three_processes(tmp_path: Path, verdict: str) -> None:
+    db = tmp_path / "runs.db"
+    parked = run_child("park", str(db))
+    assert parked.returncode == 3, parked.stderr
+    assert "parked ['pay']" in parked.stdout
+    assert not Path(f"{db}.paid").exists()  # nothing ran before the decision
+    assert run_child("decide", str(db), verdict).returncode == 0
+    resumed = run_child("resume", str(db))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "output all done" in resumed.stdout
+    again = run_child("resume", str(db))  # a replay runs nothing
+    assert again.returncode == 0, again.stderr
+    paid = Path(f"{db}.paid").read_text().split() if Path(f"{db}.paid").exists() else []
+    assert paid == (["7"] if verdict == "yes" else [])
+
+
+async def test_head_records_the_pending_call_with_its_digest(tmp_path: Path) -> None:
+    log: list[int] = []
+    cp = SQLiteCheckpointer(tmp_path / "r.db")
+    agent = Agent(
+        "a",
+        model=ScriptedProvider([call("pay", {"amount": 3})]),
+        tools=[make_pay(log)],
+        approval_handler=lambda c, ctx: "defer",
+    )
+    with pytest.raises(ApprovalPending) as info:
+        await Runner.run(agent, "go", checkpoint=CheckpointOptions(cp, "r1"))
+    assert info.value.run_id == "r1"
+    assert [(c.name, c.arguments) for c in info.value.calls] == [("pay", '{"amount": 3}')]
+    snap = await cp.load("r1")
+    assert snap is not None and snap.status == "interrupted"
+    (p,) = snap.pending_approvals
+    assert p.tool_name == "pay" and p.arguments == '{"amount": 3}'
+    assert p.digest == argument_digest("pay", '{"amount":3}')
+    assert log == []
+    await cp.close()
+
+
+async def test_reject_reason_reaches_the_model_and_conflicting_decisions_are_refused() -> None:
+    log: list[int] = []
+    cp = InMemoryCheckpointer()
+    pay = make_pay(log)
+    agent = Agent(
+        "a",
+        model=ScriptedProvider([call("pay", {"amount": 9})]),
+        tools=[pay],
+        approval_handler=lambda c, ctx: "defer",
+    )
+    with pytest.raises(ApprovalPending):
+        await Runner.run(agent, "go", checkpoint=CheckpointOptions(cp, "r1"))
+    (pending,) = await approvals.pending(cp, "r1")
+    await approvals.decide(cp, "r1", {pending.id: False}, reason="over the limit")
+    await approvals.decide(cp, "r1", {pending.id: False})  # the same decision: a no-op
+    with pytest.raises(UserError, match="already decided"):
+        await approvals.decide(cp, "r1", {pending.id: True})
+    with pytest.raises(UserError, match="no pending call"):
+        await approvals.decide(cp, "r1", {"nope": True})
+    with pytest.raises(UserError, match="no stored run"):
+        await approvals.pending(cp, "unknown")
+    model = ScriptedProvider([text("ok, not paid")])
+    resumed = Agent("a", model=model, tools=[pay])
+    result = await Runner.run(resumed, [], checkpoint=CheckpointOptions(cp, "r1"))
+    assert result.output == "ok, not paid"
+    tool_msg = [m for m in model.calls[0] if m.role == "tool"][-1]
+    assert tool_msg.content == "Tool pay was not approved. Reason: over the limit"
+    assert log == []
+    assert await approvals.pending(cp, "r1") == []
+
+
+async def test_calls_that_need_no_approval_finish_before_the_run_parks() -> None:
+    log: list[int] = []
+    ran: list[str] = []
+
+    @tool
+    def note(text: str) -> str:
+        """Write a note."""
+        ran.append(text)
+        return "noted"
+
+    cp = InMemoryCheckpointer()
+    from lovia.testing import batch
+
+    agent = Agent(
+        "a",
+        model=ScriptedProvider([batch(("pay", {"amount": 1}), ("note", {"text": "hi"}))]),
+        tools=[make_pay(log), note],
+        approval_handler=lambda c, ctx: "defer",
+    )
+    with pytest.raises(ApprovalPending):
+        await Runner.run(agent, "go", checkpoint=CheckpointOptions(cp, "r1"))
+    assert ran == ["hi"] and log == []
+    snap = await cp.load("r1")
+    assert snap is not None
+    assert [e.type for e in snap.entries].count("tool_result") == 1
+
+
+async def test_streaming_consumer_decides_in_process() -> None:
+    for action, expected in (("approve", [4]), ("reject", [])):
+        log: list[int] = []
+        agent = Agent(
+            "a",
+            model=ScriptedProvider([call("pay", {"amount": 4}), text("end")]),
+            tools=[make_pay(log)],
+        )
+        handle = Runner.stream(agent, "go")
+        async for ev in handle:
+            if isinstance(ev, events.ApprovalRequired):
+                assert ev.call.name == "pay"
+                getattr(ev, action)()
+        assert (await handle.result()).output == "end"
+        assert log == expected
+
+
+async def test_nobody_deciding_denies_and_a_run_without_checkpoint_cannot_park() -> None:
+    log: list[int] = []
+    model = ScriptedProvider([call("pay", {"amount": 2}), text("end")])
+    agent = Agent("a", model=model, tools=[make_pay(log)])
+    assert (await Runner.run(agent, "go")).output == "end"
+    assert log == []
+    deferring = Agent(
+        "b",
+        model=ScriptedProvider([call("pay", {"amount": 2})]),
+        tools=[make_pay(log)],
+        approval_handler=lambda c, ctx: "defer",
+    )
+    with pytest.raises(UserError, match="no checkpoint"):
+        await Runner.run(deferring, "go")
+    assert log == []
+
+
+@pytest.mark.parametrize("answer, runs", [(True, 1), ("allow", 1), (False, 0), ("deny", 0)])
+async def test_approval_handler_answers(answer: Any, runs: int) -> None:
+    log: list[int] = []
+    agent = Agent(
+        "a",
+        model=ScriptedProvider([call("pay", {"amount": 5}), text("end")]),
+        tools=[make_pay(log)],
+        approval_handler=lambda c, ctx: answer,
+    )
+    await Runner.run(agent, "go")
+    assert len(log) == runs
+
+
+def test_cli_lists_and_decides_parked_calls(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    assert run_child("park", str(db)).returncode == 3
+    lovia = [sys.executable, "-c", "import sys, lovia.cli; sys.exit(lovia.cli.main())"]
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*lovia, *args, "--db", str(db)], capture_output=True, text=True)
+
+    listed = cli("runs", "approvals")
+    assert listed.returncode == 0 and "call_pay" in listed.stdout and "pay(" in listed.stdout
+    assert "awaiting approval" in cli("runs", "list").stdout
+    assert cli("runs", "approve", "job-1", "nope").returncode == 2
+    assert cli("runs", "approve", "job-1", "call_pay").returncode == 0
+    assert cli("runs", "reject", "job-1", "call_pay").returncode == 1  # conflicting
+    assert "no tool calls" in cli("runs", "approvals").stdout
+    assert run_child("resume", str(db)).returncode == 0
+    assert Path(f"{db}.paid").read_text().split() == ["7"]
