@@ -23,7 +23,7 @@ SERVER = str(Path(__file__).with_name("mcp_server.py"))
 
 
 def model(messages: list[dict[str, Any]]) -> ScriptedTurn:
-    results = [m["content"] for m in messages if m["role"] == "tool"]
+    results = [m.content for m in messages if m.role == "tool"]
     if not results:
         return call(TOOL, {"marker": MARKER}, call_id="call_1")
     return text(f"done: {results[-1]}")

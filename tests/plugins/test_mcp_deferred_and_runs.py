@@ -120,7 +120,10 @@ async def test_a_destructive_mcp_tool_waits_for_approval_before_reaching_the_ser
     log = tmp_path / "calls.log"
     model = ScriptedProvider([call("t__delete_file", {"path": "/srv/data"}), text("deleted")])
     agent = Agent(  # type: ignore[call-arg]
-        name="ops", model=model, plugins=[MCP(stdio(env={"LOG_CALLS": str(log)}))]
+        name="ops",
+        model=model,
+        plugins=[MCP(stdio(env={"LOG_CALLS": str(log)}))],
+        approval_handler=lambda call, ctx: "defer",
     )
     with pytest.raises(ApprovalPending) as parked:
         await Runner.run(

@@ -5,7 +5,6 @@ These need the run loop to take ``tracer=``; until it does they are skipped.
 
 from __future__ import annotations
 
-import inspect
 import json
 import signal
 import subprocess
@@ -18,11 +17,6 @@ import pytest
 from lovia import Agent, CheckpointOptions, InMemoryCheckpointer, Runner, tool
 from lovia.testing import ScriptedProvider, call, text
 from lovia.tracing import InMemoryTracer
-
-pytestmark = pytest.mark.skipif(
-    "tracer" not in inspect.signature(Runner.run).parameters,
-    reason="Runner.run(tracer=...) is not wired on this branch yet",
-)
 
 CHILD = Path(__file__).with_name("traced_child.py")
 

@@ -60,7 +60,7 @@ def work(n: int) -> str:
 
 
 def model(messages: list[dict[str, Any]]) -> ScriptedTurn:
-    done = sum(1 for m in messages if m["role"] == "tool")
+    done = sum(1 for m in messages if m.role == "tool")
     if done < 2:
         return call("work", {"n": done + 1}, call_id=f"call_{done + 1}")
     return text(f"finished {done} units")

@@ -22,6 +22,7 @@ from ..errors import ApprovalPending, RunCancelled, UserError
 from ..messages import ToolCall
 from ..parts import coerce_parts, project_parts
 from ..tools import Tool, result_to_text, run_tool, truncate_output
+from ..tracing import handoff_span, tool_call_span
 from ..transcript import ToolCallEntry, ToolResultEntry
 
 if TYPE_CHECKING:
@@ -306,7 +307,7 @@ class ToolPhase:
     async def _call(self, r: Ready) -> Outcome:
         d, state = self.d, self.state
         agent = state.agent
-        with d.tracer.span("tool_call", name=r.tool.name, call_id=r.call.call_id):
+        with tool_call_span(d.tracer, name=r.tool.name, call_id=r.call.call_id) as span:
             try:
                 value = await run_tool(
                     r.tool,
@@ -319,6 +320,7 @@ class ToolPhase:
                 raise
             except Exception as exc:
                 log.warning("tool %s failed: %r", r.tool.name, exc)
+                span.record_exception(exc)
                 text = f"Tool error: {str(exc) or type(exc).__name__}"
                 return Outcome(text, True, raw=text, error=exc)
         parts = coerce_parts(value) if not isinstance(value, str) else None
@@ -442,7 +444,7 @@ class ToolPhase:
             pass
         await d.emit(ev.ToolCallStarted(as_call(call)))
         text = f"Transferred to {target.name}" + (f" ({reason})" if reason else "")
-        with d.tracer.span("handoff", from_agent=state.agent.name, to_agent=target.name):
+        with handoff_span(d.tracer, from_agent=state.agent.name, to_agent=target.name):
             d.handoff_from = d.handoff_from or state.agent
             state.agent = target
             state.entries.append(ToolResultEntry(call_id=call.call_id, output=text))

@@ -45,7 +45,14 @@ from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
 from ..stores.maintenance import keeps_versions
 from ..stores.session import Session
 from ..tools import Tool
-from ..tracing import NoopTracer
+from ..tracing import (
+    NoopTracer,
+    link_context,
+    model_call_span,
+    record_model_usage,
+    record_run_end,
+    run_span,
+)
 from ..transcript import (
     AssistantTextEntry,
     InputEntry,
@@ -193,15 +200,30 @@ class RunDriver:
     # -- the whole run ----------------------------------------------------------------------
 
     async def run(self) -> RunResult:
-        span_cm = self.tracer.span(
-            "run", agent=self.entry_agent.name, run_id=self.run_id, session_id=self.o.session_id
-        )
-        span = span_cm.__enter__()
+        self.recorder.tracer = self.tracer
+        span_cm: Any = None
+        span: Any = None
         try:
             await self.lease.acquire()
-            result = await self._run()
-            span.set_attribute("turns", result.turns)
-            span.set_attribute("total_tokens", result.usage.total_tokens)
+            stored = await self._load()
+            span_cm = run_span(
+                self.tracer,
+                agent=self.entry_agent.name,
+                run_id=self.run_id,
+                session_id=self.o.session_id,
+                resume_link=getattr(stored, "trace", None),
+            )
+            span = span_cm.__enter__()
+            span.set_attribute("resumed", stored is not None and stored.status != "completed")
+            self.recorder.trace_link = link_context(self.tracer)
+            result = await self._run(stored)
+            record_run_end(
+                span,
+                turns=result.turns,
+                total_tokens=result.usage.total_tokens,
+                input_tokens=result.usage.input_tokens,
+                output_tokens=result.usage.output_tokens,
+            )
             return result
         except asyncio.CancelledError:
             if self._started:
@@ -217,20 +239,29 @@ class RunDriver:
                     await self.recorder.park(self.state)
                 else:
                     await self.recorder.end_badly(self.state, exc)
-            span.record_exception(exc)
+            if span is not None:
+                span.record_exception(exc)
             await self._emit_failed(exc)
             raise
         finally:
-            span_cm.__exit__(None, None, None)
+            if span_cm is not None:
+                span_cm.__exit__(None, None, None)
             await self._close_plugins()
             await self.lease.release()
 
-    async def _run(self) -> RunResult:
+    async def _load(self) -> RunSnapshot | None:
         self._check_arguments()
         opts = self.checkpoint
-        stored: RunSnapshot | None = None
-        if opts is not None and opts.resume_from is None:
-            stored = await opts.checkpointer.load(self.run_id)
+        if opts is None:
+            return None
+        if opts.resume_from is not None:
+            return opts.resume_from
+        snap: RunSnapshot | None = await opts.checkpointer.load(self.run_id)
+        return snap
+
+    async def _run(self, loaded: RunSnapshot | None) -> RunResult:
+        opts = self.checkpoint
+        stored = loaded if opts is not None and opts.resume_from is None else None
         decided = plan(opts, self.run_id, stored)
         if decided.action == "replay":
             assert decided.snapshot is not None
@@ -457,7 +488,12 @@ class RunDriver:
                 await self.emit(view.compacted)
             model = getattr(provider, "model", None)
             try:
-                with self.tracer.span("model_call", model=model, turn=state.turn) as span:
+                with model_call_span(
+                    self.tracer,
+                    model=model,
+                    turn=state.turn,
+                    provider=getattr(provider, "name", None),
+                ) as span:
                     turn = await self._until_cancelled(
                         stream_turn(
                             provider,
@@ -470,8 +506,12 @@ class RunDriver:
                             deltas=self.emitter.listening,
                         )
                     )
-                    span.set_attribute("input_tokens", turn.usage.input_tokens)
-                    span.set_attribute("output_tokens", turn.usage.output_tokens)
+                    record_model_usage(
+                        span,
+                        input_tokens=turn.usage.input_tokens,
+                        output_tokens=turn.usage.output_tokens,
+                        finish_reason=turn.finish_reason,
+                    )
             except ContextOverflowError:
                 if attempt:
                     raise

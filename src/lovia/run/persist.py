@@ -23,6 +23,7 @@ from ..errors import LoviaError, SessionConflict
 from ..stores.checkpoint import Checkpointer, RunHead, RunSnapshot, RunStatus
 from ..stores.maintenance import appending_at
 from ..stores.session import Session
+from ..tracing import record_checkpoint_save, record_session_append
 from ..transcript import TranscriptEntry
 from .lease import RunLease
 
@@ -44,6 +45,8 @@ class RunRecorder:
         "saved",
         "session",
         "session_id",
+        "trace_link",
+        "tracer",
     )
 
     def __init__(
@@ -65,6 +68,8 @@ class RunRecorder:
         self.saved = saved  # how many of the run's entries the checkpoint already holds
         self.lease = lease
         self._inflight: asyncio.Future[None] | None = None
+        self.tracer: Any = None
+        self.trace_link: dict[str, str] | None = None
         self.completed = False  # the checkpoint says "completed": nothing may overwrite it
 
     def head(
@@ -81,6 +86,7 @@ class RunRecorder:
             extra["pending_approvals"] = tuple(state.pending_approvals)
         if "budget" in fields_:
             extra["budget"] = dict(state.budget_state)
+        extra["trace"] = self.trace_link
         if "last_input_tokens" in fields_:
             extra["last_input_tokens"] = state.reported_input_tokens
         return RunHead(
@@ -124,6 +130,10 @@ class RunRecorder:
         if self._inflight is write:
             self._inflight = None
         if not write.cancelled() and write.exception() is None:
+            if self.tracer is not None:
+                record_checkpoint_save(
+                    self.tracer, status=status, entries=count - self.saved, total=count
+                )
             self.saved = count
             if status == "completed":  # also when its awaiter was cancelled meanwhile
                 self.completed = True
@@ -155,6 +165,13 @@ class RunRecorder:
         meta = {"context_state": context_state} if context_state else None
         with appending_at(self.session_id, session_version):
             await session.append(self.session_id, list(entries), run_id=self.run_id, meta=meta)
+        if self.tracer is not None:
+            record_session_append(
+                self.tracer,
+                session_id=self.session_id,
+                entries=len(entries),
+                version=session_version,
+            )
 
     async def finish_replay(self, snap: RunSnapshot) -> None:
         """C8: apply the session append again. It repairs a crash between "checkpoint

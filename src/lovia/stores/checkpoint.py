@@ -82,6 +82,12 @@ class PendingApproval:
         )
 
 
+def _trace_of(value: Any) -> dict[str, str] | None:
+    if not isinstance(value, dict):
+        return None
+    return {str(k): str(v) for k, v in value.items()}
+
+
 def _opt_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
@@ -122,6 +128,8 @@ class RunHead:
     """Tool calls waiting for approval, in the order they were asked for."""
     budget: dict[str, Any] = field(default_factory=dict)
     """What the run has spent against its limits (JSON values)."""
+    trace: dict[str, str] | None = None
+    """The tracer's link to this run's span, so a resumed run's trace points at it."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +150,7 @@ class RunHead:
             "turn_agent": self.turn_agent,
             "pending_approvals": [p.to_dict() for p in self.pending_approvals],
             "budget": self.budget,
+            "trace": self.trace,
         }
 
     @classmethod
@@ -171,6 +180,7 @@ class RunHead:
                 PendingApproval.from_dict(p) for p in data.get("pending_approvals") or ()
             ),
             budget=dict(data.get("budget") or {}),
+            trace=_trace_of(data.get("trace")),
         )
 
     def to_json(self) -> str:
@@ -210,6 +220,7 @@ class RunSnapshot:
     turn_agent: str | None = None
     pending_approvals: tuple[PendingApproval, ...] = ()
     budget: dict[str, Any] = field(default_factory=dict)
+    trace: dict[str, str] | None = None
 
     @property
     def head(self) -> RunHead:
