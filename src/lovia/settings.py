@@ -59,9 +59,9 @@ class RetryPolicy:
     ``backoff_max`` (aliases of ``initial_delay`` and ``max_delay``) set the schedule.
     """
 
-    max_attempts: int = 4
-    initial_delay: float = 0.5
-    max_delay: float = 20.0
+    max_attempts: int = 5
+    initial_delay: float = 1.0
+    max_delay: float = 30.0
     multiplier: float = 2.0
     jitter: float = 0.2
     restart_on_partial: bool = True

@@ -32,7 +32,7 @@ while the first is queued, running or its result is kept). The job runs the agen
   ``SessionConflict``) is appended after the first all the same, with a warning in the log.
   Enqueue a conversation's turns one at a time when each must see the one before.
 
-Tools still run at least once: a dangling call is executed again on resume (C10, E2).
+Tools still run at least once: a dangling call is executed again on resume.
 Needs the ``workers`` extra (``pip install 'lovia[workers,postgres]'``).
 """
 

@@ -3,21 +3,14 @@ the approved payment is made once, and a replay makes none (issue 15)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
 import subprocess
 import sys
 
-import pytest
-
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "06_approvals.py"
 
 # Until the durable approvals of issue 15 are merged, lovia has no lovia.approvals module.
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("lovia.approvals") is None,
-    reason="needs lovia.approvals (issue 15)",
-)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -66,7 +66,7 @@ class Compaction:
     ``context_window=None`` (the default) means the window is unknown: nothing is compacted
     until the provider refuses a view as too long, and then the view is halved once. Set it
     to your model's window to compact ahead of time. With a ``store``, every tool result is
-    archived when first seen, so ``session.trim_tool_results`` later loses nothing (S9).
+    archived when first seen, so ``session.trim_tool_results`` later loses nothing.
     """
 
     def __init__(

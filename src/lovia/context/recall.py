@@ -19,7 +19,7 @@ __all__ = ["RECALL_TOOL_NAME", "is_trimmed", "make_recall_tool", "recall"]
 
 RECALL_TOOL_NAME = "recall_tool_result"
 
-# The ending ``session.trim_tool_results`` gives a cut output (S8); a trimmed text is never
+# The ending ``session.trim_tool_results`` gives a cut output; a trimmed text is never
 # archived as if it were the original, and a recall of one says what was lost.
 _TRIMMED = re.compile(r"\n\[lovia: trimmed \d+ of \d+ characters\]\Z")
 _DIGEST = re.compile(r"^[0-9a-f]{24}\Z")

@@ -2,7 +2,7 @@
 
 A store keeps full tool outputs under a content digest, so an output that the context
 policy offloads from the view, or that ``session.trim_tool_results`` later cuts, can still
-be returned by the ``recall_tool_result`` tool (S9).
+be returned by the ``recall_tool_result`` tool.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
 from ..approvals import Decision, argument_digest, handler_decision, new_pending
-from ..errors import ApprovalPending, RunCancelled, UserError
+from ..errors import ApprovalPending, BudgetExceeded, RunCancelled, UserError
 from ..messages import ToolCall
 from ..parts import coerce_parts, project_parts
 from ..tools import Tool, result_to_text, run_tool, truncate_output
@@ -105,8 +105,13 @@ class ToolPhase:
                 handed_to = await self._handoff(first, tool, handed_to)
                 continue
             ready: list[Ready] = []
+            stop: BaseException | None = None
             for call in group:
-                item = await self._preflight(call, tooling.by_name.get(call.name))
+                try:
+                    item = await self._preflight(call, tooling.by_name.get(call.name))
+                except BudgetExceeded as exc:  # calls within the limit still run, then it stops
+                    stop = exc
+                    break
                 if item is None:
                     continue
                 if isinstance(item, Ready):
@@ -117,6 +122,8 @@ class ToolPhase:
                         blocked = True
             if ready:
                 await self._execute(ready)
+            if stop is not None:
+                raise stop
         if self.parked:
             await self._park()
         return handed_to
@@ -135,12 +142,7 @@ class ToolPhase:
                 state.budget_state = d.budget.state()
             d.budget.check(state.usage)
         if tool is None:
-            names = ", ".join(sorted(d.tooling(state.turn_agent or state.agent).by_name))
-            await self._reject(
-                call,
-                f"Tool {call.name!r} is not available."
-                + (f" Available tools: {names}." if names else ""),
-            )
+            await self._reject(call, f"Tool {call.name!r} is not available.")
             return None
         if self.resumed and call.call_id in state.started_calls:
             decided = await self._decide_in_doubt(call, tool)
@@ -282,9 +284,7 @@ class ToolPhase:
         if isinstance(decision, Outcome):
             await self._record_and_announce([(call, decision)])
         else:
-            await self._record_and_announce(
-                [(call, Outcome(result_to_text(decision), raw=decision))]
-            )
+            await self._record_and_announce([(call, Outcome(result_to_text(decision)))])
         return "done"
 
     async def _reject(self, call: ToolCallEntry, text: str) -> None:

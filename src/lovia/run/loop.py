@@ -304,8 +304,8 @@ class RunDriver:
                 f"Runner.run needs an Agent, got {type(self.entry_agent).__name__}",
                 hint="pass Agent(name=..., ...) as the first argument",
             )
-        if not isinstance(o.max_turns, int) or o.max_turns < 1:
-            raise UserError(f"max_turns must be a positive int, got {o.max_turns!r}")
+        if not isinstance(o.max_turns, int) or o.max_turns < 0:
+            raise UserError(f"max_turns must be an int >= 0, got {o.max_turns!r}")
         if o.session is not None:
             if o.session_id is None:
                 raise UserError(

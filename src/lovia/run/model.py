@@ -138,9 +138,9 @@ async def stream_turn(
             delay = retry.delay(attempt)
             log.warning("model call failed (%s); retry %d in %.2fs", exc, attempt, delay)
             if emit is not None:
+                await emit(ev.ModelRetrying(exc, attempt, retry.max_attempts, delay))
                 if emitted[0]:
                     await emit(ev.OutputDiscarded())
-                await emit(ev.ModelRetrying(exc, attempt, retry.max_attempts, delay))
             await retry.sleep(delay)
             attempt += 1
 
@@ -164,6 +164,8 @@ async def _once(
     try:
         async for delta in stream:
             asm.add(delta)
+            if not emitted[0] and isinstance(delta, (TextDelta, ReasoningDelta)):
+                emitted[0] = True
             if on_delta is not None:
                 if isinstance(delta, TextDelta):
                     emitted[0] = True

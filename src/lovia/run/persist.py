@@ -1,8 +1,8 @@
 """Persistence at the loop's fixed points: one object, no ``if checkpoint:`` in the loop.
 
 The loop calls ``save`` after the run's input, after every model turn and after every tool
-result (C2), and ``complete`` / ``fail`` / ``interrupt`` at the end. On success the order is
-fixed (C12): checkpoint marked completed, then session append, then (``delete_on_success``)
+result, and ``complete`` / ``fail`` / ``interrupt`` at the end. On success the order is
+fixed: checkpoint marked completed, then session append, then (``delete_on_success``)
 the snapshot deleted. Without a checkpointer or a session the calls cost nothing.
 
 With a session that keeps a version (every built-in one), the append names the version the
@@ -139,7 +139,7 @@ class RunRecorder:
                 self.completed = True
 
     async def complete(self, state: Any, stored_output: Any) -> None:
-        """C12: checkpoint completed, then session append, then delete_on_success."""
+        """Checkpoint completed, then session append, then delete_on_success."""
         await self.save(state, "completed", output=stored_output)
         try:
             await self.append_session(state.entries, state.context_state, state.session_version)
@@ -174,7 +174,7 @@ class RunRecorder:
             )
 
     async def finish_replay(self, snap: RunSnapshot) -> None:
-        """C8: apply the session append again. It repairs a crash between "checkpoint
+        """Apply the session append again. It repairs a crash between "checkpoint
         completed" and "session appended" whatever happened to the session since, because
         the run never reached it; only a run whose own append was refused as a conflict
         (recorded in its head) is checked again, so it is never appended silently later."""
@@ -188,9 +188,10 @@ class RunRecorder:
         """Record a failed or interrupted run; never raises over the run's own error."""
         if self.checkpointer is None or self.completed:
             return  # C12: a failed session append leaves the run completed, for replay to repair
-        from ..errors import RunCancelled
+        from ..errors import BudgetExceeded, RunCancelled
 
-        status: RunStatus = "interrupted" if isinstance(error, RunCancelled) else "failed"
+        stopped = isinstance(error, (RunCancelled, BudgetExceeded))
+        status: RunStatus = "interrupted" if stopped else "failed"
         info = (
             error.to_dict()
             if isinstance(error, LoviaError)

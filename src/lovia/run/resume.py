@@ -1,4 +1,4 @@
-"""Finding a run's active agent again by name (C11)."""
+"""Finding a run's active agent again by name."""
 
 from __future__ import annotations
 

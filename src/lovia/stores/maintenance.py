@@ -5,7 +5,7 @@ and the session version every built-in store keeps (``history``, ``expected_vers
 ``MaintenancePlan``: which segments to replace (same ``run_id``, new entries and meta), which
 to delete, and the count the maintenance method returns. They do no I/O; every built-in
 store loads the segments, asks for a plan and applies it in one transaction, so the
-semantics (S8, S10) are written once and cannot drift between backends.
+semantics are written once and cannot drift between backends.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class MaintenancePlan:
 class RewindResult:
     """What ``rewind_runs`` did: entries removed, and the runs it truncated or deleted.
 
-    Delete the checkpoints of ``affected_run_ids`` (S11): a later resume of one of those
+    Delete the checkpoints of ``affected_run_ids``: a later resume of one of those
     runs would otherwise write the undone tail back.
     """
 
@@ -115,7 +115,7 @@ def check_count(value: Any, name: str) -> int:
     return value
 
 
-# -- trim (S8) -------------------------------------------------------------------------------
+# -- trim -------------------------------------------------------------------------------
 
 
 def trim_marker(cut: int, total: int) -> str:
@@ -161,7 +161,7 @@ def trim_plan(segments: Sequence[Segment], *, keep_chars: int, keep_runs: int) -
     return MaintenancePlan(replace=tuple(changed), count=count)
 
 
-# -- rewind (S10) ----------------------------------------------------------------------------
+# -- rewind ----------------------------------------------------------------------------
 
 
 def rewind_plan(segments: Sequence[Segment], *, keep_entries: int) -> MaintenancePlan:
@@ -326,10 +326,10 @@ class SessionMaintenance(ABC):
     async def trim_tool_results(
         self, session_id: str, *, keep_chars: int = 400, keep_runs: int = 1
     ) -> int:
-        """Cut stored tool outputs to ``keep_chars`` except in the last ``keep_runs`` runs (S8).
+        """Cut stored tool outputs to ``keep_chars`` except in the last ``keep_runs`` runs.
 
         Returns how many outputs were trimmed; a second call trims nothing. Without a
-        ``FileResultStore`` on the context policy a trimmed output is gone for good (S9).
+        ``FileResultStore`` on the context policy a trimmed output is gone for good.
         """
         validate_id(session_id, "session_id")
         trim_plan([], keep_chars=keep_chars, keep_runs=keep_runs)  # bad arguments fail first
@@ -340,10 +340,10 @@ class SessionMaintenance(ABC):
         return (await self._maintain(session_id, plan)).count
 
     async def rewind(self, session_id: str, *, keep_entries: int) -> int:
-        """Keep the first ``keep_entries`` entries of ``load()`` and drop the rest (S10).
+        """Keep the first ``keep_entries`` entries of ``load()`` and drop the rest.
 
         Returns how many entries were removed (tool calls whose results were cut count too).
-        Use ``rewind_runs`` to learn which runs changed, and delete their checkpoints (S11).
+        Use ``rewind_runs`` to learn which runs changed, and delete their checkpoints.
         """
         return (await self.rewind_runs(session_id, keep_entries=keep_entries)).removed
 

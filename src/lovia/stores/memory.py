@@ -1,4 +1,4 @@
-"""In-memory stores: for tests and throwaway chats. They do not survive the process (E4)."""
+"""In-memory stores: for tests and throwaway chats. They do not survive the process."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ __all__ = ["InMemoryCheckpointer", "InMemorySession"]
 
 
 class InMemorySession(SessionMaintenance):
-    """A ``Session`` in a dict, for tests and throwaway chats: it dies with the process (E4).
+    """A ``Session`` in a dict, for tests and throwaway chats: it dies with the process.
 
     Besides the protocol it has ``history()`` (segments and version), the built-in
     maintenance methods (``trim_tool_results``, ``rewind``, ``rewind_runs``) and
@@ -74,7 +74,7 @@ class InMemorySession(SessionMaintenance):
     ) -> str:
         """Append one segment; ``expected_version`` set: only if the session is still at it
         (``SessionConflict`` otherwise). A stored ``run_id`` returns at once, whatever the
-        version (S5)."""
+        version."""
         run_id = append_run_id(session_id, run_id)
         expected = expected_version_for(session_id, expected_version)
         segments = self._sessions.get(session_id, [])
@@ -147,7 +147,7 @@ class InMemorySession(SessionMaintenance):
 
 
 class InMemoryCheckpointer(MemoryLeases):
-    """A ``Checkpointer`` in a dict: no crash recovery, since it dies with the process (E4)."""
+    """A ``Checkpointer`` in a dict: no crash recovery, since it dies with the process."""
 
     def __init__(self) -> None:
         self._runs: dict[str, tuple[list[TranscriptEntry], RunHead]] = {}

@@ -3,7 +3,7 @@
 A ``postgresql://`` (or ``postgres://``) URL opens ``PostgresSession`` and
 ``PostgresCheckpointer`` on one shared pool, for several processes or hosts; anything else
 is a SQLite file path, opened by ``SQLiteSession`` and ``SQLiteCheckpointer`` with
-``wal=True`` so several processes on one host can share it (S12).
+``wal=True`` so several processes on one host can share it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``PostgresSession``: conversations in PostgreSQL, shared by every worker and host.
 
 The same logical schema as ``SQLiteSession``: one row per segment, ``UNIQUE (session_id,
-run_id)`` so append is idempotent in the database itself (S5). Trim and rewind are planned by
+run_id)`` so append is idempotent in the database itself. Trim and rewind are planned by
 ``maintenance`` and applied in one transaction that holds a per-session advisory lock; append
 takes the same lock, so maintenance never interleaves with a new segment. A row per session
 in ``session_heads`` holds its version, bumped under that lock by every change (schema 2).
@@ -129,7 +129,7 @@ class PostgresSession(PostgresStore, SessionMaintenance):
     ) -> str:
         """Append one segment; ``expected_version`` set: only if the session is still at it
         (``SessionConflict`` otherwise, nothing written). A stored ``run_id`` returns at
-        once, whatever the version (S5)."""
+        once, whatever the version."""
         rid = append_run_id(session_id, run_id)
         expected = expected_version_for(session_id, expected_version)
         columns = encode_segment(list(entries), meta)

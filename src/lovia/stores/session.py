@@ -1,8 +1,8 @@
 """The ``Session`` protocol and its value type ``Segment``.
 
 A session is an append-only list of segments, one per completed run, under a ``session_id``
-the caller chooses. Through the protocol a stored segment never changes (S4), and appending
-under a ``run_id`` the session already holds does nothing (S5).
+the caller chooses. Through the protocol a stored segment never changes, and appending
+under a ``run_id`` the session already holds does nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``SQLiteCheckpointer``: runs in a SQLite file that survives the process (C1, C13).
+"""``SQLiteCheckpointer``: runs in a SQLite file that survives the process.
 
 Two tables. ``checkpoint_runs`` holds one head row per run; ``checkpoint_batches`` holds one row
 per ``append`` call with that call's new entries as a JSON array. A save inserts one batch row
@@ -58,7 +58,7 @@ _Row = tuple[int, str, str, str]  # run_key, run_id, head JSON, status
 
 
 class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
-    """A ``Checkpointer`` in a SQLite file; ``wal=True`` lets several writers share it (S12).
+    """A ``Checkpointer`` in a SQLite file; ``wal=True`` lets several writers share it.
 
     It may share one file with ``SQLiteSession``. Use it as ``async with`` or call
     ``await close()`` when done.

@@ -1,7 +1,7 @@
-"""``SQLiteSession``: conversations in one SQLite file that outlive the process (S1, S7).
+"""``SQLiteSession``: conversations in one SQLite file that outlive the process.
 
 One row per segment. ``UNIQUE (session_id, run_id)`` makes append idempotent in the database
-itself (S5), so two processes appending the same run still store one segment. Trim and
+itself, so two processes appending the same run still store one segment. Trim and
 rewind are planned by ``maintenance`` and applied in one transaction. The per-session
 ``revision`` in ``lovia_session_heads`` is the session's version (``history``,
 ``append(..., expected_version=...)``): it grows with every change, in the same transaction.
@@ -112,7 +112,7 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
     """A ``Session`` in a SQLite file: ``SQLiteSession("chat.db")``.
 
     ``wal=True`` turns on WAL journaling with ``synchronous=NORMAL`` and a busy timeout, so
-    several stores or processes can write one file (S12). Calls run on the store's own
+    several stores or processes can write one file. Calls run on the store's own
     thread, never on the event loop. Besides the protocol: ``history``,
     ``trim_tool_results``, ``rewind``, ``rewind_runs``, ``list_sessions``, ``close`` and
     ``async with``.
@@ -158,7 +158,7 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
     ) -> str:
         """Append one segment; ``expected_version`` set: only if the session is still at it
         (``SessionConflict`` otherwise, nothing written). A stored ``run_id`` returns at
-        once, whatever the version (S5)."""
+        once, whatever the version."""
         rid = append_run_id(session_id, run_id)
         expected = expected_version_for(session_id, expected_version)
         columns = encode_segment(list(entries), meta)
