@@ -76,8 +76,9 @@ class RunHandle:
                     break
                 yield event
         except GeneratorExit:
-            self._abandon(task)
-            raise
+            if self._result is None and self._error is None:
+                self._abandon(task)  # left before the end: the run stops here
+            raise  # after the terminal event the run only finishes its bookkeeping
         except BaseException:
             self._abandon(task)
             raise
@@ -119,6 +120,9 @@ class RunHandle:
         if not self._consumed:
             async for _ in self:
                 pass
+        elif self._result is not None or self._error is not None:
+            if self._task is not None and not self._task.done():
+                await asyncio.wait({self._task})  # the run's last saves and its lease release
         elif not self._finished:
             task = self._task
             if task is not None:
