@@ -152,7 +152,11 @@ async def test_an_on_resume_callable_can_record_the_outcome_instead_of_running()
     assert pay.charged == ["r1:9"]
     results = [e for e in result.entries if isinstance(e, ToolResultEntry)]
     assert results == [
-        ToolResultEntry(call_id="c9", output="charged 9 (confirmed by the provider)")
+        ToolResultEntry(
+            call_id="c9",
+            output="charged 9 (confirmed by the provider)",
+            raw="charged 9 (confirmed by the provider)",
+        )
     ]
     tool_messages = [m for m in model.calls[0] if m.role == "tool"]
     assert [m.tool_call_id for m in tool_messages] == ["c9"]

@@ -284,7 +284,9 @@ class ToolPhase:
         if isinstance(decision, Outcome):
             await self._record_and_announce([(call, decision)])
         else:
-            await self._record_and_announce([(call, Outcome(result_to_text(decision)))])
+            await self._record_and_announce(
+                [(call, Outcome(result_to_text(decision), raw=decision))]
+            )
         return "done"
 
     async def _reject(self, call: ToolCallEntry, text: str) -> None:
