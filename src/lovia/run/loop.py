@@ -204,8 +204,12 @@ class RunDriver:
         span_cm: Any = None
         span: Any = None
         try:
-            await self.lease.acquire()
+            self._check_arguments()
             stored = await self._load()
+            if not self._replays_without_lease(stored):
+                await self.lease.acquire()
+                if self.checkpoint is not None and self.checkpoint.resume_from is None:
+                    stored = await self._load()  # what the store holds now that we own it
             span_cm = run_span(
                 self.tracer,
                 agent=self.entry_agent.name,
@@ -249,8 +253,20 @@ class RunDriver:
             await self._close_plugins()
             await self.lease.release()
 
+    def _replays_without_lease(self, stored: RunSnapshot | None) -> bool:
+        """A completed run is only replayed (no model, no tools; the session append is
+        idempotent), so it needs no lease: replays stay one read."""
+        opts = self.checkpoint
+        return (
+            opts is not None
+            and stored is not None
+            and stored.status == "completed"
+            and opts.resume_from is None
+            and opts.if_run_exists in ("resume", "resume_only")
+            and not opts.delete_on_success
+        )
+
     async def _load(self) -> RunSnapshot | None:
-        self._check_arguments()
         opts = self.checkpoint
         if opts is None:
             return None
