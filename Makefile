@@ -33,6 +33,7 @@ lint: install
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src tests examples benchmarks
 	$(BIN)/mypy --strict src
+	$(BIN)/lint-imports
 
 fmt: install
 	$(BIN)/ruff format src tests examples benchmarks

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import approvals, events
+from ._version import __version__ as __version__
 from .agent import Agent
 from .context import (
     Compaction,
@@ -81,8 +82,6 @@ if TYPE_CHECKING:
     from .providers.openai import OpenAIChatProvider
     from .stores.postgres import PostgresCheckpointer, PostgresSession
     from .stores.sqlite import SQLiteCheckpointer, SQLiteSession
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Agent",

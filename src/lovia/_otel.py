@@ -175,7 +175,7 @@ class OpenTelemetryTracer:
             raise UserError(
                 "OpenTelemetryTracer needs opentelemetry-api", hint=_INSTALL_HINT
             ) from exc
-        from . import __version__
+        from ._version import __version__
 
         self._tracer: OtelTracer = trace.get_tracer(
             instrumentation_name, __version__, tracer_provider=tracer_provider

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .context import Compaction, ContextPolicy
 from .errors import UserError
@@ -17,8 +17,7 @@ from .settings import ModelSettings, RetryPolicy
 from .tools import Tool, make_tool
 
 if TYPE_CHECKING:
-    from .run.handle import RunHandle
-    from .run.result import RunResult
+    from ._run_types import RunHandle, RunResult
 
 __all__ = ["Agent", "Instructions"]
 
@@ -131,19 +130,40 @@ class Agent:
     # -- shorthands for the Runner ----------------------------------------------------------
 
     async def run(self, input: Any, **kwargs: Any) -> RunResult:
-        from .run.runner import Runner
-
-        return await Runner.run(self, input, **kwargs)
+        return await _runtime().run(self, input, **kwargs)
 
     def run_sync(self, input: Any, **kwargs: Any) -> RunResult:
-        from .run.runner import Runner
-
-        return Runner.run_sync(self, input, **kwargs)
+        return _runtime().run_sync(self, input, **kwargs)
 
     def stream(self, input: Any, **kwargs: Any) -> RunHandle:
-        from .run.runner import Runner
-
-        return Runner.stream(self, input, **kwargs)
+        return _runtime().stream(self, input, **kwargs)
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r})"
+
+
+class Runtime(Protocol):
+    """What runs an agent (``lovia.run.runner.Runner``); the shorthands above call it.
+
+    The agent is a layer below the runtime, so it names the runtime's interface and the
+    runtime installs itself when it is imported (``import lovia`` imports it)."""
+
+    async def run(self, agent: Agent, input: Any, **options: Any) -> RunResult: ...
+
+    def run_sync(self, agent: Agent, input: Any, **options: Any) -> RunResult: ...
+
+    def stream(self, agent: Agent, input: Any, **options: Any) -> RunHandle: ...
+
+
+_RUNTIME: list[Runtime] = []
+
+
+def install_runtime(runtime: Runtime) -> None:
+    """Called once by the runtime module as it is imported."""
+    _RUNTIME[:] = [runtime]
+
+
+def _runtime() -> Runtime:
+    if not _RUNTIME:  # only if lovia.agent was loaded without the package (not via import)
+        raise RuntimeError("lovia's runtime is not loaded: import lovia first")
+    return _RUNTIME[0]

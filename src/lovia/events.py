@@ -30,9 +30,9 @@ from .messages import ToolCall
 from .transcript import TranscriptEntry, entry_to_dict, to_json_safe
 
 if TYPE_CHECKING:
+    from ._run_types import RunResult
     from .agent import Agent
     from .approvals import ApprovalChannel
-    from .run.result import RunResult
 
 __all__ = [
     "ApprovalRequired",

@@ -3,10 +3,10 @@ stream consumer, with one rule for "is anyone listening?"."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._run_types import Channel
 from ..events import Event
 
 if TYPE_CHECKING:
@@ -15,28 +15,6 @@ if TYPE_CHECKING:
     from .state import RunState
 
 __all__ = ["Channel", "Emitter"]
-
-
-class Channel:
-    """A rendezvous between the run and the consumer iterating its handle.
-
-    ``send`` hands one event over and returns only when the consumer asks for the next one,
-    so a run never gets ahead of its reader (an unread handle does no work) and a consumer
-    can decide an approval while the run waits at that event.
-    """
-
-    __slots__ = ("_queue",)
-
-    def __init__(self) -> None:
-        self._queue: asyncio.Queue[tuple[Event, asyncio.Future[None]]] = asyncio.Queue(1)
-
-    async def send(self, event: Event) -> None:
-        ack: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        await self._queue.put((event, ack))
-        await ack
-
-    async def receive(self) -> tuple[Event, asyncio.Future[None]]:
-        return await self._queue.get()
 
 
 class Emitter:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..agent import Agent
+from ..agent import Agent, install_runtime
 from ..approvals import ApprovalChannel
 from ..errors import UserError
 from .emit import Channel
@@ -74,3 +74,6 @@ def _options(options: dict[str, Any]) -> RunOptions:
             else "known arguments: " + ", ".join(sorted(_KNOWN)),
         )
     return RunOptions(**options)
+
+
+install_runtime(Runner)
