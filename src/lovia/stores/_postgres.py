@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import psycopg
@@ -21,13 +21,13 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ..errors import SchemaError, StoreError, UserError
 from ._lifetime import ClosingStore
+from ._schema import MetaSql, Migrations, Step, drive_async, migrate, version_of
 
 __all__ = ["Conn", "Migrations", "PostgresDatabase", "PostgresStore", "check_prefix"]
 
 T = TypeVar("T")
 S = TypeVar("S", bound="PostgresStore")
 Conn = psycopg.AsyncConnection[Any]
-Migrations = Mapping[int, Sequence[str]]
 """Schema version -> statements bringing ``v - 1`` to ``v``; ``{name}`` is a prefixed table."""
 
 _PREFIX = re.compile(r"[a-z_][a-z0-9_]{0,39}\Z")
@@ -204,19 +204,14 @@ class PostgresDatabase:
         current = 0
         if row is not None and row[0] is not None:
             cur = await conn.execute(self.q("SELECT value FROM {meta} WHERE key = %s"), (key,))
-            found = await cur.fetchone()
-            current = int(found[0]) if found else 0
+            current = version_of(await cur.fetchone())
         if current == 0:
             raise SchemaError(
                 f"no lovia {self.component} tables under prefix {self.prefix!r} in this database",
                 hint="check the URL and --table-prefix; reading never creates tables",
             )
         if current > self.version:
-            raise SchemaError(
-                f"the {self.component} tables under prefix {self.prefix!r} have schema version "
-                f"{current}; this lovia reads up to version {self.version}",
-                hint="upgrade lovia to use these tables; they were left unchanged",
-            )
+            raise self._too_new(current)
 
     async def _migrate(self, conn: Conn) -> None:
         if self.read_only:
@@ -230,27 +225,20 @@ class PostgresDatabase:
         await conn.execute(
             self.q("CREATE TABLE IF NOT EXISTS {meta} (key text PRIMARY KEY, value text NOT NULL)")
         )
-        key = f"schema:{self.component}"
-        cur = await conn.execute(self.q("SELECT value FROM {meta} WHERE key = %s"), (key,))
-        row = await cur.fetchone()
-        current = int(row[0]) if row else 0
-        if current > self.version:
-            raise SchemaError(
-                f"the {self.component} tables under prefix {self.prefix!r} have schema version "
-                f"{current}; this lovia reads up to version {self.version}",
-                hint="upgrade lovia to use these tables; they were left unchanged",
-            )
-        for version in range(current + 1, self.version + 1):
-            for statement in self.migrations[version]:
-                await conn.execute(self.q(statement))
-        if current != self.version:
-            await conn.execute(
-                self.q(
-                    "INSERT INTO {meta} (key, value) VALUES (%s, %s) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-                ),
-                (key, str(self.version)),
-            )
+
+        async def execute(step: Step) -> object:
+            cur = await conn.execute(self.q(step.sql), step.params)
+            return await cur.fetchone() if step.fetch else None
+
+        steps = migrate(self.component, self.version, self.migrations, _META, self._too_new)
+        await drive_async(steps, execute)
+
+    def _too_new(self, found: int) -> SchemaError:
+        return SchemaError(
+            f"the {self.component} tables under prefix {self.prefix!r} have schema version "
+            f"{found}; this lovia reads up to version {self.version}",
+            hint="upgrade lovia to use these tables; they were left unchanged",
+        )
 
 
 class PostgresStore(ClosingStore):
@@ -290,6 +278,13 @@ class PostgresStore(ClosingStore):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(table_prefix={self._db.prefix!r})"
+
+
+_META = MetaSql(
+    read="SELECT value FROM {meta} WHERE key = %s",
+    write="INSERT INTO {meta} (key, value) VALUES (%s, %s) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+)
 
 
 def _unreachable(exc: Exception) -> StoreError:

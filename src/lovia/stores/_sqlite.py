@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -22,12 +22,12 @@ from urllib.parse import quote
 from ..errors import SchemaError, StoreError, UserError
 from . import _legacy
 from ._lifetime import ClosingStore
+from ._schema import MetaSql, Migrations, Step, drive, migrate, version_of
 
 __all__ = ["Migrations", "SQLiteDatabase", "SQLiteStore"]
 
 T = TypeVar("T")
 S = TypeVar("S", bound="SQLiteStore")
-Migrations = Mapping[int, Sequence[str]]
 """Schema version -> the statements that bring version ``v - 1`` to ``v`` (1 = create)."""
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -231,13 +231,9 @@ class SQLiteDatabase:
             )
         key = f"schema:{self.component}"
         row = conn.execute("SELECT value FROM main.lovia_meta WHERE key = ?", (key,)).fetchone()
-        current = int(row[0]) if row else 0
+        current = version_of(row)
         if current > self.version:
-            raise SchemaError(
-                f"{self.path!r} holds a {self.component} schema of version {current}; this "
-                f"lovia reads up to version {self.version}",
-                hint="upgrade lovia to open this file; it was left unchanged",
-            )
+            raise self._too_new(current)
         if current == 0:  # nothing of this store's in the file yet: it reads as empty
             conn.execute("CREATE TEMP TABLE lovia_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             for version in sorted(self.migrations):
@@ -258,24 +254,27 @@ class SQLiteDatabase:
                     hint="point the store at a new file; lovia will not change this one",
                 )
             conn.execute("CREATE TABLE lovia_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        key = f"schema:{self.component}"
-        row = conn.execute("SELECT value FROM lovia_meta WHERE key = ?", (key,)).fetchone()
-        current = int(row[0]) if row else 0
-        if current > self.version:
-            raise SchemaError(
-                f"{self.path!r} holds a {self.component} schema of version {current}; this "
-                f"lovia reads up to version {self.version}",
-                hint="upgrade lovia to open this file; it was left unchanged",
-            )
-        for version in range(current + 1, self.version + 1):
-            for statement in self.migrations[version]:
-                conn.execute(statement)
-        if current != self.version:
-            conn.execute(
-                "INSERT INTO lovia_meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, str(self.version)),
-            )
+
+        def execute(step: Step) -> object:
+            cur = conn.execute(step.sql, step.params)
+            return cur.fetchone() if step.fetch else None
+
+        steps = migrate(self.component, self.version, self.migrations, _META, self._too_new)
+        drive(steps, execute)
+
+    def _too_new(self, found: int) -> SchemaError:
+        return SchemaError(
+            f"{self.path!r} holds a {self.component} schema of version {found}; this "
+            f"lovia reads up to version {self.version}",
+            hint="upgrade lovia to open this file; it was left unchanged",
+        )
+
+
+_META = MetaSql(
+    read="SELECT value FROM lovia_meta WHERE key = ?",
+    write="INSERT INTO lovia_meta (key, value) VALUES (?, ?) "
+    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+)
 
 
 class SQLiteStore(ClosingStore):

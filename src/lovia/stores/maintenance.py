@@ -30,6 +30,7 @@ from .checkpoint import validate_id
 from .session import Segment
 
 __all__ = [
+    "Append",
     "MaintenancePlan",
     "Planner",
     "RewindResult",
@@ -311,17 +312,60 @@ def conflict(session_id: str, expected: int, current: int) -> SessionConflict:
     )
 
 
+@dataclass(frozen=True)
+class Append:
+    """One ``append`` call with its ids checked and the version it must find (if any)."""
+
+    session_id: str
+    run_id: str
+    entries: list[TranscriptEntry]
+    meta: dict[str, Any] | None
+    expected: int | None
+
+    def admits(self, stored: bool, current: int) -> bool:
+        """Whether to write this segment, given whether its run is ``stored`` already and
+        the session's ``current`` version: not a second time (an append is idempotent by run
+        id, whatever the version), and ``SessionConflict`` when the session is not at
+        ``expected``."""
+        if stored:
+            return False
+        if self.expected is not None and self.expected != current:
+            raise conflict(self.session_id, self.expected, current)
+        return True
+
+
 # -- the maintenance methods, once for every built-in store ----------------------------------
 
 Planner = Callable[[list[Segment]], MaintenancePlan]
 
 
 class SessionMaintenance(ABC):
-    """``trim_tool_results``, ``rewind`` and ``rewind_runs`` for a store that can ``_maintain``.
+    """``append``, ``trim_tool_results``, ``rewind`` and ``rewind_runs`` for a built-in store.
 
-    Each built-in session store inherits these and supplies only ``_maintain``: load the
-    session's segments, ask the planner and apply the plan, all in one transaction.
+    Each built-in session store inherits these and supplies ``_append`` (write one checked
+    ``Append`` in one transaction, if ``Append.admits`` it) and ``_maintain`` (load the
+    session's segments, ask the planner and apply the plan, all in one transaction).
     """
+
+    async def append(
+        self,
+        session_id: str,
+        entries: Sequence[TranscriptEntry],
+        *,
+        run_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        expected_version: int | None = None,
+    ) -> str:
+        """Append one segment; ``expected_version`` set: only if the session is still at it
+        (``SessionConflict`` otherwise, nothing written). A stored ``run_id`` returns at
+        once, whatever the version."""
+        rid = append_run_id(session_id, run_id)
+        expected = expected_version_for(session_id, expected_version)
+        await self._append(Append(session_id, rid, list(entries), meta, expected))
+        return rid
+
+    @abstractmethod
+    async def _append(self, request: Append) -> None: ...
 
     async def trim_tool_results(
         self, session_id: str, *, keep_chars: int = 400, keep_runs: int = 1

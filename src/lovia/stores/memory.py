@@ -6,7 +6,6 @@ import asyncio
 import copy
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
@@ -14,14 +13,12 @@ from ._text import escape_entries, escape_head, escape_meta, plain_text
 from .checkpoint import RunHead, RunSnapshot, check_updated, validate_id
 from .lease import MemoryLeases
 from .maintenance import (
+    Append,
     MaintenancePlan,
     Planner,
     SessionHistory,
     SessionInfo,
     SessionMaintenance,
-    append_run_id,
-    conflict,
-    expected_version_for,
     title_of,
 )
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
@@ -63,31 +60,18 @@ class InMemorySession(SessionMaintenance):
         validate_id(session_id, "session_id")
         return [e for s in self._sessions.get(session_id, ()) for e in s.entries]
 
-    async def append(
-        self,
-        session_id: str,
-        entries: Sequence[TranscriptEntry],
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-        expected_version: int | None = None,
-    ) -> str:
-        """Append one segment; ``expected_version`` set: only if the session is still at it
-        (``SessionConflict`` otherwise). A stored ``run_id`` returns at once, whatever the
-        version."""
-        run_id = append_run_id(session_id, run_id)
-        expected = expected_version_for(session_id, expected_version)
-        segments = self._sessions.get(session_id, [])
-        if any(s.run_id == run_id for s in segments):
-            return run_id
-        current = self._versions.get(session_id, 0)
-        if expected is not None and expected != current:
-            raise conflict(session_id, expected, current)
-        segments.append(Segment(run_id, escape_entries(entries), escape_meta(copy.deepcopy(meta))))
-        self._sessions[session_id] = segments
-        self._versions[session_id] = current + 1
-        self._touch(session_id)
-        return run_id
+    async def _append(self, request: Append) -> None:
+        sid = request.session_id
+        segments = self._sessions.get(sid, [])
+        stored = any(s.run_id == request.run_id for s in segments)
+        current = self._versions.get(sid, 0)
+        if not request.admits(stored, current):
+            return
+        meta = escape_meta(copy.deepcopy(request.meta))
+        segments.append(Segment(request.run_id, escape_entries(request.entries), meta))
+        self._sessions[sid] = segments
+        self._versions[sid] = current + 1
+        self._touch(sid)
 
     async def clear(self, session_id: str) -> None:
         validate_id(session_id, "session_id")

@@ -10,7 +10,6 @@ in ``session_heads`` holds its version, bumped under that lock by every change (
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from psycopg import sql
@@ -21,14 +20,12 @@ from ._postgres import Conn, Migrations, PostgresStore
 from .checkpoint import validate_id
 from .lease import check_fence, held_lease
 from .maintenance import (
+    Append,
     MaintenancePlan,
     Planner,
     SessionHistory,
     SessionInfo,
     SessionMaintenance,
-    append_run_id,
-    conflict,
-    expected_version_for,
     session_info,
 )
 from .session import Segment
@@ -67,6 +64,10 @@ MIGRATIONS: Migrations = {
 _SELECT = "SELECT run_id, entries, meta FROM {session_segments} WHERE session_id = %s ORDER BY seq"
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 _VERSION = "SELECT version FROM {session_heads} WHERE session_id = %s"
+_STORED_AND_VERSION = (
+    "SELECT EXISTS (SELECT 1 FROM {session_segments} WHERE session_id = %s AND run_id = %s), "
+    "COALESCE((SELECT version FROM {session_heads} WHERE session_id = %s), 0)"
+)
 _BUMP = (
     "INSERT INTO {session_heads} (session_id, version) VALUES (%s, 1) "
     "ON CONFLICT (session_id) DO UPDATE SET version = {session_heads}.version + 1"
@@ -118,55 +119,34 @@ class PostgresSession(PostgresStore, SessionMaintenance):
     async def load(self, session_id: str) -> list[TranscriptEntry]:
         return [e for seg in await self.segments(session_id) for e in seg.entries]
 
-    async def append(
-        self,
-        session_id: str,
-        entries: Sequence[TranscriptEntry],
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-        expected_version: int | None = None,
-    ) -> str:
-        """Append one segment; ``expected_version`` set: only if the session is still at it
-        (``SessionConflict`` otherwise, nothing written). A stored ``run_id`` returns at
-        once, whatever the version."""
-        rid = append_run_id(session_id, run_id)
-        expected = expected_version_for(session_id, expected_version)
-        columns = encode_segment(list(entries), meta)
+    async def _append(self, request: Append) -> None:
+        sid, rid = request.session_id, request.run_id
+        columns = encode_segment(request.entries, request.meta)
         now = time.time()
-        stored = self._db.q(
-            "SELECT 1 FROM {session_segments} WHERE session_id = %s AND run_id = %s"
-        )
-        version, bump = self._db.q(_VERSION), self._db.q(_BUMP)
+        check, bump = self._db.q(_STORED_AND_VERSION), self._db.q(_BUMP)
         insert = self._db.q(
             "INSERT INTO {session_segments} (session_id, run_id, entries, meta, n_entries, "
             "title, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (session_id, run_id) DO NOTHING"
         )
-
         held = held_lease(rid)
         leases = self._db.prefix + "run_leases"
 
         async def write(conn: Conn) -> None:
             # under the session's lock nothing changes between the check and the insert
-            await conn.execute(_LOCK, (self._lock_key(session_id),))
+            await conn.execute(_LOCK, (self._lock_key(sid),))
             if held is not None:  # a run whose lease was taken over must not append either
                 await _check_fence(conn, leases, rid, held)
-            if expected is not None:
-                cur = await conn.execute(stored, (session_id, rid))
-                if await cur.fetchone() is not None:
+            if request.expected is not None:
+                cur = await conn.execute(check, (sid, rid, sid))
+                stored, current = await cur.fetchone() or (False, 0)
+                if not request.admits(bool(stored), int(current)):
                     return
-                cur = await conn.execute(version, (session_id,))
-                head = await cur.fetchone()
-                current = 0 if head is None else int(head[0])
-                if current != expected:
-                    raise conflict(session_id, expected, current)
-            cur = await conn.execute(insert, (session_id, rid, *columns, now, now))
+            cur = await conn.execute(insert, (sid, rid, *columns, now, now))
             if cur.rowcount:
-                await conn.execute(bump, (session_id,))
+                await conn.execute(bump, (sid,))
 
         await self._db.write(write)
-        return rid
 
     async def clear(self, session_id: str) -> None:
         validate_id(session_id, "session_id")

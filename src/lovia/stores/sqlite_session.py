@@ -14,7 +14,6 @@ import os
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +23,12 @@ from ._sqlite import Migrations, SQLiteStore
 from .checkpoint import validate_id
 from .lease import held_lease
 from .maintenance import (
+    Append,
     MaintenancePlan,
     Planner,
     SessionHistory,
     SessionInfo,
     SessionMaintenance,
-    append_run_id,
-    conflict,
-    expected_version_for,
     session_info,
 )
 from .session import Segment
@@ -77,6 +74,10 @@ _BUMP = (
     "INSERT INTO lovia_session_heads (session_id, revision, rewrites) VALUES (?, 1, ?) "
     "ON CONFLICT (session_id) DO UPDATE SET revision = revision + 1, "
     "rewrites = rewrites + excluded.rewrites"
+)
+_STORED_AND_VERSION = (
+    "SELECT EXISTS (SELECT 1 FROM lovia_session_segments WHERE session_id = ? AND run_id = ?), "
+    "COALESCE((SELECT revision FROM lovia_session_heads WHERE session_id = ?), 0)"
 )
 _LIST_SESSIONS = LIST_SESSIONS.format(session_segments="lovia_session_segments")
 CACHED_SESSIONS = 32
@@ -147,49 +148,30 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
         _, stored = await self._db.read(lambda conn: self._read(conn, session_id))
         return [e for s in stored for e in s.entries]
 
-    async def append(
-        self,
-        session_id: str,
-        entries: Sequence[TranscriptEntry],
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-        expected_version: int | None = None,
-    ) -> str:
-        """Append one segment; ``expected_version`` set: only if the session is still at it
-        (``SessionConflict`` otherwise, nothing written). A stored ``run_id`` returns at
-        once, whatever the version."""
-        rid = append_run_id(session_id, run_id)
-        expected = expected_version_for(session_id, expected_version)
-        columns = encode_segment(list(entries), meta)
+    async def _append(self, request: Append) -> None:
+        sid, rid = request.session_id, request.run_id
+        columns = encode_segment(request.entries, request.meta)
         now = time.time()
         held = held_lease(rid)
 
         def insert(conn: sqlite3.Connection) -> None:
             # a run whose lease (in this file) was taken over must not append either
             check_lease_fence(conn, rid, held)
-            if expected is not None:  # BEGIN IMMEDIATE holds the write lock: no one slips in
-                stored = conn.execute(
-                    "SELECT 1 FROM lovia_session_segments WHERE session_id = ? AND run_id = ?",
-                    (session_id, rid),
-                ).fetchone()
-                if stored is not None:
+            if request.expected is not None:  # BEGIN IMMEDIATE holds the write lock
+                stored, current = conn.execute(_STORED_AND_VERSION, (sid, rid, sid)).fetchone()
+                if not request.admits(bool(stored), int(current)):
                     return
-                current = _revision(conn, session_id)
-                if current != expected:
-                    raise conflict(session_id, expected, current)
             # the unique key, not a read-then-write, keeps concurrent appends of one run single
             added = conn.execute(
                 "INSERT INTO lovia_session_segments (session_id, run_id, entries, meta, "
                 "n_entries, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (session_id, run_id) DO NOTHING",
-                (session_id, rid, *columns, now, now),
+                (sid, rid, *columns, now, now),
             ).rowcount
             if added:
-                conn.execute(_BUMP, (session_id, 0))
+                conn.execute(_BUMP, (sid, 0))
 
         await self._db.write(insert)
-        return rid
 
     async def clear(self, session_id: str) -> None:
         validate_id(session_id, "session_id")
@@ -269,14 +251,6 @@ def _apply(conn: sqlite3.Connection, session_id: str, plan_for: Planner) -> Main
         [(session_id, rid) for rid in plan.delete],
     )
     return plan
-
-
-def _revision(conn: sqlite3.Connection, session_id: str) -> int:
-    """The session's version: its head's revision, 0 for a session never written."""
-    row = conn.execute(
-        "SELECT revision FROM lovia_session_heads WHERE session_id = ?", (session_id,)
-    ).fetchone()
-    return 0 if row is None else int(row[0])
 
 
 def _decode(session_id: str, row: Row) -> _Stored:
