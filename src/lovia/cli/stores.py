@@ -8,6 +8,8 @@ import datetime as dt
 import json
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -94,17 +96,30 @@ def add_runs_parser(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="list what would go; delete nothing")
 
 
-async def _close_reader(args: argparse.Namespace, session: Any, cp: Any) -> None:
-    """Close a read-only command's stores; say so when the file still needs migrating."""
-    legacy = getattr(session, "needs_migration", False) or getattr(cp, "needs_migration", False)
-    await session.close()
-    await cp.close()
-    if legacy:
-        print(
-            f"lovia: note: {shown_db(args.db)} was written by lovia 0.9.119 and was read as it "
-            f"is; run 'lovia migrate {shown_db(args.db)}' to convert it",
-            file=sys.stderr,
+@asynccontextmanager
+async def _stores(
+    args: argparse.Namespace, *, read_only: bool = False, note: bool = True
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The session store and checkpointer behind ``--db``, both closed on the way out (an
+    error too). ``read_only``: a command that only looks (nothing is created, converted or
+    migrated); it says so afterwards when the file still needs migrating, unless ``note``
+    is off."""
+    session, cp = open_stores(args.db, create=False, read_only=read_only)
+    legacy = read_only and note
+    try:
+        yield session, cp
+    finally:
+        legacy = legacy and (
+            getattr(session, "needs_migration", False) or getattr(cp, "needs_migration", False)
         )
+        await session.close()
+        await cp.close()
+        if legacy:
+            print(
+                f"lovia: note: {shown_db(args.db)} was written by lovia 0.9.119 and was read as it "
+                f"is; run 'lovia migrate {shown_db(args.db)}' to convert it",
+                file=sys.stderr,
+            )
 
 
 def _when(ts: float) -> str:
@@ -115,11 +130,8 @@ def _when(ts: float) -> str:
 
 
 async def sessions_list(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False, read_only=True)
-    try:
+    async with _stores(args, read_only=True) as (session, _cp):
         infos = await session.list_sessions()
-    finally:
-        await _close_reader(args, session, cp)
     rows = [
         {
             "session_id": i.session_id,
@@ -141,11 +153,8 @@ async def sessions_list(args: argparse.Namespace) -> int:
 
 
 async def sessions_show(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False, read_only=True)
-    try:
+    async with _stores(args, read_only=True) as (session, _cp):
         entries = await session.load(args.session_id)
-    finally:
-        await _close_reader(args, session, cp)
     if args.json:
         print_json([{"index": i, **entry_to_dict(e)} for i, e in enumerate(entries)])
         return 0
@@ -157,11 +166,8 @@ async def sessions_show(args: argparse.Namespace) -> int:
 
 
 async def sessions_export(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False, read_only=True)
-    try:
+    async with _stores(args, read_only=True) as (session, _cp):
         segments = await session.segments(args.session_id)
-    finally:
-        await _close_reader(args, session, cp)
     data = {
         "session_id": args.session_id,
         "runs": [
@@ -186,14 +192,10 @@ async def sessions_export(args: argparse.Namespace) -> int:
 
 
 async def sessions_trim(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False)
-    try:
+    async with _stores(args) as (session, _cp):
         count = await session.trim_tool_results(
             args.session_id, keep_chars=args.keep_chars, keep_runs=args.keep_runs
         )
-    finally:
-        await session.close()
-        await cp.close()
     print_json({"trimmed": count}) if args.json else print(f"trimmed {count} tool results")
     return 0
 
@@ -201,12 +203,8 @@ async def sessions_trim(args: argparse.Namespace) -> int:
 async def sessions_rewind(args: argparse.Namespace) -> int:
     from ..web.chats import ChatBook
 
-    session, cp = open_stores(args.db, create=False)
-    try:
+    async with _stores(args) as (session, cp):
         done = await ChatBook(session, cp).rewind(args.session_id, args.keep)
-    finally:
-        await session.close()
-        await cp.close()
     out = {"removed": done.removed, "checkpoints_deleted": list(done.affected_run_ids)}
     if args.json:
         print_json(out)
@@ -218,12 +216,8 @@ async def sessions_rewind(args: argparse.Namespace) -> int:
 async def sessions_clear(args: argparse.Namespace) -> int:
     from ..web.chats import ChatBook
 
-    session, cp = open_stores(args.db, create=False)
-    try:
+    async with _stores(args) as (session, cp):
         runs = await ChatBook(session, cp).delete(args.session_id)
-    finally:
-        await session.close()
-        await cp.close()
     out = {"cleared": args.session_id, "checkpoints_deleted": runs}
     print_json(out) if args.json else print(f"cleared {args.session_id} ({len(runs)} runs)")
     return 0
@@ -247,11 +241,8 @@ def _run_row(s: RunSnapshot) -> dict[str, Any]:
 
 
 async def runs_list(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False, read_only=True)
-    try:
+    async with _stores(args, read_only=True) as (_session, cp):
         runs = await cp.list_runs(statuses=args.status)
-    finally:
-        await _close_reader(args, session, cp)
     rows = [_run_row(s) for s in runs]
     if args.json:
         print_json(rows)
@@ -268,11 +259,8 @@ async def runs_list(args: argparse.Namespace) -> int:
 
 
 async def runs_show(args: argparse.Namespace) -> int:
-    session, cp = open_stores(args.db, create=False, read_only=True)
-    try:
+    async with _stores(args, read_only=True) as (_session, cp):
         snap = await cp.load(args.run_id)
-    finally:
-        await _close_reader(args, session, cp)
     if snap is None:
         raise UserError(
             f"no run {args.run_id!r} in {shown_db(args.db)!r}", hint="see 'lovia runs list'"
@@ -295,8 +283,7 @@ async def runs_resume(args: argparse.Namespace) -> int:
     from .common import NO_MODEL_HINT
 
     agents = load_agents(args.app, args.demo)
-    session, cp = open_stores(args.db, create=False)
-    try:
+    async with _stores(args) as (session, cp):
         snap = await cp.load(args.run_id)
         if snap is None:
             raise UserError(
@@ -319,9 +306,6 @@ async def runs_resume(args: argparse.Namespace) -> int:
             if not args.json:
                 print_event(event, sys.stdout)
         result = await handle.result()
-    finally:
-        await session.close()
-        await cp.close()
     if args.json:
         print_json({"run_id": result.run_id, "output": result.output, "turns": result.turns})
     return 0
@@ -330,8 +314,7 @@ async def runs_resume(args: argparse.Namespace) -> int:
 async def runs_approvals(args: argparse.Namespace) -> int:
     from ..approvals import pending
 
-    session, cp = open_stores(args.db, create=False, read_only=True)
-    try:
+    async with _stores(args, read_only=True) as (_session, cp):
         if args.run_id:
             run_ids = [args.run_id]
         else:
@@ -342,8 +325,6 @@ async def runs_approvals(args: argparse.Namespace) -> int:
                 rows.append(
                     {"run_id": rid, "call_id": c.id, "tool": c.name, "arguments": c.arguments}
                 )
-    finally:
-        await _close_reader(args, session, cp)
     if args.json:
         print_json(rows)
     elif not rows:
@@ -357,8 +338,7 @@ async def _decide(args: argparse.Namespace, approve: bool) -> int:
     from ..approvals import decide
     from ..errors import UserError
 
-    session, cp = open_stores(args.db, create=False)
-    try:
+    async with _stores(args) as (_session, cp):
         try:
             await decide(cp, args.run_id, {args.call_id: approve}, getattr(args, "reason", None))
         except UserError as exc:
@@ -366,9 +346,6 @@ async def _decide(args: argparse.Namespace, approve: bool) -> int:
                 print(f"lovia: error: {exc}", file=sys.stderr)
                 return 1
             raise
-    finally:
-        await session.close()
-        await cp.close()
     verb = "approved" if approve else "rejected"
     if args.json:
         print_json({"run_id": args.run_id, "call_id": args.call_id, "decision": verb})
@@ -391,8 +368,7 @@ async def runs_delete(args: argparse.Namespace) -> int:
     from ..errors import RunBusy
     from ..run.lease import default_owner
 
-    session, cp = open_stores(args.db, create=False)
-    try:
+    async with _stores(args) as (_session, cp):
         owner = default_owner()
         if not await cp.acquire_lease(args.run_id, owner, 30.0):  # a live worker drives it
             holder = await cp.lease_holder(args.run_id)
@@ -407,9 +383,6 @@ async def runs_delete(args: argparse.Namespace) -> int:
             await cp.delete(args.run_id)
         finally:
             await cp.release_lease(args.run_id, owner)
-    finally:
-        await session.close()
-        await cp.close()
     if args.json:
         print_json({"deleted": args.run_id, "existed": existed})
     else:
@@ -439,12 +412,8 @@ async def runs_prune(args: argparse.Namespace) -> int:
     statuses = args.status or ["completed", "failed"]
     if args.dry_run:
         cutoff = None if args.older_than is None else time.time() - args.older_than
-        session, cp = open_stores(args.db, create=False, read_only=True)
-        try:
+        async with _stores(args, read_only=True, note=False) as (_session, cp):
             runs = await cp.list_runs(statuses=statuses)
-        finally:
-            await session.close()
-            await cp.close()
         doomed = [r for r in runs if cutoff is None or r.updated_at < cutoff]
         if args.json:
             print_json({"would_prune": [_run_row(r) for r in doomed]})
@@ -453,12 +422,8 @@ async def runs_prune(args: argparse.Namespace) -> int:
             print(f"{r.run_id}  {r.status:<11}  {_when(r.updated_at)}")
         print(f"would prune {len(doomed)} runs (dry run: nothing was deleted)")
         return 0
-    session, cp = open_stores(args.db, create=False)
-    try:
+    async with _stores(args) as (_session, cp):
         pruned = await cp.prune(older_than=args.older_than, statuses=statuses)
-    finally:
-        await session.close()
-        await cp.close()
     if args.json:
         print_json({"pruned": pruned})
     elif is_postgres_url(args.db):
