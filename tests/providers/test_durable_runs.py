@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +13,6 @@ from lovia import (
     Agent,
     CheckpointOptions,
     ImagePart,
-    InMemoryCheckpointer,
-    InMemorySession,
     Provider,
     ProviderError,
     Runner,
@@ -24,24 +20,18 @@ from lovia import (
     tool,
 )
 from lovia.messages import user
+from tests.stores.backends import Backend, backend
 
 from .common import add, get_weather
 from .dialects import Dialect
 from .server import ProtocolServer
 
+__all__ = ["backend"]  # fixtures used by name
 
-@pytest.fixture(params=["memory", "sqlite"])
-async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[tuple[Any, Any]]:
-    if request.param == "memory":
-        yield InMemorySession(), InMemoryCheckpointer()
-        return
-    session = lovia.SQLiteSession(tmp_path / "sessions.db")
-    checkpointer = lovia.SQLiteCheckpointer(tmp_path / "runs.db")
-    try:
-        yield session, checkpointer
-    finally:
-        await session.close()
-        await checkpointer.close()
+
+@pytest.fixture
+def stores(backend: Backend) -> tuple[Any, Any]:
+    return backend.open("session"), backend.open("checkpoint")
 
 
 async def test_session_history_and_checkpoints_flow_through_the_provider(

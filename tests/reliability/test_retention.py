@@ -11,7 +11,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ import pytest
 from lovia import (
     Agent,
     CheckpointOptions,
-    InMemoryCheckpointer,
     InputEntry,
     RunHead,
     Runner,
@@ -29,20 +27,18 @@ from lovia import (
     UserError,
 )
 from lovia.testing import ScriptedProvider, text
+from tests.stores.backends import checkpoint_backend, checkpointer
 
 from .files import ENTRIES, rows
+
+__all__ = ["checkpoint_backend", "checkpointer"]  # fixtures used by name
 
 DAY = 86_400.0
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-async def cp(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
-    if request.param == "memory":
-        yield InMemoryCheckpointer()
-        return
-    store = SQLiteCheckpointer(tmp_path / "runs.db")
-    yield store
-    await store.close()
+@pytest.fixture
+def cp(checkpointer: Any) -> Any:
+    return checkpointer
 
 
 async def _store(cp: Any, run_id: str, status: str, age_days: float) -> None:

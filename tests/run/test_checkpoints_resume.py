@@ -31,7 +31,7 @@ from lovia import (
 )
 from lovia.messages import Message
 from lovia.testing import ScriptedProvider, batch, call, text
-from tests.stores.checkpoint_backends import checkpoint_backend, checkpointer
+from tests.stores.backends import checkpoint_backend, checkpointer
 
 from .checkpoint_jobs import RESUME_SCRIPT, Job, interrupt
 

@@ -28,7 +28,7 @@ from lovia import (
 from lovia.events import RunCompleted, RunEvent
 from lovia.messages import AssistantTurn
 from lovia.testing import ScriptedProvider, call, text
-from tests.stores.checkpoint_backends import checkpoint_backend, checkpointer
+from tests.stores.backends import checkpoint_backend, checkpointer
 
 from .checkpoint_jobs import RESUME_SCRIPT, Job, interrupt
 

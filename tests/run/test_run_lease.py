@@ -13,7 +13,7 @@ import pytest
 from lovia import Agent, CheckpointOptions, RunBusy, RunContext, Runner, ToolResultEntry, tool
 from lovia.events import RunFailed
 from lovia.testing import ScriptedProvider, call, text
-from tests.stores.checkpoint_backends import checkpoint_backend, checkpointer
+from tests.stores.backends import checkpoint_backend, checkpointer
 
 from .checkpoint_jobs import RESUME_SCRIPT, Job, interrupt
 

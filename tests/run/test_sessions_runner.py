@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +34,9 @@ from lovia.context import ContextRequest, ContextView
 from lovia.stores.sqlite_checkpoint import SQLiteCheckpointer
 from lovia.stores.sqlite_session import SQLiteSession
 from lovia.testing import ScriptedProvider, batch, call, text
+from tests.stores.backends import session, session_backend
 
-
-@pytest.fixture(params=["memory", "sqlite"])
-async def session(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
-    if request.param == "memory":
-        yield InMemorySession()
-    else:
-        async with SQLiteSession(tmp_path / "chat.db") as s:
-            yield s
+__all__ = ["session", "session_backend"]  # fixtures used by name
 
 
 def agent(model: ScriptedProvider, **kwargs: Any) -> Agent:

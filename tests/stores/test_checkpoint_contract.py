@@ -23,7 +23,7 @@ from lovia import (
     Usage,
     UserError,
 )
-from tests.stores.checkpoint_backends import CheckpointBackend, checkpoint_backend, checkpointer
+from tests.stores.backends import Backend, checkpoint_backend, checkpointer
 
 __all__ = ["checkpoint_backend", "checkpointer"]  # fixtures used by name
 
@@ -179,7 +179,7 @@ async def test_bad_run_id_is_a_user_error(checkpointer: Checkpointer, bad: objec
 
 
 async def test_list_runs_is_newest_first_and_filters_by_status(
-    checkpoint_backend: CheckpointBackend,
+    checkpoint_backend: Backend,
 ) -> None:
     """The built-in backends list their runs (for `lovia runs` and the web UI)."""
     cp = checkpoint_backend.open()
@@ -195,7 +195,7 @@ async def test_list_runs_is_newest_first_and_filters_by_status(
 
 
 async def test_a_durable_backend_survives_a_new_instance(
-    checkpoint_backend: CheckpointBackend,
+    checkpoint_backend: Backend,
 ) -> None:
     """E4: a durable checkpointer keeps runs across instances (and processes)."""
     if not checkpoint_backend.durable:

@@ -20,7 +20,7 @@ from lovia.checkpointer import (
 from lovia.transcript import InputEntry, ToolCallEntry
 from lovia.usage import Usage
 
-from .checkpoint_backends import CheckpointBackend, checkpoint_backend, checkpointer
+from .backends import Backend, checkpoint_backend, checkpointer
 
 __all__ = ["checkpoint_backend", "checkpointer"]
 
@@ -151,7 +151,7 @@ async def test_update_head_changes_only_the_head(checkpointer: Any) -> None:
 
 
 async def test_concurrent_update_heads_lose_no_change(
-    checkpoint_backend: CheckpointBackend,
+    checkpoint_backend: Backend,
 ) -> None:
     """Each update reads the head it replaces: 20 increments from two stores all land."""
     first, second = checkpoint_backend.open(), checkpoint_backend.open()

@@ -17,7 +17,7 @@ from lovia import Agent, CheckpointOptions, Runner, UserError
 from lovia.run.lease import holder_is_dead
 from lovia.stores.lease import LeaseStore
 from lovia.testing import ScriptedProvider, text
-from tests.stores.checkpoint_backends import CheckpointBackend, checkpoint_backend, checkpointer
+from tests.stores.backends import Backend, checkpoint_backend, checkpointer
 
 __all__ = ["checkpoint_backend", "checkpointer"]  # fixtures used by name
 
@@ -113,7 +113,7 @@ async def test_leases_do_not_touch_the_stored_run(checkpointer: Any) -> None:
 
 
 async def test_a_durable_backend_shares_leases_across_instances(
-    checkpoint_backend: CheckpointBackend,
+    checkpoint_backend: Backend,
 ) -> None:
     """Two processes (here: two instances on one storage) see one lease table."""
     if not checkpoint_backend.durable:
@@ -124,7 +124,7 @@ async def test_a_durable_backend_shares_leases_across_instances(
     assert await second.acquire_lease("r1", "worker-b", 30.0) is False
 
 
-async def test_many_contenders_get_one_lease(checkpoint_backend: CheckpointBackend) -> None:
+async def test_many_contenders_get_one_lease(checkpoint_backend: Backend) -> None:
     stores: list[Any] = [checkpoint_backend.open() for _ in range(4)]
     results = await asyncio.gather(
         *(s.acquire_lease("hot", f"worker-{i}", 30.0) for i, s in enumerate(stores * 2))

@@ -17,7 +17,7 @@ from lovia.checkpointer import RunHead, RunTakenOver
 from lovia.errors import RunBusy
 from lovia.transcript import InputEntry, ToolResultEntry
 
-from .checkpoint_backends import CheckpointBackend, checkpoint_backend, checkpointer
+from .backends import Backend, checkpoint_backend, checkpointer
 
 __all__ = ["checkpoint_backend", "checkpointer"]
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_a_worker_that_lost_its_lease_cannot_save(
-    checkpoint_backend: CheckpointBackend,
+    checkpoint_backend: Backend,
 ) -> None:
     """A holds the lease and stalls past its ttl; B takes the run over and saves; A's next
     save is refused whole (nothing of it lands), B's saves go on."""
@@ -70,7 +70,7 @@ async def test_the_holder_saves_freely_and_renewal_keeps_its_token(checkpointer:
 
 
 async def test_a_released_lease_fences_its_old_holder_once_another_takes_it(
-    checkpoint_backend: CheckpointBackend,
+    checkpoint_backend: Backend,
 ) -> None:
     store_a, store_b = checkpoint_backend.open(), checkpoint_backend.open()
     ready, taken = asyncio.Event(), asyncio.Event()
@@ -129,7 +129,7 @@ CHILD = textwrap.dedent(
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 async def test_a_wall_clock_step_cannot_take_a_live_lease_over(kind: str, tmp_path: Path) -> None:
-    backend = CheckpointBackend(kind, tmp_path)
+    backend = Backend(kind, tmp_path, "checkpoint")
     try:
         store: Any = backend.open()
         assert await store.acquire_lease("r1", "live-worker", 30.0)
@@ -154,7 +154,7 @@ async def test_a_worker_that_lost_its_lease_cannot_append_its_run_to_the_session
     kind: str, tmp_path: Path
 ) -> None:
     """The session in the same file (or under the same table prefix) checks the lease too."""
-    backend = CheckpointBackend(kind, tmp_path)
+    backend = Backend(kind, tmp_path, "checkpoint")
     session: Any
     if kind == "sqlite":
         from lovia.stores import SQLiteSession

@@ -11,7 +11,7 @@ from lovia import UserError
 from lovia.checkpointer import RunHead
 from lovia.transcript import InputEntry, ToolCallEntry, ToolResultEntry
 
-from .checkpoint_backends import checkpoint_backend, checkpointer
+from .backends import checkpoint_backend, checkpointer
 
 __all__ = ["checkpoint_backend", "checkpointer"]
 

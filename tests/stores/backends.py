@@ -1,0 +1,108 @@
+"""The store backends every store-parametrized test runs against, in one place.
+
+``session_backend`` / ``session`` and ``checkpoint_backend`` / ``checkpointer`` run a test
+once per entry of ``BACKENDS``; ``tests/stores/conftest.py`` offers the session pair to that
+folder, and a module elsewhere imports the fixtures it uses by name. A new backend is one more
+entry in ``BACKENDS`` and one more branch in ``Backend.open``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from lovia import InMemoryCheckpointer, InMemorySession, SQLiteCheckpointer, SQLiteSession
+
+from .pg import drop_prefix, fresh_prefix, postgres_dsn
+
+BACKENDS = ["memory", "sqlite", "postgres"]
+
+Kind = Literal["session", "checkpoint"]
+
+
+class Backend:
+    """Opens stores on one backend's storage; ``open()`` again sees the same data. ``kind``
+    is what ``open()`` opens unless it is told."""
+
+    def __init__(self, name: str, tmp_path: Path, kind: Kind = "session") -> None:
+        self.name = name
+        self.kind = kind
+        self._tmp_path = tmp_path
+        self.path = self._file(kind)
+        self.durable = name != "memory"
+        self._memory: dict[Kind, Any] = {
+            "session": InMemorySession(),
+            "checkpoint": InMemoryCheckpointer(),
+        }
+        self._opened: list[Any] = []
+        # postgres: a private table prefix, dropped after the test
+        self.dsn = postgres_dsn() if name == "postgres" else ""
+        self.prefix = fresh_prefix()
+
+    def _file(self, kind: Kind) -> Path:
+        return self._tmp_path / ("sessions.db" if kind == "session" else "checkpoints.db")
+
+    def open(self, kind: Kind | None = None) -> Any:
+        """A store (typed ``Any``: the built-in maintenance methods are not protocol)."""
+        kind = kind or self.kind
+        store: Any
+        if self.name == "memory":
+            store = self._memory[kind]  # the process is the storage: reopening is the same
+        elif self.name == "sqlite":
+            store = (SQLiteSession if kind == "session" else SQLiteCheckpointer)(self._file(kind))
+        elif self.name == "postgres":
+            from lovia import PostgresCheckpointer, PostgresSession
+
+            opener = PostgresSession if kind == "session" else PostgresCheckpointer
+            store = opener(self.dsn, table_prefix=self.prefix)
+        else:  # pragma: no cover - a backend named in BACKENDS without a branch here
+            raise AssertionError(f"no opener for backend {self.name!r}")
+        self._opened.append(store)
+        return store
+
+    async def close(self) -> None:
+        for store in self._opened:
+            close = getattr(store, "close", None)
+            if close is not None:
+                await close()
+        if self.dsn:
+            drop_prefix(self.dsn, self.prefix)
+
+
+@pytest.fixture(params=BACKENDS)
+async def session_backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
+    backend = Backend(str(request.param), tmp_path, "session")
+    yield backend
+    await backend.close()
+
+
+@pytest.fixture
+def session(session_backend: Backend) -> Any:
+    """One open session store of the current backend."""
+    return session_backend.open()
+
+
+@pytest.fixture(params=BACKENDS)
+async def checkpoint_backend(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Backend]:
+    backend = Backend(str(request.param), tmp_path, "checkpoint")
+    yield backend
+    await backend.close()
+
+
+@pytest.fixture
+def checkpointer(checkpoint_backend: Backend) -> Any:
+    """One open checkpointer of the current backend."""
+    return checkpoint_backend.open()
+
+
+@pytest.fixture(params=BACKENDS)
+async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
+    """One backend for a test that needs both a session store and a checkpointer on it."""
+    both = Backend(str(request.param), tmp_path)
+    yield both
+    await both.close()
