@@ -5,7 +5,6 @@ over and the run resumed; a worker whose lease was taken over stops writing. Iss
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from lovia import Agent, CheckpointOptions, RunBusy, RunContext, Runner, ToolResultEntry, tool
 from lovia.events import RunFailed
 from lovia.testing import ScriptedProvider, call, text
-from tests.stores.backends import checkpoint_backend, checkpointer
+from tests.stores.backends import Backend, checkpoint_backend, checkpointer
 
 from .checkpoint_jobs import RESUME_SCRIPT, Job, interrupt
 
@@ -107,13 +106,19 @@ async def test_a_busy_stream_ends_with_one_run_failed(checkpointer: Any) -> None
         await handle.result()
 
 
-async def test_a_dead_holders_lease_is_taken_over_and_the_run_resumed(checkpointer: Any) -> None:
+async def test_a_dead_holders_lease_is_taken_over_and_the_run_resumed(
+    checkpoint_backend: Backend,
+) -> None:
     """A crashed worker leaves its lease; once it expires the next worker resumes the run."""
+    checkpointer: Any = checkpoint_backend.open()
     job = Job()
     await interrupt(job, checkpointer, "r1")
-    assert await checkpointer.acquire_lease("r1", "crashed-worker", 0.3)  # never renewed
+    assert await checkpointer.acquire_lease("r1", "crashed-worker", 30.0)  # never renewed
+    checkpoint_backend.clock.advance(31.0)
     agent, model = job.agent(list(RESUME_SCRIPT))
-    result = await Runner.run(agent, "go", checkpoint=CheckpointOptions(checkpointer, "r1"))
+    result = await Runner.run(
+        agent, "go", checkpoint=CheckpointOptions(checkpointer, "r1", on_busy="fail")
+    )
     assert result.output == "all done"
     assert job.names() == ["step", "stop", "stop"]  # resumed, not restarted
     assert len(model.calls) == 1
@@ -129,25 +134,39 @@ async def test_the_lease_is_released_when_the_run_ends(checkpointer: Any) -> Non
     assert await checkpointer.acquire_lease("bad", "next-worker", 30.0)
 
 
-async def test_the_heartbeat_keeps_a_long_run_leased(checkpointer: Any) -> None:
-    """A run longer than its lease_ttl keeps the lease while it renews it."""
+async def test_the_heartbeat_keeps_a_long_run_leased(checkpoint_backend: Backend) -> None:
+    """A run longer than its lease_ttl keeps the lease while it renews it: with the clock
+    moved far past the ttl the lease has run out, and only the heartbeat's renewal brings the
+    worker back as the holder before an intruder may take it."""
+    checkpointer: Any = checkpoint_backend.open()
     gate = Gate()
-    opts = CheckpointOptions(checkpointer, "r1", lease_ttl=0.3)
+    opts = CheckpointOptions(checkpointer, "r1", lease_ttl=0.6)  # renewed every 0.2 s
     first = asyncio.ensure_future(Runner.run(gate.agent(), "go", checkpoint=opts))
     await gate.entered.wait()
-    await asyncio.sleep(0.8)  # well past one ttl: only renewals keep the lease
+    owner = await checkpointer.lease_holder("r1")
+    assert owner is not None
+    checkpoint_backend.clock.advance(3600.0)
+    assert await checkpointer.lease_holder("r1") is None  # run out on the moved clock
+    for _ in range(200):  # the next renewal (the test fails here if none comes)
+        if await checkpointer.lease_holder("r1") == owner:
+            break
+        await asyncio.sleep(0.05)
+    assert await checkpointer.lease_holder("r1") == owner
     assert await checkpointer.acquire_lease("r1", "intruder", 30.0) is False
     gate.open.set()
     assert (await first).output == "first answer"
 
 
-async def test_a_worker_whose_lease_was_taken_over_stops_writing(checkpointer: Any) -> None:
+async def test_a_worker_whose_lease_was_taken_over_stops_writing(
+    checkpoint_backend: Backend,
+) -> None:
     """The stale worker's next save raises RunBusy instead of writing over the new holder."""
+    checkpointer: Any = checkpoint_backend.open()
 
     @tool
     async def stall(ctx: RunContext[Any]) -> str:
-        """Block the event loop past the lease (as a stuck worker would)."""
-        time.sleep(0.5)  # noqa: ASYNC251 - the point is to starve the heartbeat
+        """Stall past the lease (as a stuck worker would), while another worker takes over."""
+        checkpoint_backend.clock.advance(31.0)
         assert await checkpointer.acquire_lease(ctx.run_id, "new-holder", 30.0)
         return "stalled"
 
@@ -156,7 +175,7 @@ async def test_a_worker_whose_lease_was_taken_over_stops_writing(checkpointer: A
         model=ScriptedProvider([call("stall", {}), text("never")]),
         tools=[stall],
     )
-    opts = CheckpointOptions(checkpointer, "r1", lease_ttl=0.2)
+    opts = CheckpointOptions(checkpointer, "r1", lease_ttl=30.0)
     with pytest.raises(RunBusy, match="taken over"):
         await Runner.run(agent, "go", checkpoint=opts)
     snap = await checkpointer.load("r1")

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import pytest
 
 from lovia import InMemoryCheckpointer, InMemorySession, SQLiteCheckpointer, SQLiteSession
+from lovia.stores.lease import LeaseClock
 
 from .pg import drop_prefix, fresh_prefix, postgres_dsn
 
@@ -25,7 +26,8 @@ Kind = Literal["session", "checkpoint"]
 
 class Backend:
     """Opens stores on one backend's storage; ``open()`` again sees the same data. ``kind``
-    is what ``open()`` opens unless it is told."""
+    is what ``open()`` opens unless it is told. Every checkpointer it opens judges leases by
+    ``clock``, which a test moves on (``clock.advance``) instead of sleeping past a ttl."""
 
     def __init__(self, name: str, tmp_path: Path, kind: Kind = "session") -> None:
         self.name = name
@@ -33,9 +35,10 @@ class Backend:
         self._tmp_path = tmp_path
         self.path = self._file(kind)
         self.durable = name != "memory"
+        self.clock = LeaseClock()
         self._memory: dict[Kind, Any] = {
             "session": InMemorySession(),
-            "checkpoint": InMemoryCheckpointer(),
+            "checkpoint": InMemoryCheckpointer(clock=self.clock),
         }
         self._opened: list[Any] = []
         # postgres: a private table prefix, dropped after the test
@@ -51,13 +54,18 @@ class Backend:
         store: Any
         if self.name == "memory":
             store = self._memory[kind]  # the process is the storage: reopening is the same
+        elif self.name == "sqlite" and kind == "session":
+            store = SQLiteSession(self._file(kind))
         elif self.name == "sqlite":
-            store = (SQLiteSession if kind == "session" else SQLiteCheckpointer)(self._file(kind))
-        elif self.name == "postgres":
-            from lovia import PostgresCheckpointer, PostgresSession
+            store = SQLiteCheckpointer(self._file(kind), clock=self.clock)
+        elif self.name == "postgres" and kind == "session":
+            from lovia import PostgresSession
 
-            opener = PostgresSession if kind == "session" else PostgresCheckpointer
-            store = opener(self.dsn, table_prefix=self.prefix)
+            store = PostgresSession(self.dsn, table_prefix=self.prefix)
+        elif self.name == "postgres":
+            from lovia import PostgresCheckpointer
+
+            store = PostgresCheckpointer(self.dsn, table_prefix=self.prefix, clock=self.clock)
         else:  # pragma: no cover - a backend named in BACKENDS without a branch here
             raise AssertionError(f"no opener for backend {self.name!r}")
         self._opened.append(store)

@@ -54,23 +54,28 @@ async def test_release_frees_the_run_only_for_its_owner(checkpointer: Any) -> No
 
 
 async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_renew(
-    checkpointer: Any,
+    checkpoint_backend: Backend,
 ) -> None:
     """A holder that stopped renewing (it died) loses the run to the next worker."""
-    assert await checkpointer.acquire_lease("r1", "dead-worker", 0.2)
-    await asyncio.sleep(0.35)  # let the lease run out: no heartbeat renewed it
+    checkpointer: Any = checkpoint_backend.open()
+    assert await checkpointer.acquire_lease("r1", "dead-worker", 30.0)
+    checkpoint_backend.clock.advance(29.0)
+    assert await checkpointer.acquire_lease("r1", "next-worker", 30.0) is False  # not yet
+    checkpoint_backend.clock.advance(2.0)  # the lease ran out: no heartbeat renewed it
     assert await checkpointer.acquire_lease("r1", "next-worker", 30.0) is True
     assert await checkpointer.renew_lease("r1", "dead-worker", 30.0) is False
     assert await checkpointer.acquire_lease("r1", "dead-worker", 30.0) is False
 
 
-async def test_lease_holder_names_the_live_owner_only(checkpointer: Any) -> None:
+async def test_lease_holder_names_the_live_owner_only(checkpoint_backend: Backend) -> None:
+    checkpointer: Any = checkpoint_backend.open()
     assert await checkpointer.lease_holder("r1") is None
-    await checkpointer.acquire_lease("r1", "worker-a", 30.0)
+    await checkpointer.acquire_lease("r1", "worker-a", 3600.0)
     assert await checkpointer.lease_holder("r1") == "worker-a"
-    await checkpointer.acquire_lease("r2", "worker-b", 0.1)
-    await asyncio.sleep(0.25)
+    await checkpointer.acquire_lease("r2", "worker-b", 30.0)
+    checkpoint_backend.clock.advance(31.0)
     assert await checkpointer.lease_holder("r2") is None  # expired: nobody holds it
+    assert await checkpointer.lease_holder("r1") == "worker-a"
     await checkpointer.release_lease("r1", "worker-a")
     assert await checkpointer.lease_holder("r1") is None
 
@@ -94,12 +99,16 @@ async def test_a_lease_held_by_a_dead_local_process_is_taken_over_at_once(
     assert await checkpointer.lease_holder("job") is None  # released at the end
 
 
-async def test_a_renewed_lease_outlives_its_first_ttl(checkpointer: Any) -> None:
-    assert await checkpointer.acquire_lease("r1", "worker-a", 0.4)
+async def test_a_renewed_lease_outlives_its_first_ttl(checkpoint_backend: Backend) -> None:
+    checkpointer: Any = checkpoint_backend.open()
+    assert await checkpointer.acquire_lease("r1", "worker-a", 30.0)
     for _ in range(3):
-        await asyncio.sleep(0.15)
-        assert await checkpointer.renew_lease("r1", "worker-a", 0.4)
+        checkpoint_backend.clock.advance(20.0)
+        assert await checkpointer.renew_lease("r1", "worker-a", 30.0)
+    # 60 s after the first ttl ran out, the renewals keep it
     assert await checkpointer.acquire_lease("r1", "worker-b", 30.0) is False
+    checkpoint_backend.clock.advance(31.0)
+    assert await checkpointer.acquire_lease("r1", "worker-b", 30.0) is True
 
 
 async def test_leases_do_not_touch_the_stored_run(checkpointer: Any) -> None:

@@ -34,7 +34,7 @@ async def test_a_worker_that_lost_its_lease_cannot_save(
     a_has_lease, b_took_over = asyncio.Event(), asyncio.Event()
 
     async def worker_a() -> None:
-        assert await store_a.acquire_lease("r1", "worker-a", 0.2)  # type: ignore[attr-defined]
+        assert await store_a.acquire_lease("r1", "worker-a", 30.0)  # type: ignore[attr-defined]
         await store_a.append("r1", [ToolResultEntry(call_id="c0", output="a0")], RunHead("w"))
         a_has_lease.set()
         await b_took_over.wait()
@@ -42,7 +42,7 @@ async def test_a_worker_that_lost_its_lease_cannot_save(
 
     async def worker_b() -> None:
         await a_has_lease.wait()
-        await asyncio.sleep(0.35)  # A stalls: its lease expires
+        checkpoint_backend.clock.advance(31.0)  # A stalls: its lease expires
         assert await store_b.acquire_lease("r1", "worker-b", 30.0)  # type: ignore[attr-defined]
         await store_b.append("r1", [ToolResultEntry(call_id="c1", output="b1")], RunHead("w"))
         b_took_over.set()
@@ -169,14 +169,14 @@ async def test_a_worker_that_lost_its_lease_cannot_append_its_run_to_the_session
         a_has_lease, b_took_over = asyncio.Event(), asyncio.Event()
 
         async def worker_a() -> None:
-            assert await store.acquire_lease("r1", "worker-a", 0.2)
+            assert await store.acquire_lease("r1", "worker-a", 30.0)
             a_has_lease.set()
             await b_took_over.wait()
             await session.append("s1", [InputEntry(content="from a")], run_id="r1")
 
         async def worker_b() -> None:
             await a_has_lease.wait()
-            await asyncio.sleep(0.35)
+            backend.clock.advance(31.0)  # A stalls: its lease expires
             assert await store.acquire_lease("r1", "worker-b", 30.0)
             b_took_over.set()
 

@@ -28,6 +28,7 @@ from ..errors import RunBusy, UserError
 from .checkpoint import validate_id
 
 __all__ = [
+    "LeaseClock",
     "LeaseStore",
     "MemoryLeases",
     "RunTakenOver",
@@ -103,6 +104,35 @@ def lease_clock() -> tuple[str, float]:
     return _BOOT_ID, time.monotonic()
 
 
+class LeaseClock:
+    """The clock a checkpointer judges lease expiry by, ``offset`` seconds ahead of the real
+    one: the host's boot clock (SQLite), its monotonic clock (in memory) or the database
+    server's clock (PostgreSQL). A checkpointer takes one (``clock=``; its own by default);
+    stores sharing one storage should share one clock. ``advance`` moves it on, as waiting
+    would, so a test can let a lease run out without sleeping."""
+
+    __slots__ = ("offset",)
+
+    def __init__(self, offset: float = 0.0) -> None:
+        self.offset = float(offset)
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` ahead."""
+        self.offset += float(seconds)
+
+    def host(self) -> tuple[str, float]:
+        """``lease_clock()`` moved by the offset."""
+        boot, now = lease_clock()
+        return boot, now + self.offset
+
+    def monotonic(self) -> float:
+        """``time.monotonic()`` moved by the offset."""
+        return time.monotonic() + self.offset
+
+    def __repr__(self) -> str:
+        return f"LeaseClock(offset={self.offset!r})"
+
+
 @runtime_checkable
 class LeaseStore(Protocol):
     """Leases on run ids. Invariants every implementation keeps:
@@ -146,6 +176,7 @@ class MemoryLeases:
     """Leases in a dict, for the in-memory checkpointer (one process, so one clock)."""
 
     _lease_table: dict[str, tuple[str, float, int]]  # run_id -> (owner, expires, token)
+    _clock: LeaseClock
 
     def _leases(self) -> dict[str, tuple[str, float, int]]:
         table = self.__dict__.get("_lease_table")
@@ -157,7 +188,7 @@ class MemoryLeases:
         """Take the lease on ``run_id`` for ``ttl`` seconds: free, expired or already ours."""
         check_lease_args(run_id, owner, ttl)
         table = self._leases()
-        now = time.monotonic()
+        now = self._clock.monotonic()
         held = table.get(run_id)
         if held is not None and held[0] != owner and held[1] > now:
             return False
@@ -173,14 +204,14 @@ class MemoryLeases:
         held = table.get(run_id)
         if held is None or held[0] != owner or held[1] == float("-inf"):
             return False  # taken over, or released
-        table[run_id] = (owner, time.monotonic() + ttl, held[2])
+        table[run_id] = (owner, self._clock.monotonic() + ttl, held[2])
         return True
 
     async def lease_holder(self, run_id: str) -> str | None:
         """The owner of the unexpired lease on ``run_id``, or ``None``."""
         check_lease_args(run_id, "reader", 1.0)
         held = self._leases().get(run_id)
-        return held[0] if held is not None and held[1] > time.monotonic() else None
+        return held[0] if held is not None and held[1] > self._clock.monotonic() else None
 
     async def release_lease(self, run_id: str, owner: str) -> None:
         """Give the lease up (a no-op when ``owner`` no longer holds it)."""

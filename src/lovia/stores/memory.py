@@ -11,7 +11,7 @@ from ..errors import UserError
 from ..transcript import TranscriptEntry
 from ._text import escape_entries, escape_head, escape_meta, plain_text
 from .checkpoint import RunHead, RunSnapshot, check_updated, validate_id
-from .lease import MemoryLeases
+from .lease import LeaseClock, MemoryLeases
 from .maintenance import (
     Append,
     MaintenancePlan,
@@ -133,8 +133,9 @@ class InMemorySession(SessionMaintenance):
 class InMemoryCheckpointer(MemoryLeases):
     """A ``Checkpointer`` in a dict: no crash recovery, since it dies with the process."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: LeaseClock | None = None) -> None:
         self._runs: dict[str, tuple[list[TranscriptEntry], RunHead]] = {}
+        self._clock = clock or LeaseClock()
 
     async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
         validate_id(run_id, "run_id")
@@ -196,7 +197,7 @@ class InMemoryCheckpointer(MemoryLeases):
         """Delete runs with these statuses last saved over ``older_than`` seconds ago;
         returns how many. Sessions are untouched."""
         cutoff, wanted = prune_filter(older_than, statuses)
-        now = time.monotonic()
+        now = self._clock.monotonic()
         leased = {rid for rid, (_, expires, _) in self._leases().items() if expires > now}
         gone = [
             rid

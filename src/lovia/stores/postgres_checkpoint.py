@@ -11,7 +11,7 @@ clock so hosts with skewed clocks still agree on who holds a run.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
@@ -19,8 +19,11 @@ from ._codec import decode_snapshot, encode_head
 from ._postgres import Conn, Migrations, PostgresStore
 from ._text import encode_entries
 from .checkpoint import RunHead, RunSnapshot, check_statuses, check_updated, validate_id
-from .lease import check_fence, check_lease_args, held_lease, hold_lease
+from .lease import LeaseClock, check_fence, check_lease_args, held_lease, hold_lease
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
+
+if TYPE_CHECKING:
+    from psycopg_pool import AsyncConnectionPool
 
 __all__ = ["PostgresCheckpointer"]
 
@@ -86,6 +89,27 @@ class PostgresCheckpointer(PostgresStore):
     _component = "checkpoint"
     _migrations = MIGRATIONS
     _tables = ("checkpoint_runs", "checkpoint_batches", "run_leases")
+
+    def __init__(
+        self,
+        dsn_or_pool: str | AsyncConnectionPool[Any],
+        *,
+        table_prefix: str = "lovia_",
+        min_size: int = 0,
+        max_size: int = 4,
+        close_pool: bool | None = None,
+        read_only: bool = False,
+        clock: LeaseClock | None = None,
+    ) -> None:
+        super().__init__(
+            dsn_or_pool,
+            table_prefix=table_prefix,
+            min_size=min_size,
+            max_size=max_size,
+            close_pool=close_pool,
+            read_only=read_only,
+        )
+        self._clock = clock or LeaseClock()
 
     # -- the protocol -----------------------------------------------------------------------
 
@@ -217,12 +241,10 @@ class PostgresCheckpointer(PostgresStore):
             return 0
         where = "" if cutoff is None else " AND updated_at < %s"
         # a run a live worker holds is never pruned under it
-        where += (
-            " AND run_id NOT IN (SELECT run_id FROM {run_leases}"
-            " WHERE expires_at > clock_timestamp())"
-        )
+        where += f" AND run_id NOT IN (SELECT run_id FROM {{run_leases}} WHERE expires_at > {_NOW})"
         query = self._db.q("DELETE FROM {checkpoint_runs} WHERE status = ANY(%s)" + where)
         params: tuple[Any, ...] = (list(wanted),) if cutoff is None else (list(wanted), cutoff)
+        params += (self._clock.offset,)
 
         async def drop(conn: Conn) -> int:
             cur = await conn.execute(query, params)  # batches go with their run (CASCADE)
@@ -238,16 +260,17 @@ class PostgresCheckpointer(PostgresStore):
         self._db.check_writable()
         query = self._db.q(
             "INSERT INTO {run_leases} AS l (run_id, owner, expires_at, token) "
-            "VALUES (%s, %s, clock_timestamp() + %s * interval '1 second', 1) "
+            f"VALUES (%s, %s, {_NOW} + %s * interval '1 second', 1) "
             "ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, "
             "expires_at = excluded.expires_at, "
             "token = CASE WHEN l.owner = excluded.owner THEN l.token ELSE l.token + 1 END "
-            "WHERE l.owner = excluded.owner OR l.expires_at < clock_timestamp() "
+            f"WHERE l.owner = excluded.owner OR l.expires_at < {_NOW} "
             "RETURNING token"
         )
 
         async def run(conn: Conn) -> int | None:
-            cur = await conn.execute(query, (run_id, owner, float(ttl)))
+            offset = self._clock.offset
+            cur = await conn.execute(query, (run_id, owner, offset, float(ttl), offset))
             row = await cur.fetchone()
             return None if row is None else int(row[0])
 
@@ -261,10 +284,10 @@ class PostgresCheckpointer(PostgresStore):
         """Extend our lease by ``ttl`` seconds; ``False`` when another owner has taken it."""
         check_lease_args(run_id, owner, ttl)
         query = self._db.q(
-            "UPDATE {run_leases} SET expires_at = clock_timestamp() + %s * interval '1 second' "
+            f"UPDATE {{run_leases}} SET expires_at = {_NOW} + %s * interval '1 second' "
             "WHERE run_id = %s AND owner = %s AND expires_at > '-infinity' RETURNING 1"
         )
-        return await self._lease_query(query, (float(ttl), run_id, owner))
+        return await self._lease_query(query, (self._clock.offset, float(ttl), run_id, owner))
 
     async def release_lease(self, run_id: str, owner: str) -> None:
         """Give the lease up (a no-op when ``owner`` no longer holds it)."""
@@ -280,11 +303,11 @@ class PostgresCheckpointer(PostgresStore):
         """The owner of the unexpired lease on ``run_id``, or ``None``."""
         validate_id(run_id, "run_id")
         query = self._db.q(
-            "SELECT owner FROM {run_leases} WHERE run_id = %s AND expires_at >= clock_timestamp()"
+            f"SELECT owner FROM {{run_leases}} WHERE run_id = %s AND expires_at >= {_NOW}"
         )
 
         async def run(conn: Conn) -> str | None:
-            cur = await conn.execute(query, (run_id,))
+            cur = await conn.execute(query, (run_id, self._clock.offset))
             row = await cur.fetchone()
             return None if row is None else str(row[0])
 
@@ -298,6 +321,10 @@ class PostgresCheckpointer(PostgresStore):
             return cur.rowcount > 0
 
         return await self._db.read(run)
+
+
+# the lease clock: the server's, moved by the store's LeaseClock offset (one parameter)
+_NOW = "(clock_timestamp() + %s * interval '1 second')"
 
 
 def _snapshot(run_id: str, head_json: str, batches: Sequence[str]) -> RunSnapshot:

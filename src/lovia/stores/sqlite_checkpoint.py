@@ -9,6 +9,7 @@ the (up to 512 character) ``run_id``, which keeps the file close to the size of 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -19,7 +20,7 @@ from ._codec import decode_snapshot, encode_head
 from ._sqlite import Migrations, SQLiteStore
 from ._text import encode_entries
 from .checkpoint import RunHead, RunSnapshot, check_statuses, check_updated, validate_id
-from .lease import held_lease, lease_clock
+from .lease import LeaseClock, held_lease
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 from .sqlite_lease import SQLiteLeases, check_lease_fence, has_leases
 
@@ -66,6 +67,17 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
 
     _component = "checkpoint"
     _migrations = MIGRATIONS
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        wal: bool = False,
+        read_only: bool = False,
+        clock: LeaseClock | None = None,
+    ) -> None:
+        super().__init__(path, wal=wal, read_only=read_only)
+        self._clock = clock or LeaseClock()
 
     # -- the protocol -----------------------------------------------------------------------
 
@@ -219,7 +231,7 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
                 sql += " AND updated_at < ?"
                 params.append(cutoff)
             if has_leases(conn):  # a run a live worker holds is never pruned under it
-                boot, now = lease_clock()
+                boot, now = self._clock.host()
                 sql += (
                     " AND run_id NOT IN (SELECT run_id FROM lovia_run_leases"
                     " WHERE boot = ? AND expires_at > ?)"

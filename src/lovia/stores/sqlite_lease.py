@@ -13,7 +13,7 @@ import sqlite3
 
 from ..errors import SchemaError
 from ._sqlite import SQLiteDatabase
-from .lease import check_fence, check_lease_args, held_lease, hold_lease, lease_clock
+from .lease import LeaseClock, check_fence, check_lease_args, held_lease, hold_lease
 
 __all__ = ["SQLiteLeases", "check_lease_fence", "has_leases"]
 
@@ -35,6 +35,7 @@ class SQLiteLeases:
     """The lease methods of ``SQLiteCheckpointer`` (a mixin over its ``_db``)."""
 
     _db: SQLiteDatabase
+    _clock: LeaseClock
 
     async def acquire_lease(self, run_id: str, owner: str, ttl: float) -> bool:
         """Take the lease on ``run_id`` for ``ttl`` seconds: free, expired or already ours."""
@@ -42,7 +43,7 @@ class SQLiteLeases:
 
         def take(conn: sqlite3.Connection) -> int | None:
             _ensure_table(conn, self._db.path)
-            boot, now = lease_clock()
+            boot, now = self._clock.host()
             row = conn.execute(
                 "SELECT owner, expires_at, token, boot FROM lovia_run_leases WHERE run_id = ?",
                 (run_id,),
@@ -77,7 +78,7 @@ class SQLiteLeases:
 
         def renew(conn: sqlite3.Connection) -> bool:
             _ensure_table(conn, self._db.path)
-            boot, now = lease_clock()
+            boot, now = self._clock.host()
             cur = conn.execute(
                 "UPDATE lovia_run_leases SET expires_at = ?, boot = ? "
                 "WHERE run_id = ? AND owner = ? AND expires_at >= 0 AND boot = ?",
@@ -109,7 +110,7 @@ class SQLiteLeases:
 
         def holder(conn: sqlite3.Connection) -> str | None:
             _ensure_table(conn, self._db.path)
-            boot, now = lease_clock()
+            boot, now = self._clock.host()
             row = conn.execute(
                 "SELECT owner FROM lovia_run_leases WHERE run_id = ? AND expires_at > ? "
                 "AND boot = ?",
