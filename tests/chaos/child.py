@@ -11,8 +11,10 @@ PostgreSQL database when DB is a ``postgresql://`` DSN (tables under ``--prefix`
 ``--kill KIND:N`` SIGKILLs the process at the N-th occurrence (in this process) of KIND:
 ``cp_before`` / ``cp_after`` (a checkpoint save), ``sess_before`` / ``sess_after`` (the
 session append), ``tool_start`` / ``tool_end`` (inside a tool, before and after its effect),
-``model`` (inside a model call), ``lease`` (just after taking the run's lease). It prints
-the output and how often each point was passed, as JSON. ``--restart`` re-submits wrongly
+``model`` (inside a model call), ``lease`` (just after taking the run's lease), and
+``turn_saved`` (right after saving a model turn that asks for tools; not one of the harness's
+random points). It prints the output, how often each point was passed and whether the run
+was a replay, as JSON. ``--restart`` re-submits wrongly
 (``if_run_exists="restart"``), to show the harness sees it.
 Every tool execution and every charge effect is appended to a log file and fsync'ed before
 the tool goes on, so the parent sees them even when the kill follows at once.
@@ -36,8 +38,6 @@ from lovia import (
     RunHead,
     Runner,
     RunSnapshot,
-    Segment,
-    SessionHistory,
     SQLiteCheckpointer,
     SQLiteSession,
     ToolCallEntry,
@@ -47,6 +47,11 @@ from lovia import (
 from lovia.messages import AssistantTurn, Message, ToolCall
 from lovia.stores.checkpoint import IfRunExists
 from lovia.testing import ScriptedProvider
+
+if __name__ == "__main__":  # run as a script: the repository root, for tests.faults
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from tests.faults import FaultySession
 
 RUN_ID = "chaos-run"
 SESSION_ID = "chaos-session"
@@ -101,6 +106,8 @@ class KillingCheckpointer:
         self.points.passed("cp_before")
         await self.inner.append(run_id, entries, head)
         self.points.passed("cp_after")
+        if any(isinstance(e, ToolCallEntry) for e in entries):
+            self.points.passed("turn_saved")  # a model turn that asks for tools is saved
 
     async def load(self, run_id: str) -> RunSnapshot | None:
         snap: RunSnapshot | None = await self.inner.load(run_id)
@@ -125,45 +132,6 @@ class KillingCheckpointer:
     async def lease_holder(self, run_id: str) -> str | None:
         holder = await self.inner.lease_holder(run_id)
         return None if holder is None else str(holder)
-
-
-class KillingSession:
-    """Wraps a session: a kill point before and after the append.
-
-    It keeps the inner store's version (``history``, ``expected_version``), so the runner
-    appends with the version check, as on a built-in store."""
-
-    def __init__(self, inner: SQLiteSession, points: Points) -> None:
-        self.inner = inner
-        self.points = points
-
-    async def segments(self, session_id: str) -> list[Segment]:
-        return await self.inner.segments(session_id)
-
-    async def history(self, session_id: str) -> SessionHistory:
-        return await self.inner.history(session_id)
-
-    async def load(self, session_id: str) -> list[TranscriptEntry]:
-        return await self.inner.load(session_id)
-
-    async def append(
-        self,
-        session_id: str,
-        entries: Sequence[TranscriptEntry],
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-        expected_version: int | None = None,
-    ) -> str:
-        self.points.passed("sess_before")
-        stored = await self.inner.append(
-            session_id, entries, run_id=run_id, meta=meta, expected_version=expected_version
-        )
-        self.points.passed("sess_after")
-        return stored
-
-    async def clear(self, session_id: str) -> None:
-        await self.inner.clear(session_id)
 
 
 def tool_output(name: str, arg: str) -> str:
@@ -318,13 +286,18 @@ async def main(argv: list[str]) -> int:
         result = await Runner.run(
             agent,
             "Plan the trip and pay for it.",
-            session=KillingSession(session, points),
+            session=FaultySession(
+                session,
+                before=lambda _: points.passed("sess_before"),
+                after=lambda _: points.passed("sess_after"),
+            ),
             session_id=SESSION_ID,
             checkpoint=CheckpointOptions(
                 KillingCheckpointer(cp, points), RUN_ID, if_run_exists=policy
             ),
         )
-    print(json.dumps({"output": result.output, "counts": points.counts}))
+    report = {"output": result.output, "counts": points.counts, "replayed": result.replayed}
+    print(json.dumps(report))
     return 0
 
 

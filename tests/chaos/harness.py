@@ -82,6 +82,7 @@ class Trial:
     duplicated_segments: int = 0
     reexecuted_completed: int = 0
     prompt_violations: int = 0
+    report: dict[str, Any] = field(default_factory=dict)  # the clean attempt's JSON line
 
 
 @dataclass(frozen=True)
@@ -224,7 +225,8 @@ def run_trial(
         if done.returncode != 0:
             trial.problems.append(f"attempt {attempt} exited {done.returncode}: {done.stderr}")
             break
-        output = json.loads(done.stdout)["output"]
+        trial.report = json.loads(done.stdout)
+        output = trial.report["output"]
         break
     else:
         trial.problems.append(f"not done after {MAX_ATTEMPTS} attempts")

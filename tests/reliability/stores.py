@@ -5,50 +5,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
 
 from lovia import (
     Checkpointer,
     RunHead,
     RunSnapshot,
-    Segment,
-    Session,
-    StoreError,
     ToolCallEntry,
     ToolResultEntry,
     TranscriptEntry,
 )
 from lovia.messages import Message
-
-
-class FlakySession:
-    """A session whose first ``fail_appends`` appends raise, as a dropped connection would."""
-
-    def __init__(self, inner: Session, fail_appends: int = 1) -> None:
-        self.inner = inner
-        self.fail_appends = fail_appends
-
-    async def segments(self, session_id: str) -> list[Segment]:
-        return await self.inner.segments(session_id)
-
-    async def load(self, session_id: str) -> list[TranscriptEntry]:
-        return await self.inner.load(session_id)
-
-    async def append(
-        self,
-        session_id: str,
-        entries: Sequence[TranscriptEntry],
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-    ) -> str:
-        if self.fail_appends:
-            self.fail_appends -= 1
-            raise StoreError("the session store went away")
-        return await self.inner.append(session_id, entries, run_id=run_id, meta=meta)
-
-    async def clear(self, session_id: str) -> None:
-        await self.inner.clear(session_id)
 
 
 class PausingCheckpointer:

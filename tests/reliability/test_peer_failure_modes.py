@@ -27,9 +27,9 @@ from lovia import (
     tool,
 )
 from lovia.testing import ScriptedProvider, batch, call, text
+from tests.faults import FaultySession, dropped_connection, fail_appends
 
 from .stores import (
-    FlakySession,
     PausingCheckpointer,
     assert_prompts_well_formed,
     assert_well_formed,
@@ -120,7 +120,7 @@ async def test_a_failed_session_write_during_resume_leaves_no_orphaned_result() 
     cp, store, tools = InMemoryCheckpointer(), InMemorySession(), Tools()
     opts = CheckpointOptions(cp, "r1")
     await _cancelled(tools, checkpoint=opts)
-    flaky = FlakySession(store, fail_appends=1)
+    flaky = FaultySession(store, before=fail_appends(1, dropped_connection), versioned=False)
     model = ScriptedProvider([text("done")])
     agent = Agent("a", model=model, tools=tools.all())
     with pytest.raises(StoreError, match="went away"):

@@ -22,7 +22,6 @@ from lovia import (
     RunContext,
     RunHead,
     Runner,
-    Segment,
     ToolCallEntry,
     ToolResultEntry,
     TranscriptEntry,
@@ -31,6 +30,7 @@ from lovia import (
 )
 from lovia.messages import Message
 from lovia.testing import ScriptedProvider, batch, call, text
+from tests.faults import FaultySession, fail_appends
 from tests.stores.backends import checkpoint_backend, checkpointer
 
 from .checkpoint_jobs import RESUME_SCRIPT, Job, interrupt
@@ -226,30 +226,8 @@ async def test_replay_of_a_completed_run_whose_agent_is_gone_falls_back_with_a_w
 # -- C12: the order on success ------------------------------------------------------------
 
 
-class BrokenAppendSession:
-    """A session whose append fails, as a crash right after "checkpoint completed" would."""
-
-    def __init__(self, inner: InMemorySession) -> None:
-        self.inner = inner
-
-    async def segments(self, session_id: str) -> list[Segment]:
-        return await self.inner.segments(session_id)
-
-    async def load(self, session_id: str) -> list[TranscriptEntry]:
-        return await self.inner.load(session_id)
-
-    async def append(
-        self,
-        session_id: str,
-        entries: Sequence[TranscriptEntry],
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-    ) -> str:
-        raise OSError("the session database went away")
-
-    async def clear(self, session_id: str) -> None:
-        await self.inner.clear(session_id)
+def _gone() -> OSError:
+    return OSError("the session database went away")
 
 
 async def test_checkpoint_is_completed_before_the_session_append(
@@ -262,7 +240,11 @@ async def test_checkpoint_is_completed_before_the_session_append(
     opts = CheckpointOptions(checkpointer, "r1", delete_on_success=True)
     with pytest.raises(OSError):
         await Runner.run(
-            agent, "go", session=BrokenAppendSession(real), session_id="s", checkpoint=opts
+            agent,
+            "go",
+            session=FaultySession(real, before=fail_appends(-1, _gone), versioned=False),
+            session_id="s",
+            checkpoint=opts,
         )
     snap = await checkpointer.load("r1")
     assert snap is not None and snap.status == "completed"  # kept: the append failed (C9)

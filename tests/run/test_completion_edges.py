@@ -21,6 +21,7 @@ from lovia import (
     TranscriptEntry,
 )
 from lovia.testing import ScriptedProvider, text
+from tests.faults import FaultySession, fail_first_append_of
 
 
 class SlowCompletion(InMemoryCheckpointer):
@@ -55,33 +56,12 @@ async def test_cancelling_during_the_completed_save_leaves_the_run_completed() -
     assert snap is not None and snap.status == "completed" and snap.output == "the answer"
 
 
-class LosesFirstAppend(InMemorySession):
-    """The process "crashes" (raises) on the first append of one run id."""
-
-    def __init__(self, run_id: str) -> None:
-        super().__init__()
-        self.victim = run_id
-
-    async def append(
-        self,
-        session_id: str,
-        entries: Sequence[TranscriptEntry],
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-        expected_version: int | None = None,
-    ) -> str:
-        if run_id == self.victim:
-            self.victim = ""
-            raise RuntimeError("crash between checkpoint completed and session append")
-        return await super().append(
-            session_id, entries, run_id=run_id, meta=meta, expected_version=expected_version
-        )
-
-
 async def test_replay_repairs_a_lost_append_even_after_the_session_moved_on() -> None:
     """C8: the replay writes the run the crash kept out, although another run appended."""
-    session = LosesFirstAppend("r1")
+    crash = fail_first_append_of(
+        "r1", lambda: RuntimeError("crash between checkpoint completed and session append")
+    )
+    session = FaultySession(InMemorySession(), before=crash)
     cp = InMemoryCheckpointer()
     agent = Agent("a", model=ScriptedProvider([text("first answer")]))
     with pytest.raises(RuntimeError, match="crash"):
