@@ -50,19 +50,11 @@ class FaultySession:
         return entries
 
     async def append(
-        self,
-        session_id: str,
-        entries: Sequence[TranscriptEntry],
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-        expected_version: int | None = None,
+        self, session_id: str, entries: Sequence[TranscriptEntry], **options: Any
     ) -> str:
-        self.before(run_id)
-        stored = await self.inner.append(
-            session_id, entries, run_id=run_id, meta=meta, expected_version=expected_version
-        )
-        self.after(run_id)
+        self.before(options.get("run_id"))
+        stored = await self.inner.append(session_id, entries, **options)
+        self.after(options.get("run_id"))
         return str(stored)
 
     async def clear(self, session_id: str) -> None:

@@ -80,11 +80,22 @@ class Backend:
             drop_prefix(self.dsn, self.prefix)
 
 
-@pytest.fixture(params=BACKENDS)
-async def session_backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
-    backend = Backend(str(request.param), tmp_path, "session")
-    yield backend
-    await backend.close()
+def _backends(name: str, kind: Kind, doc: str) -> Any:
+    """A fixture ``name`` that runs its test once per backend, with a ``Backend`` of ``kind``."""
+
+    @pytest.fixture(params=BACKENDS, name=name)
+    async def fixture(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
+        backend = Backend(str(request.param), tmp_path, kind)
+        yield backend
+        await backend.close()
+
+    fixture.__doc__ = doc
+    return fixture
+
+
+session_backend = _backends("session_backend", "session", "Session stores on one backend.")
+checkpoint_backend = _backends("checkpoint_backend", "checkpoint", "Checkpointers on one backend.")
+backend = _backends("backend", "session", "Both kinds of store on one backend (open(kind)).")
 
 
 @pytest.fixture
@@ -93,24 +104,7 @@ def session(session_backend: Backend) -> Any:
     return session_backend.open()
 
 
-@pytest.fixture(params=BACKENDS)
-async def checkpoint_backend(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[Backend]:
-    backend = Backend(str(request.param), tmp_path, "checkpoint")
-    yield backend
-    await backend.close()
-
-
 @pytest.fixture
 def checkpointer(checkpoint_backend: Backend) -> Any:
     """One open checkpointer of the current backend."""
     return checkpoint_backend.open()
-
-
-@pytest.fixture(params=BACKENDS)
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
-    """One backend for a test that needs both a session store and a checkpointer on it."""
-    both = Backend(str(request.param), tmp_path)
-    yield both
-    await both.close()

@@ -21,7 +21,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ..errors import SchemaError, StoreError, UserError
 from ._lifetime import ClosingStore
-from ._schema import MetaSql, Migrations, Step, drive_async, migrate, version_of
+from ._schema import MetaSql, Migrations, migrate, version_of
 
 __all__ = ["Conn", "Migrations", "PostgresDatabase", "PostgresStore", "check_prefix"]
 
@@ -226,12 +226,10 @@ class PostgresDatabase:
             self.q("CREATE TABLE IF NOT EXISTS {meta} (key text PRIMARY KEY, value text NOT NULL)")
         )
 
-        async def execute(step: Step) -> object:
+        run = migrate(self.component, self.version, self.migrations, _META, self._too_new)
+        for step in run:
             cur = await conn.execute(self.q(step.sql), step.params)
-            return await cur.fetchone() if step.fetch else None
-
-        steps = migrate(self.component, self.version, self.migrations, _META, self._too_new)
-        await drive_async(steps, execute)
+            run.reply = await cur.fetchone() if step.fetch else None
 
     def _too_new(self, found: int) -> SchemaError:
         return SchemaError(

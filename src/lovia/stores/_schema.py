@@ -2,17 +2,17 @@
 
 ``migrate`` is the logic as a generator of ``Step``s: read the component's version from the
 meta table, refuse a newer one, run each missing migration in order, record the new version.
-Each backend drives it on its own connection with ``drive`` or ``drive_async``, inside the
-transaction (and lock) it already holds; a step that reads gets its first row sent back.
+Each backend runs the steps on its own connection (sync or async), inside the transaction (and
+lock) it already holds, and hands a reading step's first row back as ``reply``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Migrations", "Step", "drive", "drive_async", "migrate", "version_of"]
+__all__ = ["MetaSql", "Migration", "Migrations", "Step", "migrate", "version_of"]
 
 Migrations = Mapping[int, Sequence[str]]
 """Schema version -> the statements that bring the previous version to it."""
@@ -35,7 +35,22 @@ class MetaSql:
     write: str  # insert or replace one key's value
 
 
-Migration = Generator[Step, Any, None]
+class Migration:
+    """The steps of one migration: iterate them, run each, and set ``reply`` to the first
+    row of a ``fetch`` step before asking for the next."""
+
+    def __init__(self, steps: Generator[Step, Any, None]) -> None:
+        self._steps = steps
+        self.reply: Any = None
+
+    def __iter__(self) -> Iterator[Step]:
+        while True:
+            try:
+                step = self._steps.send(self.reply)
+            except StopIteration:
+                return
+            self.reply = None
+            yield step
 
 
 def version_of(row: Sequence[Any] | None) -> int:
@@ -52,34 +67,16 @@ def migrate(
 ) -> Migration:
     """Bring ``component``'s tables to ``version``; ``too_new(found)`` is raised for a newer
     schema, before anything is changed."""
-    key = f"schema:{component}"
-    current = version_of((yield Step(meta.read, (key,), fetch=True)))
-    if current > version:
-        raise too_new(current)
-    for step in range(current + 1, version + 1):
-        for statement in migrations[step]:
-            yield Step(statement)
-    if current != version:
-        yield Step(meta.write, (key, str(version)))
 
+    def steps() -> Generator[Step, Any, None]:
+        key = f"schema:{component}"
+        current = version_of((yield Step(meta.read, (key,), fetch=True)))
+        if current > version:
+            raise too_new(current)
+        for step in range(current + 1, version + 1):
+            for statement in migrations[step]:
+                yield Step(statement)
+        if current != version:
+            yield Step(meta.write, (key, str(version)))
 
-def drive(migration: Migration, execute: Callable[[Step], Any]) -> None:
-    """Run ``migration`` with a synchronous ``execute(step) -> first row or None``."""
-    reply: Any = None
-    while True:
-        try:
-            step = migration.send(reply)
-        except StopIteration:
-            return
-        reply = execute(step)
-
-
-async def drive_async(migration: Migration, execute: Callable[[Step], Awaitable[Any]]) -> None:
-    """Run ``migration`` with an asynchronous ``execute(step) -> first row or None``."""
-    reply: Any = None
-    while True:
-        try:
-            step = migration.send(reply)
-        except StopIteration:
-            return
-        reply = await execute(step)
+    return Migration(steps())

@@ -22,7 +22,7 @@ from urllib.parse import quote
 from ..errors import SchemaError, StoreError, UserError
 from . import _legacy
 from ._lifetime import ClosingStore
-from ._schema import MetaSql, Migrations, Step, drive, migrate, version_of
+from ._schema import MetaSql, Migrations, migrate, version_of
 
 __all__ = ["Migrations", "SQLiteDatabase", "SQLiteStore"]
 
@@ -255,12 +255,10 @@ class SQLiteDatabase:
                 )
             conn.execute("CREATE TABLE lovia_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
-        def execute(step: Step) -> object:
+        run = migrate(self.component, self.version, self.migrations, _META, self._too_new)
+        for step in run:
             cur = conn.execute(step.sql, step.params)
-            return cur.fetchone() if step.fetch else None
-
-        steps = migrate(self.component, self.version, self.migrations, _META, self._too_new)
-        drive(steps, execute)
+            run.reply = cur.fetchone() if step.fetch else None
 
     def _too_new(self, found: int) -> SchemaError:
         return SchemaError(
