@@ -149,6 +149,25 @@ def new_pending(call_id: str, tool_name: str, arguments: str, agent_name: str | 
     )
 
 
+def unspent_approvals(snapshot: Any, stored: Any) -> Any:
+    """``snapshot`` (a copy the caller holds, ``resume_from=``) with each decision that the
+    stored run of that id no longer holds undone: the stored run used it (or it was never
+    recorded there), so the call is asked about again instead of running a second time.
+    Without a stored run there is nothing to check against and the copy is kept."""
+    if stored is None or not snapshot.pending_approvals:
+        return snapshot
+    held = {(p.call_id, p.digest, p.decision) for p in stored.pending_approvals}
+    kept = tuple(
+        p
+        if p.decision is None or (p.call_id, p.digest, p.decision) in held
+        else replace(p, decision=None, reason=None)
+        for p in snapshot.pending_approvals
+    )
+    if kept == snapshot.pending_approvals:
+        return snapshot
+    return replace(snapshot, pending_approvals=kept)
+
+
 async def pending(checkpointer: Any, run_id: str) -> list[ToolCall]:
     """The undecided calls a parked run waits for, as ``ToolCall`` objects (``arguments`` as
     raw JSON text); ``[]`` for a run that is not parked; ``UserError`` for an unknown run."""
