@@ -149,6 +149,31 @@ def new_pending(call_id: str, tool_name: str, arguments: str, agent_name: str | 
     )
 
 
+async def _update_head(checkpointer: Any, run_id: str, fn: Any) -> None:
+    """``checkpointer.update_head`` (one transaction) when it has one; otherwise load, change
+    and save the head while holding the run's lease, so no run of that id saves meanwhile
+    (a checkpointer without leases gets the same steps unguarded)."""
+    update = getattr(checkpointer, "update_head", None)
+    if callable(update):
+        await update(run_id, fn)
+        return
+    from .run.lease import RunLease
+    from .stores.lease import LeaseStore
+
+    store = checkpointer if isinstance(checkpointer, LeaseStore) else None
+    lease = RunLease(store, run_id, ttl=30.0, on_busy="wait", wait_timeout=30.0)
+    await lease.acquire()
+    try:
+        snap = await checkpointer.load(run_id)
+        if snap is None:
+            return
+        head = fn(snap.head)
+        if head is not None:
+            await checkpointer.append(run_id, [], head)
+    finally:
+        await lease.release()
+
+
 def unspent_approvals(snapshot: Any, stored: Any) -> Any:
     """``snapshot`` (a copy the caller holds, ``resume_from=``) with each decision that the
     stored run of that id no longer holds undone: the stored run used it (or it was never
@@ -266,7 +291,7 @@ async def decide(  # noqa: C901 - each refusal named
             changed = True
         return replace(head, pending_approvals=tuple(items)) if changed else None
 
-    await checkpointer.update_head(run_id, apply)
+    await _update_head(checkpointer, run_id, apply)
     if not seen:
         raise UserError(
             f"no stored run {run_id!r}",
