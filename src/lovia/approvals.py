@@ -150,13 +150,10 @@ def new_pending(call_id: str, tool_name: str, arguments: str, agent_name: str | 
 
 
 async def _update_head(checkpointer: Any, run_id: str, fn: Any) -> None:
-    """``checkpointer.update_head`` (one transaction) when it has one; otherwise load, change
-    and save the head while holding the run's lease, so no run of that id saves meanwhile
-    (a checkpointer without leases gets the same steps unguarded)."""
-    update = getattr(checkpointer, "update_head", None)
-    if callable(update):
-        await update(run_id, fn)
-        return
+    """Change the run's head while holding the run's lease, so no worker loads the parked run
+    before the decision lands and then saves over it. Inside: ``checkpointer.update_head`` (one
+    transaction) when it has one; otherwise load, change and save the head (a checkpointer
+    without leases gets the same steps unguarded)."""
     from .run.lease import RunLease
     from .stores.lease import LeaseStore
 
@@ -164,6 +161,10 @@ async def _update_head(checkpointer: Any, run_id: str, fn: Any) -> None:
     lease = RunLease(store, run_id, ttl=30.0, on_busy="wait", wait_timeout=30.0)
     await lease.acquire()
     try:
+        update = getattr(checkpointer, "update_head", None)
+        if callable(update):
+            await update(run_id, fn)
+            return
         snap = await checkpointer.load(run_id)
         if snap is None:
             return

@@ -262,3 +262,49 @@ async def test_a_checkpointer_of_ones_own_decides_under_the_run_lease() -> None:
     approved = outcomes[0] is None
     assert (await Runner.run(agent, [], checkpoint=CheckpointOptions(cp, "r1"))).output == "end"
     assert log == ([4] if approved else [])
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+async def test_a_decision_made_while_a_worker_resumes_the_run_is_not_lost(
+    tmp_path: Path, kind: str
+) -> None:
+    """A person rejects while a worker has loaded the parked run and asks about the call
+    again (its handler defers once more). The decision waits for the run's lease, so the
+    worker's save cannot write over it; a later approval conflicts, and the call never runs."""
+    log: list[int] = []
+    cp: Any = SQLiteCheckpointer(tmp_path / "r.db") if kind == "sqlite" else InMemoryCheckpointer()
+    first = Agent(
+        "a",
+        model=ScriptedProvider([call("pay", {"amount": 6})]),
+        tools=[make_pay(log)],
+        approval_handler=lambda c, ctx: "defer",
+    )
+    with pytest.raises(ApprovalPending):
+        await Runner.run(first, "go", checkpoint=CheckpointOptions(cp, "r1"))
+    asked, deciding = asyncio.Event(), asyncio.Event()
+
+    async def handler(c: Any, ctx: Any) -> str:
+        asked.set()
+        await deciding.wait()
+        await asyncio.sleep(0.2)  # the decision is waiting meanwhile
+        return "defer"
+
+    async def person() -> None:
+        await asked.wait()
+        deciding.set()
+        await approvals.decide(cp, "r1", {"call_pay": False}, reason="no")
+
+    worker = Agent(
+        "a", model=ScriptedProvider([text("end")]), tools=[make_pay(log)], approval_handler=handler
+    )
+    resumed = Runner.run(worker, [], checkpoint=CheckpointOptions(cp, "r1"))
+    outcomes = await asyncio.gather(resumed, person(), return_exceptions=True)
+    assert isinstance(outcomes[0], ApprovalPending) and outcomes[1] is None
+    (stored,) = (await cp.load("r1")).pending_approvals
+    assert (stored.decision, stored.reason) == ("deny", "no")
+    with pytest.raises(UserError, match="already decided"):
+        await approvals.decide(cp, "r1", {"call_pay": True})
+    assert (await Runner.run(worker, [], checkpoint=CheckpointOptions(cp, "r1"))).output == "end"
+    assert log == []
+    if kind == "sqlite":
+        await cp.close()
