@@ -1,10 +1,11 @@
 """A run using one feature, killed (SIGKILL) in a model call, then resumed in a new process.
 
-    python feature_child.py DB budget|mailbox crash|resume
+    python feature_child.py DB budget|budget_tool|mailbox crash|resume
 
 ``budget``: ``RunBudget(max_tool_calls=3)``; the model asks for ``step`` 1, 2, 3, 4 one per
 turn. ``crash`` dies in the third model call (two calls done); ``resume`` runs with a fresh
-budget of the same limits. ``mailbox``: ``step`` 1 pushes a message into the run's mailbox,
+budget of the same limits. ``budget_tool``: the same, but ``crash`` dies inside step 2, which
+the resume runs again (at least once). ``mailbox``: ``step`` 1 pushes a message into the run's mailbox,
 which the next turn injects; ``crash`` dies in that turn's model call; ``resume`` answers
 with how many copies of the message its prompt holds.
 
@@ -48,6 +49,8 @@ def main(db: str, mode: str, phase: str) -> int:
             f.write(f"{n}\n")
         if mode == "mailbox" and n == 1:
             mailbox.push(NOTE)  # a message arriving while the run goes on
+        if mode == "budget_tool" and phase == "crash" and n == 2:
+            os.kill(os.getpid(), signal.SIGKILL)  # step 2 took effect; its result is not saved
         return f"step {n} done"
 
     def model(messages: list[Message]) -> AssistantTurn:

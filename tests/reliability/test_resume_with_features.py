@@ -73,3 +73,16 @@ async def test_a_message_injected_before_a_crash_is_kept_once(tmp_path: Path) ->
         (segment,) = await session.segments("s")
         injected = [e for e in segment.entries if isinstance(e, InputEntry) and e.content == note]
         assert len(injected) == 1
+
+
+async def test_a_call_in_doubt_is_counted_once_against_the_budget(tmp_path: Path) -> None:
+    """The process dies inside step 2; the resume runs step 2 again (it was in flight) and
+    step 3, as three distinct calls are within max_tool_calls=3; step 4 exceeds it."""
+    db = tmp_path / "runs.db"
+    crashed = run_child(db, "budget_tool", "crash")
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    resumed = run_child(db, "budget_tool", "resume")
+    assert resumed.returncode == 0, resumed.stderr
+    report = json.loads(resumed.stdout)
+    assert report["error"].startswith("BudgetExceeded: tool call count 4 exceeds budget 3")
+    assert steps(db) == ["1", "2", "2", "3"]
