@@ -6,8 +6,8 @@
 turn. ``crash`` dies in the third model call (two calls done); ``resume`` runs with a fresh
 budget of the same limits. ``budget_tool``: the same, but ``crash`` dies inside step 2, which
 the resume runs again (at least once). ``mailbox``: ``step`` 1 pushes a message into the
-run's mailbox, which the next turn injects; ``crash`` dies in that turn's model call; ``resume`` answers
-with how many copies of the message its prompt holds.
+run's mailbox, which the next turn injects; ``crash`` dies in that turn's model call;
+``resume`` answers with how many copies of the message its prompt holds.
 
 Each ``step`` execution is appended to ``DB.steps``. Prints JSON ``output`` / ``error``.
 """
