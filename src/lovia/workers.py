@@ -126,8 +126,11 @@ class AgentQueue:
         input: Any,
         session_id: str | None = None,
         agent: str | None = None,
+        resume_only: bool = False,
     ) -> dict[str, Any]:
-        """The arq job: run (or resume, or replay) ``run_id``; returns a JSON-safe summary."""
+        """The arq job: run (or resume, or replay) ``run_id``; returns a JSON-safe summary.
+        ``resume_only`` (a resumption queued by ``decide``): a run that is gone meanwhile is
+        a ``UserError``, not a new run without input."""
         validate_id(run_id, "run_id")
         if self._stores is None:  # a worker built without on_startup
             await self.startup(ctx)
@@ -138,6 +141,7 @@ class AgentQueue:
             run_id,
             lease_ttl=self.lease_ttl,
             on_busy="wait",
+            if_run_exists="resume_only" if resume_only else "resume",
             wait_timeout=self.busy_retry_after,
         )
 
@@ -235,14 +239,15 @@ class AgentQueue:
         job_id = f"{run_id}:approved:{hashlib.sha256(parked.encode()).hexdigest()[:16]}"
         pool = redis or await create_pool(self.redis_settings)
         try:
-            return await enqueue_run(
-                pool,
+            return await pool.enqueue_job(
+                JOB_NAME,
                 run_id,
                 [],
-                session_id=snap.session_id,
-                agent=self._entry_of(snap.agent_name, snap.turn_agent),
-                queue_name=self.queue_name,
-                job_id=job_id,
+                snap.session_id,
+                self._entry_of(snap.agent_name, snap.turn_agent),
+                True,  # resume_only
+                _job_id=job_id,
+                _queue_name=self.queue_name,
             )
         finally:
             if redis is None:

@@ -216,3 +216,31 @@ async def test_decide_refuses_unknown_runs_and_calls_and_queues_nothing(
         await queue.decide(rid, {}, redis=pool)
     assert await pool.zcard(tag) == 0
     assert await Job(f"{rid}:x", pool).status() == JobStatus.not_found
+
+
+async def test_a_resumption_of_a_run_deleted_meanwhile_starts_nothing(
+    db: tuple[str, str], redis: tuple[Any, str]
+) -> None:
+    """The run is deleted between the decision and the resumption's delivery: the job fails
+    with UserError instead of starting the run afresh without its input."""
+    pool, tag = redis
+    paid: list[int] = []
+    model = ScriptedProvider([call("pay", {"amount": 2}), text("never")])
+    queue = make_queue(payer(model, paid), db, tag)
+    rid = f"{tag}-r"
+    await enqueue_run(pool, rid, "pay 2", queue_name=tag)
+    await drain(queue)
+    job = await queue.decide(rid, {"call_pay": True}, redis=pool)
+    assert job is not None
+    session, cp = open_stores(db[0], table_prefix=db[1])
+    try:
+        await cp.delete(rid)
+    finally:
+        await session.close()
+        await cp.close()
+    await drain(queue)
+    with pytest.raises(UserError, match="no stored run"):
+        await job.result(timeout=10)
+    assert len(model.calls) == 1 and paid == []
+    snap, _ = await stored(db, rid)
+    assert snap is None
