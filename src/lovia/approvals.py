@@ -232,8 +232,11 @@ async def decide(  # noqa: C901 - each refusal named
     Some calls may be decided and others left pending. ``reason`` is kept with each decision
     (a rejected call's result shows it to the model). Deciding a call the same way twice is a
     no-op; a conflicting decision, an unknown run or call, or a run that is not parked raises
-    ``UserError`` and writes nothing. The run goes on when its ``run_id`` is run again
-    (``Runner.run`` with the same ``CheckpointOptions``, ``lovia runs resume RUN_ID``).
+    ``UserError`` and writes nothing. The decisions are written while holding the run's
+    lease, so a worker that is resuming the run right now (and may park it again) finishes
+    first; ``RunBusy`` if it does not let go within 30 s. The run goes on when its ``run_id``
+    is run again (``Runner.run`` with the same ``CheckpointOptions``, ``lovia runs resume
+    RUN_ID``).
     """
     if not isinstance(decisions, dict) or not decisions:
         raise UserError(
@@ -292,6 +295,17 @@ async def decide(  # noqa: C901 - each refusal named
             changed = True
         return replace(head, pending_approvals=tuple(items)) if changed else None
 
+    # refuse at once what cannot be decided, without waiting for the lease of a live run
+    current = await checkpointer.load(run_id)
+    if current is None:
+        raise UserError(
+            f"no stored run {run_id!r}",
+            hint="check the run id (lovia runs list shows the stored runs)",
+        )
+    apply(current.head)
+    if problem:
+        raise problem[0]
+    seen.clear()
     await _update_head(checkpointer, run_id, apply)
     if not seen:
         raise UserError(
