@@ -149,6 +149,51 @@ def new_pending(call_id: str, tool_name: str, arguments: str, agent_name: str | 
     )
 
 
+async def _update_head(checkpointer: Any, run_id: str, fn: Any) -> None:
+    """Change the run's head while holding the run's lease, so no worker loads the parked run
+    before the decision lands and then saves over it. Inside: ``checkpointer.update_head`` (one
+    transaction) when it has one; otherwise load, change and save the head (a checkpointer
+    without leases gets the same steps unguarded)."""
+    from .run.lease import RunLease
+    from .stores.lease import LeaseStore
+
+    store = checkpointer if isinstance(checkpointer, LeaseStore) else None
+    lease = RunLease(store, run_id, ttl=30.0, on_busy="wait", wait_timeout=30.0)
+    await lease.acquire()
+    try:
+        update = getattr(checkpointer, "update_head", None)
+        if callable(update):
+            await update(run_id, fn)
+            return
+        snap = await checkpointer.load(run_id)
+        if snap is None:
+            return
+        head = fn(snap.head)
+        if head is not None:
+            await checkpointer.append(run_id, [], head)
+    finally:
+        await lease.release()
+
+
+def unspent_approvals(snapshot: Any, stored: Any) -> Any:
+    """``snapshot`` (a copy the caller holds, ``resume_from=``) with each decision that the
+    stored run of that id no longer holds undone: the stored run used it (or it was never
+    recorded there), so the call is asked about again instead of running a second time.
+    Without a stored run there is nothing to check against and the copy is kept."""
+    if stored is None or not snapshot.pending_approvals:
+        return snapshot
+    held = {(p.call_id, p.digest, p.decision) for p in stored.pending_approvals}
+    kept = tuple(
+        p
+        if p.decision is None or (p.call_id, p.digest, p.decision) in held
+        else replace(p, decision=None, reason=None)
+        for p in snapshot.pending_approvals
+    )
+    if kept == snapshot.pending_approvals:
+        return snapshot
+    return replace(snapshot, pending_approvals=kept)
+
+
 async def pending(checkpointer: Any, run_id: str) -> list[ToolCall]:
     """The undecided calls a parked run waits for, as ``ToolCall`` objects (``arguments`` as
     raw JSON text); ``[]`` for a run that is not parked; ``UserError`` for an unknown run."""
@@ -187,8 +232,11 @@ async def decide(  # noqa: C901 - each refusal named
     Some calls may be decided and others left pending. ``reason`` is kept with each decision
     (a rejected call's result shows it to the model). Deciding a call the same way twice is a
     no-op; a conflicting decision, an unknown run or call, or a run that is not parked raises
-    ``UserError`` and writes nothing. The run goes on when its ``run_id`` is run again
-    (``Runner.run`` with the same ``CheckpointOptions``, ``lovia runs resume RUN_ID``).
+    ``UserError`` and writes nothing. The decisions are written while holding the run's
+    lease, so a worker that is resuming the run right now (and may park it again) finishes
+    first; ``RunBusy`` if it does not let go within 30 s. The run goes on when its ``run_id``
+    is run again (``Runner.run`` with the same ``CheckpointOptions``, ``lovia runs resume
+    RUN_ID``).
     """
     if not isinstance(decisions, dict) or not decisions:
         raise UserError(
@@ -247,7 +295,18 @@ async def decide(  # noqa: C901 - each refusal named
             changed = True
         return replace(head, pending_approvals=tuple(items)) if changed else None
 
-    await checkpointer.update_head(run_id, apply)
+    # refuse at once what cannot be decided, without waiting for the lease of a live run
+    current = await checkpointer.load(run_id)
+    if current is None:
+        raise UserError(
+            f"no stored run {run_id!r}",
+            hint="check the run id (lovia runs list shows the stored runs)",
+        )
+    apply(current.head)
+    if problem:
+        raise problem[0]
+    seen.clear()
+    await _update_head(checkpointer, run_id, apply)
     if not seen:
         raise UserError(
             f"no stored run {run_id!r}",

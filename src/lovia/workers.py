@@ -32,23 +32,33 @@ while the first is queued, running or its result is kept). The job runs the agen
   ``SessionConflict``) is appended after the first all the same, with a warning in the log.
   Enqueue a conversation's turns one at a time when each must see the one before.
 
+A run that parks for an approval (a tool call deferred with ``"defer"``, see
+docs/approvals.md) ends its job at once, freeing the worker: the job's result says
+``"status": "awaiting_approval"`` with the pending call ids, and arq neither fails nor retries
+it. ``await queue.decide(run_id, {call_id: True}, reason=None)`` records the decisions
+(``lovia.approvals.decide``) and enqueues the resumption once every pending call is decided;
+a duplicate resumption (deciding twice, a job delivered twice) resumes the run once, and an
+approved call runs once.
+
 Tools still run at least once: a dangling call is executed again on resume.
 Needs the ``workers`` extra (``pip install 'lovia[workers,postgres]'``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from arq import Retry
-from arq.connections import ArqRedis, RedisSettings
+from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.jobs import Job
 from arq.worker import func
 
 from .agent import Agent
-from .errors import RunBusy, SessionConflict, UserError
+from .approvals import decide as decide_approvals
+from .errors import ApprovalPending, RunBusy, SessionConflict, UserError
 from .run.runner import Runner
 from .stores.checkpoint import CheckpointOptions, validate_id
 from .stores.lease import check_lease_args
@@ -116,8 +126,11 @@ class AgentQueue:
         input: Any,
         session_id: str | None = None,
         agent: str | None = None,
+        resume_only: bool = False,
     ) -> dict[str, Any]:
-        """The arq job: run (or resume, or replay) ``run_id``; returns a JSON-safe summary."""
+        """The arq job: run (or resume, or replay) ``run_id``; returns a JSON-safe summary.
+        ``resume_only`` (a resumption queued by ``decide``): a run that is gone meanwhile is
+        a ``UserError``, not a new run without input."""
         validate_id(run_id, "run_id")
         if self._stores is None:  # a worker built without on_startup
             await self.startup(ctx)
@@ -128,6 +141,7 @@ class AgentQueue:
             run_id,
             lease_ttl=self.lease_ttl,
             on_busy="wait",
+            if_run_exists="resume_only" if resume_only else "resume",
             wait_timeout=self.busy_retry_after,
         )
 
@@ -144,6 +158,18 @@ class AgentQueue:
         try:
             try:
                 result = await drive()
+            except ApprovalPending as exc:
+                # parked: the checkpoint head lists the calls; the worker is free again
+                log.info("run %s awaits approval of %s", run_id, [c.id for c in exc.calls])
+                return {
+                    "run_id": run_id,
+                    "status": "awaiting_approval",
+                    "pending": [c.id for c in exc.calls],
+                    "output": None,
+                    "replayed": False,
+                    "turns": None,
+                    "job_try": ctx.get("job_try"),
+                }
             except SessionConflict as exc:
                 assert session_id is not None
                 log.warning("run %s: keeping both runs of session %s: %s", run_id, session_id, exc)
@@ -158,11 +184,88 @@ class AgentQueue:
             output = str(output)
         return {
             "run_id": result.run_id,
+            "status": "completed",
             "output": output,
             "replayed": result.replayed,
             "turns": result.turns,
             "job_try": ctx.get("job_try"),
         }
+
+    # -- approvals ---------------------------------------------------------------------------
+
+    async def decide(
+        self,
+        run_id: str,
+        decisions: dict[str, bool],
+        reason: str | None = None,
+        *,
+        redis: ArqRedis | None = None,
+    ) -> Job | None:
+        """Record decisions for a parked run (``{call_id: True | False}``) and queue its
+        resumption.
+
+        The decisions are recorded as ``lovia.approvals.decide`` does (atomic; the same
+        decision twice is a no-op; a conflicting one, an unknown run or call, or a run that
+        is not parked is a ``UserError`` and nothing is written or queued). Once no pending
+        call of the run is undecided, the resumption is queued under a job id derived from
+        the run and its decided calls, so deciding again queues nothing new. Returns arq's
+        ``Job``, or ``None`` when nothing was queued (calls still wait for a decision, or
+        that resumption is already queued, running or holding its result). ``redis`` is
+        an open arq pool; without one, a pool on this queue's Redis is opened and closed
+        (then read the job through your own pool: ``Job(job.job_id, redis)``).
+        """
+        validate_id(run_id, "run_id")
+        opened: tuple[Any, Any] | None = None
+        if self._stores is None:
+            opened = open_stores(self.db, table_prefix=self.table_prefix)
+        stores = opened or self._stores
+        assert stores is not None
+        checkpointer = stores[1]
+        try:
+            await decide_approvals(checkpointer, run_id, decisions, reason)
+            snap = await checkpointer.load(run_id)
+        finally:
+            if opened is not None:
+                for store in opened:
+                    await store.close()
+        if snap is None or snap.status != "interrupted" or not snap.pending_approvals:
+            return None  # resumed (or deleted) meanwhile: nothing to queue
+        if any(p.decision is None for p in snap.pending_approvals):
+            return None  # the run would only park again
+        # one id per parked state: the same decisions queue one job, a later park another
+        parked = f"{len(snap.entries)}:" + ",".join(
+            sorted(p.call_id for p in snap.pending_approvals)
+        )
+        job_id = f"{run_id}:approved:{hashlib.sha256(parked.encode()).hexdigest()[:16]}"
+        pool = redis or await create_pool(self.redis_settings)
+        try:
+            return await pool.enqueue_job(
+                JOB_NAME,
+                run_id,
+                [],
+                snap.session_id,
+                self._entry_of(snap.agent_name, snap.turn_agent),
+                True,  # resume_only
+                _job_id=job_id,
+                _queue_name=self.queue_name,
+            )
+        finally:
+            if redis is None:
+                await pool.aclose()
+
+    def _entry_of(self, *names: str | None) -> str | None:
+        """The name of this queue's agent from which every agent in ``names`` is reached."""
+        from .run.resume import find_agent
+
+        for key, agent in self.agents.items():
+            try:
+                for name in names:
+                    if name is not None:
+                        find_agent(agent, name)
+            except UserError:
+                continue
+            return key
+        return None
 
     def worker_settings(self, **settings: Any) -> dict[str, Any]:
         """Keyword arguments for ``arq.worker.Worker`` (or an arq ``WorkerSettings`` class).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -204,3 +205,106 @@ def test_cli_lists_and_decides_parked_calls(tmp_path: Path) -> None:
     assert "no tool calls" in cli("runs", "approvals").stdout
     assert run_child("resume", str(db)).returncode == 0
     assert Path(f"{db}.paid").read_text().split() == ["7"]
+
+
+class OwnCheckpointer:
+    """A checkpointer of one's own: the protocol and a lease, no ``update_head``; its loads
+    are slow, so two unguarded deciders would both read the call undecided."""
+
+    def __init__(self) -> None:
+        self.inner = InMemoryCheckpointer()
+
+    async def append(self, run_id: str, entries: Any, head: Any) -> None:
+        await self.inner.append(run_id, entries, head)
+
+    async def load(self, run_id: str) -> Any:
+        snap = await self.inner.load(run_id)
+        await asyncio.sleep(0.05)
+        return snap
+
+    async def delete(self, run_id: str) -> None:
+        await self.inner.delete(run_id)
+
+    async def acquire_lease(self, run_id: str, owner: str, ttl: float) -> bool:
+        return bool(await self.inner.acquire_lease(run_id, owner, ttl))
+
+    async def renew_lease(self, run_id: str, owner: str, ttl: float) -> bool:
+        return bool(await self.inner.renew_lease(run_id, owner, ttl))
+
+    async def release_lease(self, run_id: str, owner: str) -> None:
+        await self.inner.release_lease(run_id, owner)
+
+    async def lease_holder(self, run_id: str) -> str | None:
+        holder = await self.inner.lease_holder(run_id)
+        return None if holder is None else str(holder)
+
+
+async def test_a_checkpointer_of_ones_own_decides_under_the_run_lease() -> None:
+    """Without update_head, decide holds the run's lease: two opposite verdicts at once, one
+    wins and the other gets UserError; the resumed run follows the winner."""
+    log: list[int] = []
+    cp = OwnCheckpointer()
+    agent = Agent(
+        "a",
+        model=ScriptedProvider([call("pay", {"amount": 4}), text("end")]),
+        tools=[make_pay(log)],
+        approval_handler=lambda c, ctx: "defer",
+    )
+    with pytest.raises(ApprovalPending):
+        await Runner.run(agent, "go", checkpoint=CheckpointOptions(cp, "r1"))
+    outcomes = await asyncio.gather(
+        approvals.decide(cp, "r1", {"call_pay": True}),
+        approvals.decide(cp, "r1", {"call_pay": False}),
+        return_exceptions=True,
+    )
+    errors = [o for o in outcomes if isinstance(o, UserError)]
+    assert len(errors) == 1 and outcomes.count(None) == 1
+    approved = outcomes[0] is None
+    assert (await Runner.run(agent, [], checkpoint=CheckpointOptions(cp, "r1"))).output == "end"
+    assert log == ([4] if approved else [])
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+async def test_a_decision_made_while_a_worker_resumes_the_run_is_not_lost(
+    tmp_path: Path, kind: str
+) -> None:
+    """A person rejects while a worker has loaded the parked run and asks about the call
+    again (its handler defers once more). The decision waits for the run's lease, so the
+    worker's save cannot write over it; a later approval conflicts, and the call never runs."""
+    log: list[int] = []
+    cp: Any = SQLiteCheckpointer(tmp_path / "r.db") if kind == "sqlite" else InMemoryCheckpointer()
+    first = Agent(
+        "a",
+        model=ScriptedProvider([call("pay", {"amount": 6})]),
+        tools=[make_pay(log)],
+        approval_handler=lambda c, ctx: "defer",
+    )
+    with pytest.raises(ApprovalPending):
+        await Runner.run(first, "go", checkpoint=CheckpointOptions(cp, "r1"))
+    asked, deciding = asyncio.Event(), asyncio.Event()
+
+    async def handler(c: Any, ctx: Any) -> str:
+        asked.set()
+        await deciding.wait()
+        await asyncio.sleep(0.2)  # the decision is waiting meanwhile
+        return "defer"
+
+    async def person() -> None:
+        await asked.wait()
+        deciding.set()
+        await approvals.decide(cp, "r1", {"call_pay": False}, reason="no")
+
+    worker = Agent(
+        "a", model=ScriptedProvider([text("end")]), tools=[make_pay(log)], approval_handler=handler
+    )
+    resumed = Runner.run(worker, [], checkpoint=CheckpointOptions(cp, "r1"))
+    outcomes = await asyncio.gather(resumed, person(), return_exceptions=True)
+    assert isinstance(outcomes[0], ApprovalPending) and outcomes[1] is None
+    (stored,) = (await cp.load("r1")).pending_approvals
+    assert (stored.decision, stored.reason) == ("deny", "no")
+    with pytest.raises(UserError, match="already decided"):
+        await approvals.decide(cp, "r1", {"call_pay": True})
+    assert (await Runner.run(worker, [], checkpoint=CheckpointOptions(cp, "r1"))).output == "end"
+    assert log == []
+    if kind == "sqlite":
+        await cp.close()

@@ -78,6 +78,7 @@ async def test_a_job_runs_the_agent_with_its_checkpoint_and_session(
     summary = await job.result(timeout=10)
     assert summary == {
         "run_id": rid,
+        "status": "completed",
         "output": "refunded",
         "replayed": False,
         "turns": 2,

@@ -136,8 +136,10 @@ class ToolPhase:
         d, state = self.d, self.state
         d.cancel_token.check()
         parked_before = any(p.call_id == call.call_id for p in state.pending_approvals)
+        # a parked call, or one in doubt after a crash, was counted when it was first asked for
+        counted = parked_before or call.call_id in state.started_calls
         if d.budget is not None:
-            if not parked_before:
+            if not counted:
                 d.budget.record_tool_call()
                 state.budget_state = d.budget.state()
             d.budget.check(state.usage)

@@ -23,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from .. import events as ev
 from ..agent import Agent
-from ..approvals import ApprovalChannel
+from ..approvals import ApprovalChannel, unspent_approvals
 from ..context.policy import ContextPolicy, ContextRequest
 from ..errors import (
     ApprovalPending,
@@ -68,7 +68,7 @@ from .emit import Channel, Emitter
 from .lease import RunLease
 from .model import stream_turn
 from .persist import RunRecorder
-from .plan import plan, segment_answer
+from .plan import Plan, plan, segment_answer
 from .result import RunResult
 from .resume import find_agent, reachable_agents, replay_agent
 from .state import RunState
@@ -286,7 +286,9 @@ class RunDriver:
             await opts.checkpointer.delete(self.run_id)
         if opts is not None and opts.resume_from is not None and decided.action == "resume":
             # make the store agree with the snapshot the caller holds, so saves append
-            snap = opts.resume_from
+            # an approval the stored run already used is not used again from a stale copy
+            snap = unspent_approvals(opts.resume_from, await opts.checkpointer.load(self.run_id))
+            decided = Plan("resume", snap)
             await opts.checkpointer.delete(self.run_id)
             await opts.checkpointer.append(self.run_id, snap.entries, snap.head)
         snapshot = decided.snapshot if decided.action == "resume" else None
