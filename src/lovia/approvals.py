@@ -154,8 +154,8 @@ async def _update_head(checkpointer: Any, run_id: str, fn: Any) -> None:
     before the decision lands and then saves over it. Inside: ``checkpointer.update_head`` (one
     transaction) when it has one; otherwise load, change and save the head (a checkpointer
     without leases gets the same steps unguarded)."""
-    from .run.lease import RunLease
     from .stores.lease import LeaseStore
+    from .stores.run_lease import RunLease
 
     store = checkpointer if isinstance(checkpointer, LeaseStore) else None
     lease = RunLease(store, run_id, ttl=30.0, on_busy="wait", wait_timeout=30.0)

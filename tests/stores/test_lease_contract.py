@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from lovia import Agent, CheckpointOptions, Runner, UserError
-from lovia.run.lease import holder_is_dead
 from lovia.stores.lease import LeaseStore
+from lovia.stores.run_lease import holder_is_dead
 from lovia.testing import ScriptedProvider, text
 from tests.stores.backends import Backend, checkpoint_backend, checkpointer
 

@@ -366,7 +366,7 @@ async def runs_reject(args: argparse.Namespace) -> int:
 
 async def runs_delete(args: argparse.Namespace) -> int:
     from ..errors import RunBusy
-    from ..run.lease import default_owner
+    from ..stores.run_lease import default_owner
 
     async with _stores(args) as (_session, cp):
         owner = default_owner()

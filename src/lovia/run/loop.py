@@ -43,6 +43,7 @@ from ..run_context import RunContext
 from ..steering import Mailbox
 from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
 from ..stores.maintenance import keeps_versions
+from ..stores.run_lease import RunLease
 from ..stores.session import Session
 from ..tools import Tool
 from ..tracing import (
@@ -65,7 +66,6 @@ from ..transcript import (
 )
 from .calls import ToolPhase
 from .emit import Channel, Emitter
-from .lease import RunLease
 from .model import stream_turn
 from .persist import RunRecorder
 from .plan import Plan, plan, segment_answer

@@ -22,10 +22,10 @@ from typing import Any
 from ..errors import LoviaError, SessionConflict
 from ..stores.checkpoint import Checkpointer, RunHead, RunSnapshot, RunStatus
 from ..stores.maintenance import appending_at
+from ..stores.run_lease import RunLease
 from ..stores.session import Session
 from ..tracing import record_checkpoint_save, record_session_append
 from ..transcript import TranscriptEntry
-from .lease import RunLease
 
 __all__ = ["RunRecorder"]
 

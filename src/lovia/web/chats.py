@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..run.lease import holder_is_dead
 from ..stores.checkpoint import Checkpointer, RunSnapshot
 from ..stores.lease import LeaseStore
 from ..stores.maintenance import rewind_plan, title_of
+from ..stores.run_lease import holder_is_dead
 from ..stores.session import Session
 from ..transcript import TranscriptEntry, entry_to_dict
 

@@ -21,11 +21,11 @@ from ..agent import Agent
 from ..errors import RunBusy, RunCancelled, UserError
 from ..reliability import CancelToken
 from ..run.handle import RunHandle
-from ..run.lease import RunLease, default_owner, holder_is_dead
 from ..run.resume import reachable_agents
 from ..run.runner import Runner
 from ..stores.checkpoint import CheckpointOptions, IfRunExists
 from ..stores.lease import LeaseStore
+from ..stores.run_lease import RunLease, default_owner, holder_is_dead
 from ..transcript import (
     AssistantTextEntry,
     InputEntry,

@@ -24,12 +24,12 @@ import uuid
 from typing import Any
 
 from ..errors import RunBusy
-from ..stores.checkpoint import CheckpointOptions
-from ..stores.lease import LeaseStore
+from .checkpoint import CheckpointOptions
+from .lease import LeaseStore
 
 __all__ = ["RunLease", "default_owner", "holder_is_dead"]
 
-log = logging.getLogger("lovia.run.lease")
+log = logging.getLogger("lovia.stores.lease")
 _MAX_POLL_S = 1.0
 
 
