@@ -131,6 +131,15 @@ def _decode_batches(batches: Sequence[bytes | str]) -> list[TranscriptEntry]:
     """Decode every batch with one parse: the arrays are joined into one JSON array."""
     if not batches:
         return []
-    raw = [b.encode() if isinstance(b, str) else b for b in batches]
-    inner = [b.strip()[1:-1].strip() for b in raw]
-    return entries_from_json(b"[" + b",".join(i for i in inner if i) + b"]")
+    if len(batches) == 1:
+        return entries_from_json(batches[0])
+    inner: list[bytes | memoryview] = []
+    for batch in batches:
+        raw = batch.encode() if isinstance(batch, str) else batch
+        if raw[:1] == b"[" and raw[-1:] == b"]" and len(raw) > 16:  # as written: a view
+            part: bytes | memoryview = memoryview(raw)[1:-1]
+        else:
+            part = raw.strip()[1:-1].strip()
+        if len(part):
+            inner.append(part)
+    return entries_from_json(b"[" + b",".join(inner) + b"]")
