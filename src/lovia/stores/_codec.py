@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from ..errors import StoreError, UserError
 from ..transcript import TranscriptEntry, entries_from_json
-from ._text import dump_json, encode_entries, plain_text
+from ._text import dump_json, encode_entries, plain_text, restore_raw
 from .checkpoint import RunHead, RunSnapshot
 from .maintenance import title_of
 
@@ -73,7 +73,7 @@ def decode_segment(
     """One stored segment's entries and meta; a row that does not decode is an error, never
     skipped."""
     try:
-        entries = entries_from_json(data)
+        entries = restore_raw(entries_from_json(data))
         meta = json.loads(meta_text) if meta_text is not None else None
     except (ValidationError, ValueError) as exc:
         detail = exc.errors()[0].get("msg") if isinstance(exc, ValidationError) else str(exc)
@@ -132,7 +132,7 @@ def _decode_batches(batches: Sequence[bytes | str]) -> list[TranscriptEntry]:
     if not batches:
         return []
     if len(batches) == 1:
-        return entries_from_json(batches[0])
+        return restore_raw(entries_from_json(batches[0]))
     inner: list[bytes | memoryview] = []
     for batch in batches:
         raw = batch.encode() if isinstance(batch, str) else batch
@@ -142,4 +142,4 @@ def _decode_batches(batches: Sequence[bytes | str]) -> list[TranscriptEntry]:
             part = raw.strip()[1:-1].strip()
         if len(part):
             inner.append(part)
-    return entries_from_json(b"[" + b",".join(inner) + b"]")
+    return restore_raw(entries_from_json(b"[" + b",".join(inner) + b"]"))
