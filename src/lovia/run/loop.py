@@ -696,7 +696,10 @@ class RunDriver:
         self._tooling.pop(id(agent), None)
 
     def _plugin_hooks(self) -> list[AgentHooks]:
-        return [i.hooks for i in self._plugins.get(id(self.state.agent), ()) if i.hooks]
+        instances = self._plugins.get(id(self.state.agent))
+        if not instances:  # asked for every event: most agents have no plugins
+            return []
+        return [i.hooks for i in instances if i.hooks]
 
     def _plugin_guards(self, kind: str) -> list[Any]:
         out: list[Any] = []
