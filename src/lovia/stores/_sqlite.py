@@ -36,7 +36,6 @@ Migrations = Mapping[int, Sequence[str]]
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5_000
 _LOCK_RETRIES = 5
-_BUSY_STEP_MAX = 0.002
 _OPEN_LOCK = threading.Lock()
 _OPEN_FILES: dict[tuple[int, int], int] = {}
 """(device, inode) -> how many lovia connections this process has open on that file."""
@@ -203,7 +202,7 @@ class SQLiteDatabase:
     def _transaction(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
         for attempt in range(_LOCK_RETRIES):
             try:
-                _begin_immediate(conn)
+                conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
                 if _is_locked(exc) and attempt + 1 < _LOCK_RETRIES:
                     time.sleep(0.01 * (2**attempt))
@@ -379,32 +378,6 @@ class SQLiteStore(ClosingStore):
         """True when this read-only store read a file lovia 0.9.119 wrote, as it is: opening
         it for writing (or ``lovia migrate``) converts it."""
         return self._db.legacy
-
-
-def _begin_immediate(conn: sqlite3.Connection) -> None:
-    """``BEGIN IMMEDIATE``, waiting for another writer in steps of 0.1 to 2 ms for up to the
-    busy timeout.
-
-    SQLite's own busy handler sleeps 1, 2, 5, 10, 15 ... ms between tries, long next to a
-    write transaction of a fraction of a millisecond: processes sharing a file would spend
-    most of their waits asleep while the lock is free. Here SQLite answers "busy" at once
-    and the wait is ours; the timeout stays in force for everything else.
-    """
-    conn.execute("PRAGMA busy_timeout = 0")
-    try:
-        delay = 0.0001
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as exc:
-                if not _is_locked(exc) or time.monotonic() >= deadline:
-                    raise
-            time.sleep(delay)
-            delay = min(delay * 2, _BUSY_STEP_MAX)
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _switch_to_wal(conn: sqlite3.Connection) -> str:
