@@ -140,7 +140,7 @@ class SQLiteDatabase:
     # -- the execute seam -------------------------------------------------------------------
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` on the store's thread (no transaction beyond SQLite's own)."""
+        """Run ``fn(conn)`` off the event loop (no transaction beyond SQLite's own)."""
         return await self._submit(lambda conn: fn(conn))
 
     async def read_snapshot(self, fn: Callable[[sqlite3.Connection], T]) -> T:
