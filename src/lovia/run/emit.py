@@ -45,7 +45,9 @@ class Emitter:
         active = self.state.agent.hooks
         if active and active is not self._entry_hooks:
             out.append(active)
-        out.extend(h for h in self._plugin_hooks() if h and h not in out)
+        plugins = self._plugin_hooks()
+        if plugins:
+            out.extend(h for h in plugins if h and h not in out)
         return out
 
     @property
@@ -55,8 +57,11 @@ class Emitter:
         return self.channel is not None or bool(self.hook_sets())
 
     async def emit(self, event: Event) -> None:
-        if self._ctx is not None:
-            for hooks in self.hook_sets():
-                await hooks.dispatch(event, self._ctx)
+        ctx = self._ctx
+        if ctx is not None:
+            hook_sets = self.hook_sets()
+            if hook_sets:  # most runs have none: no loop, no awaits
+                for hooks in hook_sets:
+                    await hooks.dispatch(event, ctx)
         if self.channel is not None:
             await self.channel.send(event)

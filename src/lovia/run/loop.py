@@ -187,6 +187,7 @@ class RunDriver:
         self._tooling: dict[int, _Tooling] = {}
         self._plugins: dict[int, list[PluginInstance]] = {}
         self._plugin_order: list[PluginInstance] = []
+        self._history_read: tuple[list[Any], int | None] | None = None
         self.emitter.bind(self.ctx, self._plugin_hooks)
 
     def _run_id(self) -> str:
@@ -371,11 +372,10 @@ class RunDriver:
                 state.turn_agent = find_agent(self.entry_agent, snapshot.turn_agent)
             self.recorder.saved = len(state.entries)
         if o.session is not None and o.session_id is not None:
-            if keeps_versions(o.session):  # read again on resume: the version moves on
-                history = await o.session.history(o.session_id)  # type: ignore[attr-defined]
-                segments, state.session_version = history.segments, history.version
-            else:
-                segments = await o.session.segments(o.session_id)
+            read, self._history_read = self._history_read, None
+            if snapshot is not None or read is None:  # read again on resume: the version moves on
+                read = await self._read_history()
+            segments, state.session_version = read
             state.history = [e for seg in segments for e in seg.entries]
             if snapshot is None and segments and segments[-1].meta:
                 state.context_state = dict(segments[-1].meta.get("context_state") or {})
@@ -605,7 +605,9 @@ class RunDriver:
             return None
         if self.checkpoint.if_run_exists in ("restart", "fail"):
             return None
-        for seg in await o.session.segments(o.session_id):
+        # the run's history when it is not in the session: _setup takes it from here
+        self._history_read = await self._read_history()
+        for seg in self._history_read[0]:
             if seg.run_id != self.run_id:
                 continue
             answer = segment_answer(list(seg.entries))
@@ -627,6 +629,15 @@ class RunDriver:
             await self._send(ev.RunCompleted(result))
             return result
         return None
+
+    async def _read_history(self) -> tuple[list[Any], int | None]:
+        """The session's segments and (a store that keeps one) its version, in one read."""
+        session, session_id = self.o.session, self.o.session_id
+        assert session is not None and session_id is not None
+        if keeps_versions(session):
+            history = await session.history(session_id)  # type: ignore[attr-defined]
+            return history.segments, history.version
+        return await session.segments(session_id), None
 
     # -- events -----------------------------------------------------------------------------
 
@@ -687,7 +698,10 @@ class RunDriver:
         self._tooling.pop(id(agent), None)
 
     def _plugin_hooks(self) -> list[AgentHooks]:
-        return [i.hooks for i in self._plugins.get(id(self.state.agent), ()) if i.hooks]
+        instances = self._plugins.get(id(self.state.agent))
+        if not instances:  # asked for every event: most agents have no plugins
+            return []
+        return [i.hooks for i in instances if i.hooks]
 
     def _plugin_guards(self, kind: str) -> list[Any]:
         out: list[Any] = []

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from ..errors import StoreError, UserError
 from ..transcript import TranscriptEntry, entries_from_json
-from ._text import dump_json, encode_entries, plain_text
+from ._text import dump_json, encode_entries, plain_text, restore_raw
 from .checkpoint import RunHead, RunSnapshot
 from .maintenance import title_of
 
@@ -73,7 +73,7 @@ def decode_segment(
     """One stored segment's entries and meta; a row that does not decode is an error, never
     skipped."""
     try:
-        entries = entries_from_json(data)
+        entries = restore_raw(entries_from_json(data))
         meta = json.loads(meta_text) if meta_text is not None else None
     except (ValidationError, ValueError) as exc:
         detail = exc.errors()[0].get("msg") if isinstance(exc, ValidationError) else str(exc)
@@ -131,6 +131,15 @@ def _decode_batches(batches: Sequence[bytes | str]) -> list[TranscriptEntry]:
     """Decode every batch with one parse: the arrays are joined into one JSON array."""
     if not batches:
         return []
-    raw = [b.encode() if isinstance(b, str) else b for b in batches]
-    inner = [b.strip()[1:-1].strip() for b in raw]
-    return entries_from_json(b"[" + b",".join(i for i in inner if i) + b"]")
+    if len(batches) == 1:
+        return restore_raw(entries_from_json(batches[0]))
+    inner: list[bytes | memoryview] = []
+    for batch in batches:
+        raw = batch.encode() if isinstance(batch, str) else batch
+        if raw[:1] == b"[" and raw[-1:] == b"]" and len(raw) > 16:  # as written: a view
+            part: bytes | memoryview = memoryview(raw)[1:-1]
+        else:
+            part = raw.strip()[1:-1].strip()
+        if len(part):
+            inner.append(part)
+    return restore_raw(entries_from_json(b"[" + b",".join(inner) + b"]"))

@@ -1,9 +1,11 @@
-"""The SQLite plumbing both SQLite stores share: one connection, one writer thread,
+"""The SQLite plumbing both SQLite stores share: one connection, one queue of calls,
 versioned schema, bounded retries on a busy file.
 
 Every statement goes through ``SQLiteDatabase.read`` / ``write`` (the one execute seam), so
-tracing or counting queries lives here. Calls run on a dedicated thread per store, so the
-event loop never waits on disk; the thread also serializes the store's writes.
+tracing or counting queries lives here. Calls run off the event loop, on threads all stores
+of the process share, one call of a store at a time and in the order they were made: the
+queue serializes the store's writes as a dedicated thread would, without starting a thread
+for every store object (a worker that opens a store per job pays no thread start).
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import os
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
 
 from ..errors import SchemaError, StoreError, UserError
@@ -36,6 +39,74 @@ _LOCK_RETRIES = 5
 _OPEN_LOCK = threading.Lock()
 _OPEN_FILES: dict[tuple[int, int], int] = {}
 """(device, inode) -> how many lovia connections this process has open on that file."""
+_POOL_THREADS = 64
+"""At most this many stores of one process run a call at the same moment (each store runs
+one at a time); threads start only when no idle one is there."""
+_POOL_LOCK = threading.Lock()
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    pool = _POOL
+    if pool is None:
+        with _POOL_LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(_POOL_THREADS, thread_name_prefix="lovia-sqlite")
+            pool = _POOL
+    return pool
+
+
+def _forget_pool() -> None:
+    """In a forked child the parent's threads do not exist: start a fresh pool there."""
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+class _CallQueue:
+    """One store's calls, run one at a time in the order they were made, on the shared pool."""
+
+    __slots__ = ("_jobs", "_lock", "_running")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: deque[tuple[Future[Any], Callable[[], Any]]] = deque()
+        self._running = False
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        future: Future[T] = Future()
+        with self._lock:
+            self._jobs.append((future, fn))
+            if self._running:
+                return future
+            self._running = True
+        try:
+            _pool().submit(self._drain)
+        except BaseException:
+            with self._lock:
+                self._running = False
+            raise
+        return future
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._jobs:
+                    self._running = False
+                    return
+                future, fn = self._jobs.popleft()
+            if not future.set_running_or_notify_cancel():
+                continue  # its awaiter was cancelled before it started
+            try:
+                result = fn()
+            except BaseException as exc:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
 
 
 class SQLiteDatabase:
@@ -61,8 +132,7 @@ class SQLiteDatabase:
         self.migrations = migrations
         self.version = max(migrations)
         self._conn: sqlite3.Connection | None = None
-        self._executor: ThreadPoolExecutor | None = None
-        self._open_lock = threading.Lock()
+        self._calls = _CallQueue()
         self._key: tuple[int, int] | None = None
         self._closed = False
         self.legacy = False  # opened read-only on a file lovia 0.9.119 wrote
@@ -70,7 +140,7 @@ class SQLiteDatabase:
     # -- the execute seam -------------------------------------------------------------------
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` on the store's thread (no transaction beyond SQLite's own)."""
+        """Run ``fn(conn)`` off the event loop (no transaction beyond SQLite's own)."""
         return await self._submit(lambda conn: fn(conn))
 
     async def read_snapshot(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -96,14 +166,11 @@ class SQLiteDatabase:
         return await self._submit(lambda conn: self._transaction(conn, fn))
 
     async def close(self) -> None:
+        if self._closed:
+            return
         self._closed = True
-        executor, self._executor = self._executor, None
-        conn = self._conn
-        if executor is not None:
-            await asyncio.get_running_loop().run_in_executor(executor, self._close_conn)
-            executor.shutdown(wait=True)
-        elif conn is not None:
-            self._close_conn()
+        # queued behind the calls already made, so none of them loses its connection
+        await asyncio.wrap_future(self._calls.submit(self._close_conn))
 
     def _close_conn(self) -> None:
         conn, self._conn = self._conn, None
@@ -113,14 +180,7 @@ class SQLiteDatabase:
     async def _submit(self, job: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
             raise UserError(f"the store on {self.path!r} is closed", hint="open a new store")
-        executor = self._executor
-        if executor is None:
-            with self._open_lock:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(1, thread_name_prefix="lovia-sqlite")
-                executor = self._executor
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(executor, self._call, job)
+        return await asyncio.wrap_future(self._calls.submit(lambda: self._call(job)))
 
     def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
         try:
@@ -182,11 +242,12 @@ class SQLiteDatabase:
                 self._prepare_read_only(conn)
                 self._conn = conn
                 return conn
-            # a file lovia 0.9.119 wrote is migrated first, in its own transaction
-            _legacy.migrate(conn, self.path)
-            # schema first: switching to WAL rewrites the file header, and a refused file
-            # (foreign or newer) must be left byte-for-byte unchanged
-            self._transaction(conn, self._ensure_schema)
+            if not self._schema_current(conn):  # else nothing to migrate: no write lock
+                # a file lovia 0.9.119 wrote is migrated first, in its own transaction
+                _legacy.migrate(conn, self.path)
+                # schema first: switching to WAL rewrites the file header, and a refused file
+                # (foreign or newer) must be left byte-for-byte unchanged
+                self._transaction(conn, self._ensure_schema)
             if self.wal:
                 mode = _switch_to_wal(conn)
                 if str(mode).lower() != "wal":
@@ -242,6 +303,17 @@ class SQLiteDatabase:
                         statement.strip().replace("CREATE TABLE ", "CREATE TEMP TABLE ", 1)
                     )
         conn.execute("PRAGMA query_only = ON")
+
+    def _schema_current(self, conn: sqlite3.Connection) -> bool:
+        """True when the file already holds this store's schema at this lovia's version (one
+        read; anything else, a missing table included, goes the checked way)."""
+        try:
+            row = conn.execute(
+                "SELECT value FROM lovia_meta WHERE key = ?", (f"schema:{self.component}",)
+            ).fetchone()
+        except sqlite3.DatabaseError:
+            return False
+        return row is not None and row[0] == str(self.version)
 
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}

@@ -16,7 +16,14 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
-from ..transcript import TranscriptEntry, entries_to_json, entry_from_dict, entry_to_dict
+from ..transcript import (
+    _ENTRIES,
+    ToolResultEntry,
+    TranscriptEntry,
+    entries_to_json,
+    entry_from_dict,
+    entry_to_dict,
+)
 from .checkpoint import RunHead
 
 __all__ = [
@@ -27,6 +34,7 @@ __all__ = [
     "escape_meta",
     "escape_text",
     "plain_text",
+    "restore_raw",
 ]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -102,11 +110,39 @@ def escape_head(head: RunHead) -> RunHead:
 
 
 def encode_entries(entries: Sequence[TranscriptEntry]) -> bytes:
-    """``entries_to_json``, escaping lone surrogates instead of failing on them."""
+    """``entries_to_json``, escaping lone surrogates instead of failing on them.
+
+    A tool result whose ``raw`` is its ``output`` (every tool returning ``str``) is stored
+    without ``raw``, so its text is stored, read and parsed once; ``restore_raw`` puts it
+    back after decoding.
+    """
     try:
-        return entries_to_json(entries)
+        return _dump(entries)
     except PydanticSerializationError:
-        return entries_to_json(escape_entries(entries))
+        return _dump(escape_entries(entries))
+
+
+def _dump(entries: Sequence[TranscriptEntry]) -> bytes:
+    items = list(entries)
+    same = {
+        i: _RAW
+        for i, e in enumerate(items)
+        if type(e) is ToolResultEntry and type(e.raw) is str and e.raw == e.output
+    }
+    return _ENTRIES.dump_json(items, exclude=same) if same else _ENTRIES.dump_json(items)
+
+
+_RAW = {"raw"}
+
+
+def restore_raw(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
+    """Decoded ``entries`` with a tool result stored without ``raw`` given its ``output``
+    as ``raw`` again (see ``encode_entries``); a stored ``"raw": null`` stays ``None``."""
+    for e in entries:
+        if type(e) is ToolResultEntry and "raw" not in e.model_fields_set:
+            object.__setattr__(e, "raw", e.output)
+            e.model_fields_set.add("raw")
+    return entries
 
 
 def dump_json(value: Any) -> str:

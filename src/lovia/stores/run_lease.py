@@ -21,10 +21,10 @@ import os
 import socket
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from ..errors import RunBusy
-from .checkpoint import CheckpointOptions
+from .checkpoint import CheckpointOptions, conforms
 from .lease import LeaseStore
 
 __all__ = ["RunLease", "default_owner", "holder_is_dead"]
@@ -90,10 +90,10 @@ class RunLease:
         if options is None or not options.lease or options.run_id is None:
             return cls(None, None)
         store = options.checkpointer
-        if not isinstance(store, LeaseStore):
+        if not conforms(store, LeaseStore):
             return cls(None, None)  # a custom checkpointer: runs go unguarded, as documented
         return cls(
-            store,
+            cast(LeaseStore, store),
             options.run_id,
             ttl=options.lease_ttl,
             on_busy=options.on_busy,

@@ -113,8 +113,8 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
     """A ``Session`` in a SQLite file: ``SQLiteSession("chat.db")``.
 
     ``wal=True`` turns on WAL journaling with ``synchronous=NORMAL`` and a busy timeout, so
-    several stores or processes can write one file. Calls run on the store's own
-    thread, never on the event loop. Besides the protocol: ``history``,
+    several stores or processes can write one file. Calls run one at a time off the
+    event loop, never on it. Besides the protocol: ``history``,
     ``trim_tool_results``, ``rewind``, ``rewind_runs``, ``list_sessions``, ``close`` and
     ``async with``.
     """
@@ -126,8 +126,9 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
         self, path: str | os.PathLike[str], *, wal: bool = False, read_only: bool = False
     ) -> None:
         super().__init__(path, wal=wal, read_only=read_only)
-        # decoded sessions, touched only on the store's thread; checked against the file's
-        # revision on every read, so writes by other stores or processes are always seen
+        # decoded sessions, touched only inside the store's calls (one at a time); checked
+        # against the file's revision on every read, so writes by other stores or processes
+        # are always seen
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
 
     # -- the protocol -----------------------------------------------------------------------
