@@ -199,7 +199,7 @@ async def sessions_trim(args: argparse.Namespace) -> int:
 
 
 async def sessions_rewind(args: argparse.Namespace) -> int:
-    from ..web.chats import ChatBook
+    from ..chats.book import ChatBook
 
     session, cp = open_stores(args.db, create=False)
     try:
@@ -216,7 +216,7 @@ async def sessions_rewind(args: argparse.Namespace) -> int:
 
 
 async def sessions_clear(args: argparse.Namespace) -> int:
-    from ..web.chats import ChatBook
+    from ..chats.book import ChatBook
 
     session, cp = open_stores(args.db, create=False)
     try:
@@ -304,7 +304,7 @@ async def runs_resume(args: argparse.Namespace) -> int:
             )
         if not agents:
             raise UserError("no agent to resume the run with", hint=NO_MODEL_HINT)
-        from ..web.supervisor import entry_agent
+        from ..chats.supervisor import entry_agent
 
         agent = entry_agent(agents, snap.agent_name)
         assert agent is not None  # agents is not empty here

@@ -16,12 +16,12 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import StreamingResponse
 
 from .. import __version__
+from ..chats.supervisor import NO_MODEL_HINT, LiveRun, RunSupervisor
 from ..errors import UserError
 from ..stores.maintenance import title_of
 from ..transcript import InputEntry, TranscriptEntry
 from .models import CHAT_ID_PATTERN, EditMessage, NewChat, Regenerate, SendMessage
 from .sse import encode_comment, encode_sse
-from .supervisor import NO_MODEL_HINT, LiveRun, RunSupervisor
 
 __all__ = ["router"]
 

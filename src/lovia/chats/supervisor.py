@@ -1,0 +1,451 @@
+"""Run supervision: one live run per chat, every run checkpointed, a stopped run kept.
+
+A live run belongs to the server, not to the HTTP request that started it: closing the
+page does not stop it. Its events are buffered (``LiveRun.events``) so a reloaded page
+replays them and then follows the rest. Stopping cancels the run, then writes what it got
+so far to the session as a completed segment with dangling tool calls removed, plus any
+text the model was streaming when it stopped, and deletes the checkpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+from ..agent import Agent
+from ..errors import RunBusy, RunCancelled, UserError
+from ..reliability import CancelToken
+from ..run.handle import RunHandle
+from ..run.lease import RunLease, default_owner, holder_is_dead
+from ..run.resume import reachable_agents
+from ..run.runner import Runner
+from ..stores.checkpoint import CheckpointOptions, IfRunExists
+from ..stores.lease import LeaseStore
+from ..transcript import (
+    AssistantTextEntry,
+    InputEntry,
+    TranscriptEntry,
+    drop_dangling_tool_calls,
+)
+from .book import ChatBook, chat_claim_key
+from .setup import SetupCheck
+
+__all__ = [
+    "NO_MODEL_HINT",
+    "ChatBusy",
+    "LiveRun",
+    "RunSupervisor",
+    "chat_claim_key",
+    "entry_agent",
+]
+
+log = logging.getLogger("lovia.web")
+
+
+def entry_agent(agents: Mapping[str, Agent], active_name: str) -> Agent | None:
+    """The agent to resume a run with whose active agent is ``active_name``: the first
+    of ``agents`` whose handoff graph holds it, else the first one (``None`` when empty)."""
+    for agent in agents.values():
+        if active_name in reachable_agents(agent):
+            return agent
+    return next(iter(agents.values()), None)
+
+
+class ChatBusy(UserError):
+    """The chat already has a live run (the API answers 409)."""
+
+
+class LiveRun:
+    """One run in flight: its buffered events and the clients following them."""
+
+    def __init__(self, chat_id: str, run_id: str, agent_name: str, input_text: str | None):
+        self.chat_id = chat_id
+        self.run_id = run_id
+        self.agent_name = agent_name
+        self.input_text = input_text
+        self.started_at = time.time()
+        self.events: list[dict[str, Any]] = []
+        self.done = False
+        self.stopping = False
+        self.partial_text = ""  # text of the model turn in flight, kept on stop
+        self.resumed = False  # a resume of an unfinished run (its message is in its checkpoint)
+        self.token = CancelToken()
+        self.claim: RunLease | None = None  # the chat's claim, held until the run is settled
+        self.finished = asyncio.Event()
+        self._changed = asyncio.Condition()
+        self.task: asyncio.Task[None] | None = None
+
+    async def publish(self, event: dict[str, Any], *, last: bool = False) -> None:
+        async with self._changed:
+            self.events.append(event)
+            if last:
+                self.done = True
+            self._changed.notify_all()
+
+    async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+        """Events from number ``after + 1`` on (1-based), until the terminal one."""
+        seen = max(0, after)
+        while True:
+            async with self._changed:
+                while seen >= len(self.events) and not self.done:
+                    await self._changed.wait()
+                batch = self.events[seen:]
+                finished = self.done
+            for event in batch:
+                seen += 1
+                yield seen, event
+            if finished and seen >= len(self.events):
+                return
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "agent_name": self.agent_name,
+            "input": self.input_text,
+            "started_at": self.started_at,
+            "events": len(self.events),
+        }
+
+
+class RunSupervisor:
+    """Starts, stops and resumes the runs of every chat."""
+
+    def __init__(
+        self,
+        agents: Mapping[str, Agent],
+        chats: ChatBook,
+        *,
+        lease_ttl: float = 30.0,
+        probe: bool = True,
+    ) -> None:
+        self.agents = dict(agents)
+        self.lease_ttl = lease_ttl  # how long a crashed server's run stays locked
+        self.chats = chats
+        self.live: dict[str, LiveRun] = {}
+        self._reserved: set[str] = set()
+        self._resuming: set[str] = set()  # run ids a begin() here is about to drive
+        self.setup = SetupCheck(self.agents, probe=probe)
+
+    def busy_here(self, chat_id: str) -> bool:
+        """Whether this server is answering, or writing to, the chat right now."""
+        return chat_id in self.live or chat_id in self._reserved
+
+    # -- choosing the agent -------------------------------------------------------------------
+
+    def agent(self, name: str | None) -> Agent:
+        if not self.agents:
+            raise UserError("no agent is configured", hint=NO_MODEL_HINT)
+        if name is None:
+            return next(iter(self.agents.values()))
+        found = self.agents.get(name)
+        if found is None:
+            raise UserError(f"unknown agent {name!r}", hint=f"use one of: {', '.join(self.agents)}")
+        return found
+
+    def entry_agent_for(self, active_name: str) -> Agent:
+        """The configured agent whose handoff graph holds ``active_name``."""
+        return entry_agent(self.agents, active_name) or self.agent(None)
+
+    # -- starting -----------------------------------------------------------------------------
+
+    async def begin(
+        self,
+        chat_id: str,
+        prepare: Callable[[], Awaitable[str | None]],
+        *,
+        agent_name: str | None = None,
+        resume_run_id: str | None = None,
+    ) -> LiveRun:
+        """Claim the chat, ``await prepare()`` (rewind, settle...) for the run's input, and
+        start the run.
+
+        ``ChatBusy`` when the chat already has a live run, here or on another server sharing
+        the stores: the claim is taken before ``prepare`` writes anything, so a refused
+        request leaves the chat as it was. The claim is held until the run has ended and
+        been settled."""
+        if chat_id in self.live or chat_id in self._reserved:
+            raise ChatBusy(
+                f"chat {chat_id!r} already has a live run",
+                hint="stop it first, or wait for it to finish",
+            )
+        self._reserved.add(chat_id)
+        if resume_run_id is not None:
+            self._resuming.add(resume_run_id)
+        claim: RunLease | None = None
+        try:
+            agent = self.agent(agent_name)
+            problem = self.setup.blocking(agent)
+            if problem is not None:  # every run would fail: refused before anything is written
+                raise UserError(
+                    f"the model of agent {problem.agent!r} cannot be used: {problem.message}",
+                    hint=problem.hint,
+                )
+            claim = await self._claim(chat_id)
+            text = await prepare()
+            policy: IfRunExists = "resume_only" if resume_run_id else "fail"
+            run_id = resume_run_id or uuid.uuid4().hex
+            if resume_run_id is None:
+                await self.settle_pending(chat_id)
+            run = LiveRun(chat_id, run_id, agent.name, text)
+            run.resumed = resume_run_id is not None
+            handle = Runner.stream(
+                agent,
+                [] if resume_run_id else (text or ""),
+                cancel_token=run.token,
+                session=self.chats.session,
+                session_id=chat_id,
+                checkpoint=CheckpointOptions(
+                    self.chats.checkpointer,
+                    run_id,
+                    if_run_exists=policy,
+                    lease_ttl=self.lease_ttl,
+                ),
+            )
+            run.claim, claim = claim, None
+            self.live[chat_id] = run
+            self.chats.touch(chat_id, text)
+            run.task = asyncio.ensure_future(self._pump(run, handle))
+            return run
+        finally:
+            if claim is not None:
+                await claim.release()
+            self._reserved.discard(chat_id)
+            if resume_run_id is not None:
+                self._resuming.discard(resume_run_id)
+
+    async def _claim(self, chat_id: str) -> RunLease:
+        """Take the chat's claim (a lease on ``lovia-chat:<id>`` in the checkpointer) or
+        raise ``ChatBusy``. Every server sharing the stores takes it before it writes to the
+        chat, so two servers never rewind, settle or answer one chat at once."""
+        store = self.chats.checkpointer
+        lease = RunLease(
+            store if isinstance(store, LeaseStore) else None,
+            chat_claim_key(chat_id),
+            ttl=self.lease_ttl,
+            on_busy="fail",
+        )
+        try:
+            await lease.acquire()
+        except RunBusy as exc:
+            raise ChatBusy(
+                f"chat {chat_id!r} is busy on another server (or worker) sharing these stores",
+                hint="wait for its answer to finish, or stop it where it runs; a crashed "
+                "server's claim frees itself after its lease_ttl",
+            ) from exc
+        return lease
+
+    @contextlib.asynccontextmanager
+    async def claimed(self, chat_id: str) -> AsyncIterator[None]:
+        """Hold the chat's claim for the block (``ChatBusy`` when a run of it is live)."""
+        if chat_id in self.live or chat_id in self._reserved:
+            raise ChatBusy(f"chat {chat_id!r} has a live run", hint="stop it first")
+        self._reserved.add(chat_id)
+        try:
+            claim = await self._claim(chat_id)
+            try:
+                yield
+            finally:
+                await claim.release()
+        finally:
+            self._reserved.discard(chat_id)
+
+    async def _pump(self, run: LiveRun, handle: RunHandle) -> None:
+        try:
+            terminal: dict[str, Any] | None = None
+            async for event in handle:
+                data = event.to_dict()
+                if event.type == "text_delta":
+                    run.partial_text += str(data.get("delta", ""))
+                elif event.type in ("message_completed", "turn_started"):
+                    run.partial_text = ""
+                if event.terminal:
+                    terminal = data
+                    break
+                await run.publish(data)
+            try:  # the run has let its lease go once its task is done: settling can take it
+                await handle.result()
+            except Exception as exc:
+                if not isinstance(exc, RunCancelled):
+                    log.warning("run %s of chat %s failed: %s", run.run_id, run.chat_id, exc)
+            if terminal is not None:
+                await self._on_end(run, terminal)
+        finally:
+            if self.live.get(run.chat_id) is run:
+                del self.live[run.chat_id]
+            claim, run.claim = run.claim, None
+            if claim is not None:
+                await asyncio.shield(claim.release())
+            if not run.done:
+                await run.publish({"type": "run_failed", "error": _LOST}, last=True)
+            run.finished.set()
+
+    async def _on_end(self, run: LiveRun, terminal: dict[str, Any]) -> None:
+        """Settle a stopped run before anyone is told the run ended."""
+        stopped = run.stopping and terminal["type"] == "run_failed"
+        if stopped:
+            try:
+                await self.settle(run.chat_id, run.run_id, run.partial_text, run.input_text)
+                terminal = {**terminal, "stopped": True}
+            except Exception as exc:  # the run stays in the checkpoint: nothing is lost
+                log.warning("could not save the stopped run %s: %s", run.run_id, exc)
+        elif terminal["type"] == "run_failed" and not run.resumed:
+            await self._keep_message(run, terminal)
+        self.chats.touch(run.chat_id, run.input_text)
+        claim, run.claim = run.claim, None
+        if claim is not None:  # free before anyone hears of the end: they may send at once
+            await claim.release()
+        if self.live.get(run.chat_id) is run:
+            del self.live[run.chat_id]
+        await run.publish(terminal, last=True)
+
+    async def _keep_message(self, run: LiveRun, terminal: dict[str, Any]) -> None:
+        """A run that failed before its checkpoint held the user's message (its model could
+        not even be built): write the message to the chat, marked failed with the error, so
+        it does not vanish. A run whose checkpoint has it stays pending (Retry, Keep)."""
+        try:
+            snapshot = await self.chats.checkpointer.load(run.run_id)
+            if snapshot is not None and any(
+                isinstance(e, InputEntry) and e.role == "user" for e in snapshot.entries
+            ):
+                return
+            error = terminal.get("error") if isinstance(terminal.get("error"), dict) else None
+            await self.settle(
+                run.chat_id, run.run_id, "", run.input_text, ended="failed", error=error
+            )
+        except Exception as exc:  # nothing worse than before: the run failed either way
+            log.warning("could not keep the message of the failed run %s: %s", run.run_id, exc)
+
+    # -- stopping -----------------------------------------------------------------------------
+
+    async def stop(self, chat_id: str) -> LiveRun | None:
+        """Stop the chat's live run and wait until its partial transcript is saved."""
+        run = self.live.get(chat_id)
+        if run is None:
+            return None
+        run.stopping = True
+        run.token.cancel("stopped by the user")
+        await run.finished.wait()
+        return run
+
+    async def settle(
+        self,
+        chat_id: str,
+        run_id: str,
+        partial_text: str = "",
+        input_text: str | None = None,
+        *,
+        ended: str = "stopped",
+        error: dict[str, Any] | None = None,
+    ) -> list[TranscriptEntry]:
+        """Write a run that will not go on to the session as a completed segment:
+        dangling tool calls removed, the streamed text kept, ``{"ended": ended}`` as the
+        segment's meta (the page marks such an answer); then delete its checkpoint.
+
+        ``ChatBusy`` when another server (or worker) drives the run: it holds the run's lease,
+        and settling would write only part of its answer. The settle holds the lease itself,
+        so nobody starts driving the run meanwhile."""
+        async with self._holding(chat_id, run_id):
+            return await self._settle(chat_id, run_id, partial_text, input_text, ended, error)
+
+    async def _settle(
+        self,
+        chat_id: str,
+        run_id: str,
+        partial_text: str,
+        input_text: str | None,
+        ended: str,
+        error: dict[str, Any] | None = None,
+    ) -> list[TranscriptEntry]:
+        cp = self.chats.checkpointer
+        snapshot = await cp.load(run_id)
+        entries: list[TranscriptEntry] = list(snapshot.entries) if snapshot is not None else []
+        if input_text and not any(isinstance(e, InputEntry) and e.role == "user" for e in entries):
+            # the run ended before its checkpoint held the message: the message is kept
+            entries.insert(0, InputEntry(role="user", content=input_text))
+        entries = drop_dangling_tool_calls(entries)
+        if partial_text.strip():
+            entries.append(AssistantTextEntry(content=partial_text))
+        if entries:
+            meta: dict[str, Any] = {"ended": ended}
+            if snapshot is not None and snapshot.error and ended != "stopped":
+                meta["error"] = snapshot.error
+            elif error is not None:
+                meta["error"] = error
+            await self.chats.session.append(chat_id, entries, run_id=run_id, meta=meta)
+        await cp.delete(run_id)
+        return entries
+
+    async def settle_pending(self, chat_id: str, *, ended: str | None = None) -> str | None:
+        """Before a new run, keep what an unfinished earlier run of the chat said (marked
+        with ``ended``, by default the run's status: ``failed``, ``interrupted``...).
+
+        ``ChatBusy`` when that run is live, here or on another server sharing the stores.
+        The caller holds the chat's claim (``claimed`` or ``begin``)."""
+        pending = await self.chats.pending_run(chat_id)
+        if pending is None:
+            return None
+        live_here = {r.run_id for r in self.live.values()} | self._resuming
+        if pending.run_id in live_here:
+            raise _busy(chat_id, pending.run_id, "this server")
+        await self.settle(chat_id, pending.run_id, ended=ended or pending.status)
+        return pending.run_id
+
+    async def delete_chat(self, chat_id: str) -> list[str]:
+        """Delete the chat and its runs' checkpoints; ``ChatBusy`` while a run of it is live,
+        here or on another server (that server would write the chat back when it ends)."""
+        async with self.claimed(chat_id):
+            pending = await self.chats.pending_run(chat_id)
+            if pending is None:
+                return await self.chats.delete(chat_id)
+            async with self._holding(chat_id, pending.run_id):
+                return await self.chats.delete(chat_id)
+
+    @contextlib.asynccontextmanager
+    async def _holding(self, chat_id: str, run_id: str) -> AsyncIterator[None]:
+        """Hold ``run_id``'s lease (when the checkpointer has leases) for the block."""
+        store = self.chats.checkpointer
+        if not isinstance(store, LeaseStore):
+            yield  # a custom checkpointer without leases: nothing to check against
+            return
+        owner = default_owner()
+        if not await store.acquire_lease(run_id, owner, self.lease_ttl):
+            holder = await store.lease_holder(run_id)
+            if holder is not None and holder_is_dead(holder):
+                await store.release_lease(run_id, holder)  # its server crashed: take it over
+            if not await store.acquire_lease(run_id, owner, self.lease_ttl):
+                raise _busy(chat_id, run_id, holder or "another server")
+        try:
+            yield
+        finally:
+            await store.release_lease(run_id, owner)
+
+    async def close(self) -> None:
+        """Server shutdown: interrupt every live run (each stays resumable)."""
+        runs = list(self.live.values())
+        for run in runs:
+            run.token.cancel("the server is shutting down")
+        for run in runs:
+            try:
+                await asyncio.wait_for(run.finished.wait(), timeout=5)
+            except asyncio.TimeoutError:
+                log.warning("run %s did not stop within 5 s of shutdown", run.run_id)
+
+
+def _busy(chat_id: str, run_id: str, where: str) -> ChatBusy:
+    return ChatBusy(
+        f"chat {chat_id!r} is busy: its run {run_id!r} is live on {where}",
+        hint="wait for that run to finish (or stop it where it runs); a crashed server's "
+        "run frees itself after its lease_ttl",
+    )
+
+
+_LOST = {"type": "RuntimeError", "message": "the run ended without a terminal event", "hint": None}
+NO_MODEL_HINT = (
+    "set LOVIA_MODEL (e.g. 'openai:gpt-4.1' with OPENAI_API_KEY, or "
+    "'anthropic:claude-sonnet-4-5' with ANTHROPIC_API_KEY), or start 'lovia web --demo'"
+)
