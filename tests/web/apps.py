@@ -66,3 +66,29 @@ class SlowEcho:
 
 slow = {"echo": Agent("echo", model=SlowEcho())}
 """Echoes the last user message after a short pause (the two-server race tests)."""
+
+
+@tool(needs_approval=True)
+def pay(amount: int, to: str) -> str:
+    """Pay ``amount`` to ``to`` (needs a person's approval); each payment is a line in the
+    file LOVIA_TEST_PAID names, so a test counts how often the tool really ran."""
+    ledger = os.environ.get("LOVIA_TEST_PAID")
+    if ledger:
+        with open(ledger, "a", encoding="utf-8") as f:
+            f.write(f"{amount} {to}\n")
+    return f"paid {amount} to {to}"
+
+
+PAYEE = '<img src=x onerror="document.body.dataset.pwned=1">bob'
+"""Untrusted text in the call's arguments: the page must show it as text."""
+
+
+def _pay_then_answer(messages: list[Message]) -> AssistantTurn:
+    last = messages[-1]
+    if last.role == "tool":
+        return text(f"after the payment: {last.content}")
+    return call("pay", {"amount": 5, "to": PAYEE}, call_id=f"call_pay_{len(messages)}")
+
+
+paying = {"payer": Agent("payer", model=Stateless(_pay_then_answer), tools=[pay])}
+"""Asks to pay (a tool that needs approval), then reports the tool's result."""

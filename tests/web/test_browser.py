@@ -9,6 +9,7 @@ these tests skip with the reason, except in CI (``CI=true``), where they fail:
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import threading
@@ -609,3 +610,84 @@ def test_a_page_on_another_port_cannot_use_the_token_cookie(browser: Any, tmp_pa
         mine.click("#stop")
         mine.wait_for_selector("[data-testid=ended]")
         context.close()
+
+
+def _open(browser: Any, url: str) -> tuple[Any, Any, list[str]]:
+    context = browser.new_context(viewport={"width": 1200, "height": 800}, bypass_csp=True)
+    p = context.new_page()
+    p.set_default_timeout(15_000)
+    errors: list[str] = []
+    p.on("pageerror", lambda exc: errors.append(str(exc)))
+    p.goto(url)
+    p.wait_for_selector("body[data-ready=true]")
+    return context, p, errors
+
+
+def test_an_approval_given_after_a_restart_runs_the_tool_once(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 15: the call waits in the checkpoint; a new server shows it and Approve runs
+    it once, then the model's answer shows. The arguments are shown as text only."""
+    from .apps import PAYEE, paying
+
+    ledger = tmp_path / "paid.txt"
+    monkeypatch.setenv("LOVIA_TEST_PAID", str(ledger))
+    db = tmp_path / "approve.db"
+    with Server(db, agents=paying) as first:
+        context, p, errors = _open(browser, first.url)
+        _send(p, "pay bob")
+        card = p.locator("[data-testid=approval]")
+        card.wait_for()
+        assert "pay" in card.inner_text()
+        assert json.dumps(PAYEE) in card.locator("[data-testid=approval-args]").inner_text()
+        chat = _chat_id(p)
+        context.close()
+        assert errors == []
+    assert not ledger.exists()
+    with Server(db, agents=paying) as second:
+        context, p, errors = _open(browser, f"{second.url}#chat={chat}")
+        card = p.locator("[data-testid=approval]")
+        card.wait_for()
+        assert json.dumps(PAYEE) in card.locator("[data-testid=approval-args]").inner_text()
+        assert p.evaluate("document.body.dataset.pwned") is None  # the markup stayed text
+        p.screenshot(path=str(tmp_path / "approval.png"))
+        p.click("[data-testid=approve]")
+        p.locator("[data-testid=answer]", has_text="after the payment: paid 5 to").wait_for()
+        _wait_idle(p)
+        assert p.locator("[data-testid=approval]").count() == 0
+        assert p.evaluate("document.body.dataset.pwned") is None
+        context.close()
+        assert errors == []
+    assert ledger.read_text().splitlines() == [f"5 {PAYEE}"]
+
+
+def test_a_rejection_with_a_reason_shows_the_models_follow_up(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .apps import paying
+
+    ledger = tmp_path / "paid.txt"
+    monkeypatch.setenv("LOVIA_TEST_PAID", str(ledger))
+    with Server(tmp_path / "reject.db", agents=paying) as server:
+        context, p, errors = _open(browser, server.url)
+        _send(p, "pay bob")
+        card = p.locator("[data-testid=approval]")
+        card.wait_for()
+        card.locator("[data-testid=approval-reason]").fill("too expensive")
+        card.locator("[data-testid=reject]").click()
+        p.locator(
+            "[data-testid=answer]",
+            has_text="after the payment: Tool pay was not approved. Reason: too expensive",
+        ).wait_for()
+        _wait_idle(p)
+        assert p.locator("[data-testid=approval]").count() == 0
+        segments = server.segments(_chat_id(p))
+        assert [e.type for s in segments for e in s.entries] == [
+            "input",
+            "tool_call",
+            "tool_result",
+            "assistant_text",
+        ]
+        context.close()
+        assert errors == []
+    assert not ledger.exists()

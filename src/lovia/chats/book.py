@@ -26,6 +26,7 @@ __all__ = [
     "PENDING_STATUSES",
     "ChatBook",
     "Rewound",
+    "awaiting_approval",
     "can_retry",
     "chat_claim_key",
     "pending_dict",
@@ -104,7 +105,11 @@ class ChatBook:
                 found = chats[sid] = _summary(
                     sid, title_of(run.entries), run.updated_at, run.updated_at
                 )
-            found["pending"] = {"run_id": run.run_id, "status": run.status}
+            found["pending"] = {
+                "run_id": run.run_id,
+                "status": run.status,
+                "awaiting_approval": awaiting_approval(run),
+            }
         return sorted(chats.values(), key=lambda c: c["updated_at"], reverse=True)
 
     async def summary(
@@ -216,6 +221,11 @@ def can_retry(run: RunSnapshot) -> bool:
     return str(error.get("type")) not in _FINAL_ERRORS and error.get("type") is not None
 
 
+def awaiting_approval(run: RunSnapshot) -> bool:
+    """Whether ``run`` is parked until a person decides on some of its tool calls."""
+    return run.status == "interrupted" and any(p.decision is None for p in run.pending_approvals)
+
+
 def pending_dict(run: RunSnapshot) -> dict[str, Any]:
     return {
         "run_id": run.run_id,
@@ -225,6 +235,20 @@ def pending_dict(run: RunSnapshot) -> dict[str, Any]:
         "error": run.error,
         "can_retry": can_retry(run),
         "entries": [entry_to_dict(e) for e in run.entries],
+        "awaiting_approval": awaiting_approval(run),
+        # the calls the run waits for: tool, raw arguments (untrusted text) and any decision
+        "approvals": [
+            {
+                "call_id": p.call_id,
+                "tool_name": p.tool_name,
+                "arguments": p.arguments,
+                "agent_name": p.agent_name,
+                "requested_at": p.requested_at,
+                "decision": p.decision,
+                "reason": p.reason,
+            }
+            for p in run.pending_approvals
+        ],
     }
 
 

@@ -17,19 +17,24 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
+from .. import approvals
 from ..agent import Agent
-from ..errors import RunBusy, RunCancelled, UserError
+from ..errors import ApprovalPending, RunBusy, RunCancelled, UserError
+from ..events import ApprovalRequired
 from ..reliability import CancelToken
 from ..run.handle import RunHandle
 from ..run.lease import RunLease, default_owner, holder_is_dead
 from ..run.resume import reachable_agents
 from ..run.runner import Runner
-from ..stores.checkpoint import CheckpointOptions, IfRunExists
+from ..stores.checkpoint import CheckpointOptions, IfRunExists, RunSnapshot
 from ..stores.lease import LeaseStore
+from ..stores.maintenance import title_of
 from ..transcript import (
     AssistantTextEntry,
     InputEntry,
+    ToolResultEntry,
     TranscriptEntry,
+    dangling_tool_calls,
     drop_dangling_tool_calls,
 )
 from .book import ChatBook, chat_claim_key
@@ -37,6 +42,7 @@ from .setup import SetupCheck
 
 __all__ = [
     "NO_MODEL_HINT",
+    "ApprovalConflict",
     "ChatBusy",
     "LiveRun",
     "RunSupervisor",
@@ -58,6 +64,11 @@ def entry_agent(agents: Mapping[str, Agent], active_name: str) -> Agent | None:
 
 class ChatBusy(UserError):
     """The chat already has a live run (the API answers 409)."""
+
+
+class ApprovalConflict(ChatBusy):
+    """A decision that cannot be taken: the call was decided otherwise, or is not waiting
+    for a decision any more (the API answers 409; nothing was written)."""
 
 
 class LiveRun:
@@ -258,6 +269,8 @@ class RunSupervisor:
         try:
             terminal: dict[str, Any] | None = None
             async for event in handle:
+                if isinstance(event, ApprovalRequired) and self._asks_a_person(event):
+                    event.defer()  # parked in the checkpoint: a person decides on the page
                 data = event.to_dict()
                 if event.type == "text_delta":
                     run.partial_text += str(data.get("delta", ""))
@@ -270,8 +283,7 @@ class RunSupervisor:
             try:  # the run has let its lease go once its task is done: settling can take it
                 await handle.result()
             except Exception as exc:
-                if not isinstance(exc, RunCancelled):
-                    log.warning("run %s of chat %s failed: %s", run.run_id, run.chat_id, exc)
+                _log_end(run, exc)
             if terminal is not None:
                 await self._on_end(run, terminal)
         finally:
@@ -320,6 +332,53 @@ class RunSupervisor:
         except Exception as exc:  # nothing worse than before: the run failed either way
             log.warning("could not keep the message of the failed run %s: %s", run.run_id, exc)
 
+    def _asks_a_person(self, event: ApprovalRequired) -> bool:
+        """Whether a call that needs approval waits for a person on the page: yes, unless
+        the agent asking has an ``approval_handler`` (it decides, and may defer itself)."""
+        name = event.agent_name
+        for entry in self.agents.values():
+            agent = reachable_agents(entry).get(name or entry.name)
+            if agent is not None:
+                return agent.approval_handler is None
+        return True
+
+    # -- approvals ----------------------------------------------------------------------------
+
+    async def decide(
+        self, chat_id: str, call_id: str, approve: bool, reason: str | None = None
+    ) -> LiveRun:
+        """Record a person's decision on a call the chat's parked run waits for, then resume
+        the run (an approved call runs once; a rejected one gets its refusal as result).
+
+        The chat's claim and the run's lease are taken before the decision is written:
+        ``ChatBusy`` when another server drives the chat, ``ApprovalConflict`` when the call
+        was decided otherwise or waits for nothing; either way nothing was written."""
+        parked = await self.chats.pending_run(chat_id)
+        if parked is None or not any(p.call_id == call_id for p in parked.pending_approvals):
+            raise ApprovalConflict(
+                f"chat {chat_id!r} has no call {call_id!r} waiting for a decision",
+                hint="it was decided already (and the run went on), or the chat moved on: "
+                "reload the chat to see where it stands",
+            )
+        run_id = parked.run_id
+        entry = self.entry_agent_for(parked.agent_name)
+
+        async def prepare() -> str | None:
+            async with self._holding(chat_id, run_id):
+                try:
+                    await approvals.decide(
+                        self.chats.checkpointer, run_id, {call_id: approve}, reason=reason
+                    )
+                except UserError as exc:
+                    raise ApprovalConflict(
+                        f"cannot {'approve' if approve else 'reject'} call {call_id!r} of "
+                        f"chat {chat_id!r}: {exc.message}",
+                        hint="a decision is final; reload the chat to see where it stands",
+                    ) from exc
+            return title_of(parked.entries)
+
+        return await self.begin(chat_id, prepare, agent_name=entry.name, resume_run_id=run_id)
+
     # -- stopping -----------------------------------------------------------------------------
 
     async def stop(self, chat_id: str) -> LiveRun | None:
@@ -367,6 +426,8 @@ class RunSupervisor:
         if input_text and not any(isinstance(e, InputEntry) and e.role == "user" for e in entries):
             # the run ended before its checkpoint held the message: the message is kept
             entries.insert(0, InputEntry(role="user", content=input_text))
+        if snapshot is not None and snapshot.pending_approvals:
+            entries = await self._refuse_parked(snapshot, entries, ended)
         entries = drop_dangling_tool_calls(entries)
         if partial_text.strip():
             entries.append(AssistantTextEntry(content=partial_text))
@@ -379,6 +440,34 @@ class RunSupervisor:
             await self.chats.session.append(chat_id, entries, run_id=run_id, meta=meta)
         await cp.delete(run_id)
         return entries
+
+    async def _refuse_parked(
+        self, snapshot: RunSnapshot, entries: list[TranscriptEntry], ended: str
+    ) -> list[TranscriptEntry]:
+        """A parked run that will not go on: its calls waiting for a decision are rejected
+        (recorded, so a late decider gets a conflict) and answered with the refusal the
+        model would have seen, so the kept transcript pairs every call with a result."""
+        reason = "stopped" if ended == "stopped" else "the conversation went on without it"
+        undecided = [p.call_id for p in snapshot.pending_approvals if p.decision is None]
+        if undecided and snapshot.status == "interrupted":
+            with contextlib.suppress(UserError):  # decided or gone meanwhile: refused anyway
+                await approvals.decide(
+                    self.chats.checkpointer,
+                    snapshot.run_id,
+                    dict.fromkeys(undecided, False),
+                    reason=reason,
+                )
+        parked = {p.call_id: p for p in snapshot.pending_approvals}
+        refusals: list[TranscriptEntry] = [
+            ToolResultEntry(
+                call_id=call.call_id,
+                output=f"Tool {call.name} was not approved. Reason: {reason}",
+                is_error=True,
+            )
+            for call in dangling_tool_calls(entries)
+            if call.call_id in parked
+        ]  # the parked calls are the last turn's: their results follow its other results
+        return [*entries, *refusals]
 
     async def settle_pending(self, chat_id: str, *, ended: str | None = None) -> str | None:
         """Before a new run, keep what an unfinished earlier run of the chat said (marked
@@ -394,6 +483,17 @@ class RunSupervisor:
             raise _busy(chat_id, pending.run_id, "this server")
         await self.settle(chat_id, pending.run_id, ended=ended or pending.status)
         return pending.run_id
+
+    async def stop_parked(self, chat_id: str) -> str | None:
+        """Stop the chat's unfinished run that is not live anywhere: calls waiting for an
+        approval are rejected (reason "stopped"), and the run is kept as a stopped answer,
+        so no approval is left pending. The caller holds the chat's claim."""
+        pending = await self.chats.pending_run(chat_id)
+        if pending is None:
+            return None
+        return await self.settle_pending(
+            chat_id, ended="stopped" if pending.pending_approvals else None
+        )
 
     async def delete_chat(self, chat_id: str) -> list[str]:
         """Delete the chat and its runs' checkpoints; ``ChatBusy`` while a run of it is live,
@@ -434,6 +534,13 @@ class RunSupervisor:
                 await asyncio.wait_for(run.finished.wait(), timeout=5)
             except asyncio.TimeoutError:
                 log.warning("run %s did not stop within 5 s of shutdown", run.run_id)
+
+
+def _log_end(run: LiveRun, exc: Exception) -> None:
+    if isinstance(exc, ApprovalPending):
+        log.info("run %s of chat %s waits for an approval", run.run_id, run.chat_id)
+    elif not isinstance(exc, RunCancelled):
+        log.warning("run %s of chat %s failed: %s", run.run_id, run.chat_id, exc)
 
 
 def _busy(chat_id: str, run_id: str, where: str) -> ChatBusy:

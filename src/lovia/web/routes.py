@@ -16,17 +16,27 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import StreamingResponse
 
 from .. import __version__
+from ..chats.book import awaiting_approval
 from ..chats.supervisor import NO_MODEL_HINT, LiveRun, RunSupervisor
 from ..errors import UserError
 from ..stores.maintenance import title_of
 from ..transcript import InputEntry, TranscriptEntry
-from .models import CHAT_ID_PATTERN, EditMessage, NewChat, Regenerate, SendMessage
+from .models import (
+    CALL_ID_PATTERN,
+    CHAT_ID_PATTERN,
+    Decision,
+    EditMessage,
+    NewChat,
+    Regenerate,
+    SendMessage,
+)
 from .sse import encode_comment, encode_sse
 
 __all__ = ["router"]
 
 router = APIRouter()
 ChatId = Annotated[str, Path(pattern=CHAT_ID_PATTERN, description="the chat's session id")]
+CallId = Annotated[str, Path(pattern=CALL_ID_PATTERN, description="the tool call's id")]
 
 
 def _supervisor(request: Request) -> RunSupervisor:
@@ -146,10 +156,22 @@ async def stop(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     if run is not None:
         return {"stopped": run.run_id}
     async with sup.claimed(chat_id):  # a run live on another server: 409, nothing written
-        settled = await sup.settle_pending(chat_id)
+        settled = await sup.stop_parked(chat_id)
     if settled is None:
         raise HTTPException(409, detail=f"chat {chat_id!r} has no live or unfinished run")
     return {"stopped": settled}
+
+
+@router.post(
+    "/chats/{chat_id}/approvals/{call_id}",
+    summary="Approve or reject a tool call the chat's run waits for, and resume the run (SSE)",
+    response_class=StreamingResponse,
+)
+async def decide(chat_id: ChatId, call_id: CallId, body: Decision, sup: Sup) -> StreamingResponse:
+    """409 when the call was decided otherwise, waits for nothing, or another server drives
+    the chat; nothing is written then. Stop (``POST /chats/{id}/stop``) rejects every call
+    still waiting, with the reason "stopped"."""
+    return _sse(await sup.decide(chat_id, call_id, body.approve, body.reason))
 
 
 @router.post(
@@ -251,6 +273,7 @@ async def resumable(sup: Sup) -> list[dict[str, Any]]:
                 "updated_at": run.updated_at,
                 "title": title_of(run.entries),
                 "error": run.error,
+                "awaiting_approval": awaiting_approval(run),
                 "busy_elsewhere": await sup.chats.claim_holder(chat_id) is not None,
             }
         )

@@ -6,7 +6,7 @@
 // names and form controls by the sanitizer) can never stand in for them.
 
 import { ApiError, follow, getJSON, send, stream } from "./api.js";
-import { AnswerView, el, renderEntries, userBubble } from "./render.js";
+import { AnswerView, el, prettyJSON, renderEntries, userBubble } from "./render.js";
 
 const byId = (id) => document.getElementById(id);
 const ui = Object.freeze({
@@ -120,7 +120,10 @@ async function refreshChats() {
     else { open.disabled = true; open.title = "this chat's id cannot be opened here"; }
     item.append(open);
     if (chat.live) item.append(el("span", "badge live", "running"));
-    else if (chat.pending) item.append(el("span", "badge warn", chat.pending.status));
+    else if (chat.pending) {
+      item.append(el("span", "badge warn",
+        chat.pending.awaiting_approval ? "needs approval" : chat.pending.status));
+    }
     if (usable) {
       const del = el("button", "icon small", "×");
       del.type = "button";
@@ -188,6 +191,50 @@ function button(label, testid, onClick, className = "link") {
   return b;
 }
 
+function renderApprovals(answer, p) {
+  // a run parked until a person decides: each waiting call with its tool, its arguments
+  // (untrusted: text only) and Approve / Reject; Stop rejects them all
+  const waiting = (p.approvals || []).filter((a) => !a.decision);
+  const status = el("div", "pending approval");
+  status.dataset.testid = "pending";
+  status.append(el("div", "pending-what", waiting.length === 1
+    ? "This answer waits for your approval of a tool call."
+    : `This answer waits for your approval of ${waiting.length} tool calls.`));
+  for (const a of waiting) {
+    const drawn = answer.tools.get(a.call_id);
+    if (drawn) drawn.state.textContent = "waiting for approval";
+    const card = el("div", "approval-card");
+    card.dataset.testid = "approval";
+    const head = el("div", "approval-head");
+    head.append(el("span", "tool-name", a.tool_name), el("span", "tool-state", "needs approval"));
+    const args = el("pre", "tool-args", prettyJSON(a.arguments || "{}"));
+    args.dataset.testid = "approval-args";
+    const reason = el("input", "approval-reason");
+    reason.type = "text";
+    reason.maxLength = 2000;
+    reason.placeholder = "Reason (optional, shown to the model if you reject)";
+    reason.dataset.testid = "approval-reason";
+    const path = chatPath(state.chatId, `/approvals/${encodeURIComponent(a.call_id)}`);
+    const decide = (approve) => run(path, { approve, reason: reason.value.trim() || null }, null);
+    const actions = el("div", "actions");
+    actions.append(
+      button("Approve", "approve", () => decide(true), "small primary"),
+      button("Reject", "reject", () => decide(false), "small danger"),
+    );
+    card.append(head, el("div", "label", "Arguments"), args, reason, actions);
+    status.append(card);
+  }
+  const actions = el("div", "actions");
+  actions.append(button("Stop (reject all)", "stop-pending", async () => {
+    try {
+      await send("POST", chatPath(state.chatId, "/stop"));
+      await openChat(state.chatId);
+    } catch (err) { showError(err); }
+  }, "small"));
+  status.append(actions);
+  answer.body.append(status);
+}
+
 function renderPending(box, p) {
   // the unfinished run, in place: what it got so far, why it stopped, what can be done
   const exchanges = renderEntries(box, p.entries, {});
@@ -199,6 +246,10 @@ function renderPending(box, p) {
     if (e.answer) e.answer.node.classList.add("unfinished");
   }
   const answer = x.answer;
+  if (p.awaiting_approval) {
+    renderApprovals(answer, p);
+    return exchanges;
+  }
   answer.node.classList.add(`ended-${p.status}`);
   const status = el("div", `pending ${p.status}`);
   status.dataset.testid = "pending";
@@ -308,6 +359,7 @@ function onEvent(event) {
     case "context_compacted": answer.note(event.notice || "earlier context was compacted", "muted"); break;
     case "run_failed":
       if (event.stopped) answer.mark("stopped");
+      else if (event.error && event.error.type === "ApprovalPending") answer.note("waiting for your approval", "muted");
       else answer.note(`Failed: ${event.error.message}`, "error");
       finish();
       break;
@@ -459,12 +511,14 @@ async function start() {
     (r) => r.chat_id !== state.chatId && validChatId(r.chat_id) && !r.busy_elsewhere);
   if (elsewhere.length) {
     const failed = elsewhere.filter((r) => r.status === "failed").length;
-    const cut = elsewhere.length - failed;
+    const waiting = elsewhere.filter((r) => r.awaiting_approval).length;
+    const cut = elsewhere.length - failed - waiting;
     const parts = [];
+    if (waiting) parts.push(`${waiting} answer(s) wait for your approval`);
     if (cut) parts.push(`${cut} answer(s) were cut off (for example by a server restart)`);
     if (failed) parts.push(`${failed} answer(s) failed`);
     notice(`${parts.join("; ")}.`, "warn",
-      elsewhere.slice(0, 3).map((r) => [`Open “${(r.title || r.chat_id).slice(0, 30)}” (${r.status})`, () => openChat(r.chat_id).catch(showError), "open-resumable"]),
+      elsewhere.slice(0, 3).map((r) => [`Open “${(r.title || r.chat_id).slice(0, 30)}” (${r.awaiting_approval ? "needs approval" : r.status})`, () => openChat(r.chat_id).catch(showError), "open-resumable"]),
     ).dataset.testid = "resumable";
   }
   document.body.dataset.ready = "true";
