@@ -92,3 +92,34 @@ def _pay_then_answer(messages: list[Message]) -> AssistantTurn:
 
 paying = {"payer": Agent("payer", model=Stateless(_pay_then_answer), tools=[pay])}
 """Asks to pay (a tool that needs approval), then reports the tool's result."""
+
+
+@tool
+async def nap() -> str:
+    """Sleep LOVIA_TEST_NAP seconds (default 1): a step during which a message can join."""
+    await asyncio.sleep(float(os.environ.get("LOVIA_TEST_NAP", "1")))
+    return "rested"
+
+
+class Listener:
+    """Naps once per user message it has not napped for, then answers ``heard: a | b`` with
+    every user message of the chat (after LOVIA_TEST_THINK seconds, default 0); stateless."""
+
+    name = "listener"
+    model = "listener"
+    supports_json_schema = False
+
+    async def stream(self, entries: Any, **kwargs: Any) -> Any:
+        users = [e.text for e in entries if e.type == "input" and e.role == "user"]
+        steps = [e.type for e in entries if e.type == "tool_result" or e.type == "input"]
+        if steps and steps[-1] == "input":
+            turn = call("nap", {}, call_id=f"call_nap_{len(entries)}")
+        else:
+            await asyncio.sleep(float(os.environ.get("LOVIA_TEST_THINK", "0")))
+            turn = text("heard: " + " | ".join(users))
+        async for delta in ScriptedProvider([turn]).stream(entries, **kwargs):
+            yield delta
+
+
+listening = {"listener": Agent("listener", model=Listener(), tools=[nap])}
+"""Naps, then repeats what it heard: messages sent during a nap join the run."""

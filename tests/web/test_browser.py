@@ -396,21 +396,28 @@ def test_a_stopped_answer_is_marked_and_regenerate_belongs_to_it(
     assert [e.content for e in segments[-1].entries if e.type == "input"] == ["wait 20"]
 
 
-def test_enter_during_a_run_queues_the_message_and_sends_it_after(
-    page: Any, server: Server
-) -> None:
+def test_a_message_sent_during_a_run_joins_it(page: Any, server: Server) -> None:
+    """Issue 16: Enter while an answer runs sends the message into that run at once (it
+    shows at once); the run reads it at its next step and answers it in the same run."""
     _send(page, "wait 1")
     page.wait_for_selector("[data-testid=tool-call] >> text=running…")
     _send(page, "calculate 5 * 5")
-    assert page.locator("[data-testid=queued-message]").count() == 1
+    page.wait_for_selector("[data-testid=queued-message] >> text=calculate 5 * 5")
+    assert page.locator("#stop").is_visible()  # still the same live answer
     page.wait_for_function(
         "[...document.querySelectorAll('[data-testid=answer]')]"
         ".some(a => a.textContent.includes('25'))"
     )
     _wait_idle(page)
     assert page.locator("[data-testid=queued-message]").count() == 0
-    users = _user_texts(server, page)
-    assert users == ["wait 1", "calculate 5 * 5"]
+    texts = page.locator("[data-testid=user-message]").all_inner_texts()
+    assert [t.split("\n")[0] for t in texts] == ["wait 1", "calculate 5 * 5"]
+    segments = server.segments(_chat_id(page))
+    assert len(segments) == 1  # one run answered both
+    assert [e.content for e in segments[0].entries if e.type == "input"] == [
+        "wait 1",
+        "calculate 5 * 5",
+    ]
 
 
 def test_enter_submits_an_edit(page: Any, server: Server) -> None:

@@ -26,6 +26,7 @@ from ..run.handle import RunHandle
 from ..run.lease import RunLease, default_owner, holder_is_dead
 from ..run.resume import reachable_agents
 from ..run.runner import Runner
+from ..steering import Mailbox
 from ..stores.checkpoint import CheckpointOptions, IfRunExists, RunSnapshot
 from ..stores.lease import LeaseStore
 from ..stores.maintenance import title_of
@@ -86,17 +87,23 @@ class LiveRun:
         self.partial_text = ""  # text of the model turn in flight, kept on stop
         self.resumed = False  # a resume of an unfinished run (its message is in its checkpoint)
         self.token = CancelToken()
+        self.mailbox = Mailbox()  # messages sent while the run is live join it here
+        self.closing = False  # the mailbox was emptied for the last time: no more joins
+        self.next_run: LiveRun | None = None  # the run that answers messages it did not see
         self.claim: RunLease | None = None  # the chat's claim, held until the run is settled
         self.finished = asyncio.Event()
         self._changed = asyncio.Condition()
         self.task: asyncio.Task[None] | None = None
 
-    async def publish(self, event: dict[str, Any], *, last: bool = False) -> None:
+    async def publish(self, event: dict[str, Any], *, last: bool = False) -> int:
+        """Add ``event``; returns its number (1-based, as ``follow`` counts)."""
         async with self._changed:
             self.events.append(event)
+            seq = len(self.events)
             if last:
                 self.done = True
             self._changed.notify_all()
+        return seq
 
     async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, dict[str, Any]]]:
         """Events from number ``after + 1`` on (1-based), until the terminal one."""
@@ -112,6 +119,15 @@ class LiveRun:
                 yield seen, event
             if finished and seen >= len(self.events):
                 return
+
+    def accepts_messages(self) -> bool:
+        """Whether a message sent now can still join this run (through its mailbox)."""
+        return not (self.done or self.stopping or self.closing or self.token.cancelled)
+
+    def close_mailbox(self) -> list[Any]:
+        """No more joins; the messages that joined too late for the run to see them."""
+        self.closing = True
+        return self.mailbox.drain()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -140,6 +156,7 @@ class RunSupervisor:
         self.live: dict[str, LiveRun] = {}
         self._reserved: set[str] = set()
         self._resuming: set[str] = set()  # run ids a begin() here is about to drive
+        self._closing = False
         self.setup = SetupCheck(self.agents, probe=probe)
 
     def busy_here(self, chat_id: str) -> bool:
@@ -171,9 +188,12 @@ class RunSupervisor:
         *,
         agent_name: str | None = None,
         resume_run_id: str | None = None,
+        claim: RunLease | None = None,
+        queued: list[Any] | None = None,
     ) -> LiveRun:
-        """Claim the chat, ``await prepare()`` (rewind, settle...) for the run's input, and
-        start the run.
+        """Claim the chat (or take over ``claim``, already held), ``await prepare()``
+        (rewind, settle...) for the run's input, and start the run; ``queued`` messages
+        wait in its mailbox for its first turn.
 
         ``ChatBusy`` when the chat already has a live run, here or on another server sharing
         the stores: the claim is taken before ``prepare`` writes anything, so a refused
@@ -187,7 +207,6 @@ class RunSupervisor:
         self._reserved.add(chat_id)
         if resume_run_id is not None:
             self._resuming.add(resume_run_id)
-        claim: RunLease | None = None
         try:
             agent = self.agent(agent_name)
             problem = self.setup.blocking(agent)
@@ -196,7 +215,8 @@ class RunSupervisor:
                     f"the model of agent {problem.agent!r} cannot be used: {problem.message}",
                     hint=problem.hint,
                 )
-            claim = await self._claim(chat_id)
+            if claim is None:
+                claim = await self._claim(chat_id)
             text = await prepare()
             policy: IfRunExists = "resume_only" if resume_run_id else "fail"
             run_id = resume_run_id or uuid.uuid4().hex
@@ -204,10 +224,13 @@ class RunSupervisor:
                 await self.settle_pending(chat_id)
             run = LiveRun(chat_id, run_id, agent.name, text)
             run.resumed = resume_run_id is not None
+            for content in queued or ():
+                run.mailbox.push(content)  # joined the run before this one too late: first here
             handle = Runner.stream(
                 agent,
                 [] if resume_run_id else (text or ""),
                 cancel_token=run.token,
+                mailbox=run.mailbox,
                 session=self.chats.session,
                 session_id=chat_id,
                 checkpoint=CheckpointOptions(
@@ -228,6 +251,28 @@ class RunSupervisor:
             self._reserved.discard(chat_id)
             if resume_run_id is not None:
                 self._resuming.discard(resume_run_id)
+
+    async def send(
+        self, chat_id: str, text: str, *, agent_name: str | None = None
+    ) -> tuple[LiveRun, int | None]:
+        """A user message: it joins the chat's run live on this server (through the run's
+        mailbox, injected at its next turn), else starts a run. Returns the run and, when
+        the message joined it, the number of the run's event that says so (else ``None``).
+        ``ChatBusy`` (nothing written) when another server drives the chat."""
+        for _ in range(3):  # a run that is just ending hands over to the one after it
+            live = self.live.get(chat_id)
+            if live is None:
+                break
+            if live.accepts_messages():
+                token = live.mailbox.push(text)
+                event = {"type": "user_message_queued", "content": text, "token": token}
+                return live, await live.publish(event)
+            await live.finished.wait()
+
+        async def prepare() -> str:
+            return text
+
+        return await self.begin(chat_id, prepare, agent_name=agent_name), None
 
     async def _claim(self, chat_id: str) -> RunLease:
         """Take the chat's claim (a lease on ``lovia-chat:<id>`` in the checkpointer) or
@@ -297,23 +342,58 @@ class RunSupervisor:
             run.finished.set()
 
     async def _on_end(self, run: LiveRun, terminal: dict[str, Any]) -> None:
-        """Settle a stopped run before anyone is told the run ended."""
+        """Settle a stopped run before anyone is told the run ended; messages that joined
+        the run too late for it to see them are kept (a stopped run's transcript ends with
+        them) or answered by a run started at once (the chat's claim is handed to it)."""
+        late = run.close_mailbox()
         stopped = run.stopping and terminal["type"] == "run_failed"
         if stopped:
             try:
-                await self.settle(run.chat_id, run.run_id, run.partial_text, run.input_text)
+                await self.settle(
+                    run.chat_id, run.run_id, run.partial_text, run.input_text, late=late
+                )
                 terminal = {**terminal, "stopped": True}
+                late = []
             except Exception as exc:  # the run stays in the checkpoint: nothing is lost
                 log.warning("could not save the stopped run %s: %s", run.run_id, exc)
         elif terminal["type"] == "run_failed" and not run.resumed:
             await self._keep_message(run, terminal)
         self.chats.touch(run.chat_id, run.input_text)
+        if late and not self._closing and run.claim is not None:
+            follow_up = await self._answer_late(run, late)
+            if follow_up is not None:
+                terminal = {**terminal, "next_run_id": follow_up.run_id}
         claim, run.claim = run.claim, None
         if claim is not None:  # free before anyone hears of the end: they may send at once
             await claim.release()
         if self.live.get(run.chat_id) is run:
             del self.live[run.chat_id]
         await run.publish(terminal, last=True)
+
+    async def _answer_late(self, run: LiveRun, late: list[Any]) -> LiveRun | None:
+        """Start the run that answers ``late`` messages, holding the chat's claim all along
+        so no other server gets between the two runs."""
+        claim, run.claim = run.claim, None
+        if self.live.get(run.chat_id) is run:
+            del self.live[run.chat_id]
+        first, rest = late[0], late[1:]
+
+        async def prepare() -> str:
+            return str(first)
+
+        try:
+            follow_up = await self.begin(run.chat_id, prepare, claim=claim, queued=rest)
+        except Exception as exc:
+            log.warning("could not answer the messages sent during run %s: %s", run.run_id, exc)
+            try:  # they are kept in the chat, unanswered, rather than lost
+                await self.settle(
+                    run.chat_id, uuid.uuid4().hex, "", None, ended="failed", late=late
+                )
+            except Exception as again:
+                log.warning("messages sent during run %s are lost: %s", run.run_id, again)
+            return None
+        run.next_run = follow_up
+        return follow_up
 
     async def _keep_message(self, run: LiveRun, terminal: dict[str, Any]) -> None:
         """A run that failed before its checkpoint held the user's message (its model could
@@ -400,6 +480,7 @@ class RunSupervisor:
         *,
         ended: str = "stopped",
         error: dict[str, Any] | None = None,
+        late: list[Any] | None = None,
     ) -> list[TranscriptEntry]:
         """Write a run that will not go on to the session as a completed segment:
         dangling tool calls removed, the streamed text kept, ``{"ended": ended}`` as the
@@ -409,7 +490,9 @@ class RunSupervisor:
         and settling would write only part of its answer. The settle holds the lease itself,
         so nobody starts driving the run meanwhile."""
         async with self._holding(chat_id, run_id):
-            return await self._settle(chat_id, run_id, partial_text, input_text, ended, error)
+            return await self._settle(
+                chat_id, run_id, partial_text, input_text, ended, error, late or []
+            )
 
     async def _settle(
         self,
@@ -419,6 +502,7 @@ class RunSupervisor:
         input_text: str | None,
         ended: str,
         error: dict[str, Any] | None = None,
+        late: list[Any] | None = None,
     ) -> list[TranscriptEntry]:
         cp = self.chats.checkpointer
         snapshot = await cp.load(run_id)
@@ -431,6 +515,8 @@ class RunSupervisor:
         entries = drop_dangling_tool_calls(entries)
         if partial_text.strip():
             entries.append(AssistantTextEntry(content=partial_text))
+        # messages sent while it ran that it never saw: kept after it, in order
+        entries.extend(InputEntry(role="user", content=content) for content in late or ())
         if entries:
             meta: dict[str, Any] = {"ended": ended}
             if snapshot is not None and snapshot.error and ended != "stopped":
@@ -526,6 +612,7 @@ class RunSupervisor:
 
     async def close(self) -> None:
         """Server shutdown: interrupt every live run (each stays resumable)."""
+        self._closing = True
         runs = list(self.live.values())
         for run in runs:
             run.token.cancel("the server is shutting down")

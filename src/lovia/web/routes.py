@@ -144,10 +144,15 @@ async def delete_chat(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     response_class=StreamingResponse,
 )
 async def send(chat_id: ChatId, body: SendMessage, sup: Sup) -> StreamingResponse:
-    async def prepare() -> str:
-        return body.content
-
-    return _sse(await sup.begin(chat_id, prepare, agent_name=body.agent))
+    """While a run of the chat is live on this server, the message joins it (the run reads
+    it at its next step; event ``user_message_queued`` now, ``user_message_injected`` then)
+    and the response follows that run from there on; a run live on another server: 409."""
+    run, joined_at = await sup.send(chat_id, body.content, agent_name=body.agent)
+    if joined_at is None:
+        return _sse(run)
+    response = _sse(run, joined_at - 1)
+    response.headers["X-Lovia-Joined"] = "1"
+    return response
 
 
 @router.post("/chats/{chat_id}/stop", summary="Stop the live run and keep what it said")
