@@ -10,6 +10,7 @@ works out the affected runs from the pure rewind plan.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import logging
 import time
 from dataclasses import dataclass
@@ -77,10 +78,22 @@ class ChatBook:
         return [r for r in runs if r.session_id]
 
     async def pending_run(self, chat_id: str) -> RunSnapshot | None:
-        for run in await self.pending_runs():
+        """The chat's newest run that did not complete; only that chat's runs are read
+        when the checkpointer can filter by session (the built-in ones can)."""
+        for run in await self._pending_of(chat_id):
             if run.session_id == chat_id:
                 return run
         return None
+
+    async def _pending_of(self, chat_id: str) -> list[RunSnapshot]:
+        list_runs = getattr(self.checkpointer, "list_runs", None)
+        if list_runs is None:
+            return []
+        params = inspect.signature(list_runs).parameters.values()
+        if any(p.name == "session_id" or p.kind is p.VAR_KEYWORD for p in params):
+            runs: list[RunSnapshot] = await list_runs(statuses=PENDING_STATUSES, session_id=chat_id)
+            return runs
+        return await self.pending_runs()  # a checkpointer that cannot filter: done here
 
     async def summaries(self, pending: list[RunSnapshot] | None = None) -> list[dict[str, Any]]:
         """Every chat, most recently updated first (``pending``: the pending runs, if the
@@ -138,7 +151,7 @@ class ChatBook:
                             item["ended_hint"] = str(error["hint"])
                 shown.append(item)
                 entries.append(e)
-        runs = await self.pending_runs()  # read once for the summary and the pending run
+        runs = await self._pending_of(chat_id)  # this chat's: one read for both uses
         summary = await self.summary(chat_id, runs)
         pending = next((r for r in runs if r.session_id == chat_id), None)
         return {
