@@ -372,6 +372,8 @@ class RunDriver:
             if keeps_versions(o.session):  # read again on resume: the version moves on
                 history = await o.session.history(o.session_id)  # type: ignore[attr-defined]
                 segments, state.session_version = history.segments, history.version
+                if _conflicted(snapshot):  # its answer never saw the other run: still refused
+                    state.session_version = snapshot.session_version  # type: ignore[union-attr]
             else:
                 segments = await o.session.segments(o.session_id)
             state.history = [e for seg in segments for e in seg.entries]
@@ -801,3 +803,12 @@ def _strip_fences(text: str) -> str:
         if stripped.rstrip().endswith("```"):
             stripped = stripped.rstrip()[:-3]
     return stripped
+
+
+def _conflicted(snapshot: RunSnapshot | None) -> bool:
+    """A run whose final session append was refused as a conflict (its head says so)."""
+    return (
+        snapshot is not None
+        and snapshot.status == "failed"
+        and (snapshot.error or {}).get("type") == "SessionConflict"
+    )
