@@ -283,3 +283,31 @@ def test_two_servers_deciding_at_once_one_wins_the_other_changes_nothing(
         found.stop()
         if prefix is not None:
             drop_prefix(postgres_dsn(), prefix)
+
+
+async def test_without_a_page_a_call_that_needs_approval_is_refused_not_parked(
+    tmp_path: Path,
+) -> None:
+    """``lovia chat`` has no page to decide on: its supervisor leaves the call to the
+    agent's handler, and without one the call is refused (fail closed), the run completes."""
+    from lovia import InMemoryCheckpointer, InMemorySession
+    from lovia.chats import ChatBook, RunSupervisor
+
+    from .apps import paying
+
+    os.environ["LOVIA_TEST_PAID"] = str(tmp_path / "paid.txt")
+    try:
+        book = ChatBook(InMemorySession(), InMemoryCheckpointer())
+        sup = RunSupervisor(paying, book, probe=False, park_approvals=False)
+
+        async def prepare() -> str:
+            return "pay bob"
+
+        run = await sup.begin("t", prepare)
+        await run.finished.wait()
+        assert run.events[-1]["type"] == "run_completed"
+        assert run.events[-1]["result"]["output"] == "after the payment: Tool pay was not approved."
+        assert await book.pending_run("t") is None
+        assert not (tmp_path / "paid.txt").exists()
+    finally:
+        os.environ.pop("LOVIA_TEST_PAID", None)

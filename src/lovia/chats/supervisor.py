@@ -149,8 +149,12 @@ class RunSupervisor:
         *,
         lease_ttl: float = 30.0,
         probe: bool = True,
+        park_approvals: bool = True,
     ) -> None:
         self.agents = dict(agents)
+        # a call that needs approval parks its run until a person decides (the web page);
+        # False leaves it to the agent's approval_handler, else it is refused (fail closed)
+        self.park_approvals = park_approvals
         self.lease_ttl = lease_ttl  # how long a crashed server's run stays locked
         self.chats = chats
         self.live: dict[str, LiveRun] = {}
@@ -415,6 +419,8 @@ class RunSupervisor:
     def _asks_a_person(self, event: ApprovalRequired) -> bool:
         """Whether a call that needs approval waits for a person on the page: yes, unless
         the agent asking has an ``approval_handler`` (it decides, and may defer itself)."""
+        if not self.park_approvals:
+            return False
         name = event.agent_name
         for entry in self.agents.values():
             agent = reachable_agents(entry).get(name or entry.name)

@@ -228,7 +228,10 @@ async def run_chat(args: argparse.Namespace) -> int:
     await _check_model(agents)
     printer = make_printer(args)
     session, checkpointer = open_stores(args.db, create=True)
-    supervisor = RunSupervisor(agents, ChatBook(session, checkpointer), probe=False)
+    # no page to decide on: a call that needs approval is left to the agent's handler
+    supervisor = RunSupervisor(
+        agents, ChatBook(session, checkpointer), probe=False, park_approvals=False
+    )
     chat_id = args.session or uuid.uuid4().hex
     loop = asyncio.get_running_loop()
     print(f"lovia chat: agent {next(iter(agents))}, session {chat_id}. {HELP}", flush=True)
