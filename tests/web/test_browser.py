@@ -698,3 +698,28 @@ def test_a_rejection_with_a_reason_shows_the_models_follow_up(
         context.close()
         assert errors == []
     assert not ledger.exists()
+
+
+def test_stop_on_a_waiting_call_rejects_it_and_the_chat_goes_on(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .apps import paying
+
+    ledger = tmp_path / "paid.txt"
+    monkeypatch.setenv("LOVIA_TEST_PAID", str(ledger))
+    with Server(tmp_path / "stop.db", agents=paying) as server:
+        context, p, errors = _open(browser, server.url)
+        _send(p, "pay bob")
+        p.locator("[data-testid=approval]").wait_for()
+        p.click("[data-testid=stop-pending]")
+        p.locator("[data-testid=ended]", has_text="stopped").wait_for()
+        assert p.locator("[data-testid=approval]").count() == 0
+        tool = p.locator("[data-testid=tool-call]")
+        tool.locator("summary").click()
+        assert "not approved. Reason: stopped" in tool.locator(".tool-result").inner_text()
+        _send(p, "pay bob again")  # not deadlocked: the next message gets its own answer
+        p.locator("[data-testid=approval]").wait_for()
+        assert p.locator("[data-testid=user-message]").count() == 2
+        context.close()
+        assert errors == []
+    assert not ledger.exists()
