@@ -23,10 +23,10 @@ from typing import Any
 import httpx
 
 from lovia import Agent, SQLiteCheckpointer, SQLiteSession
+from lovia.chats import chat_claim_key
 from lovia.run.lease import RunLease
 from lovia.testing import ScriptedProvider, text
 from lovia.web import create_app
-from lovia.web.supervisor import chat_claim_key
 
 
 def _summary(samples: list[float]) -> dict[str, float]:

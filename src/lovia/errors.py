@@ -70,6 +70,15 @@ class ProviderError(LoviaError):
     status_code: int | None = None
     retryable: bool | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """Also ``status_code`` and ``retryable`` (``None`` when unknown), so a stored
+        failure says whether trying again can work."""
+        return {
+            **super().to_dict(),
+            "status_code": self.status_code,
+            "retryable": self.retryable,
+        }
+
 
 class ContextOverflowError(ProviderError):
     """The request did not fit the model's context window (``reported_window`` if the

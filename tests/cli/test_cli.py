@@ -269,16 +269,26 @@ def test_every_command_and_route_is_in_the_docs() -> None:
             assert f"{method.upper()} {path.replace('{chat_id}', '{id}')}" in docs, path
 
 
-def test_the_cli_and_the_chat_supervisor_load_without_fastapi() -> None:
+def test_the_cli_and_the_chat_supervisor_load_without_fastapi(tmp_path: Path) -> None:
     """FastAPI and uvicorn are the web extra: only create_app and 'lovia web' need them."""
     code = (
-        "import sys, lovia, lovia.cli, lovia.cli.chat, lovia.web, lovia.web.supervisor, "
+        "import sys, lovia, lovia.cli, lovia.cli.chat, lovia.cli.stores, lovia.chats, "
         "lovia.demo; "
-        "print(sorted(m for m in ('fastapi', 'uvicorn', 'starlette') if m in sys.modules))"
+        "lovia.cli.main(['sessions', 'list', '--db', sys.argv[1]]); "
+        "lovia.cli.main(['runs', 'list', '--db', sys.argv[1]]); "
+        "print(sorted(m for m in ('fastapi', 'uvicorn', 'starlette', 'lovia.web') "
+        "if m in sys.modules), file=sys.stderr)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    db = str(tmp_path / "lovia.db")
+
+    async def create() -> None:
+        async with SQLiteSession(db, wal=True), SQLiteCheckpointer(db, wal=True):
+            pass
+
+    asyncio.run(create())
+    done = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
 
 
 def _postgres_up() -> bool:

@@ -223,3 +223,23 @@ def test_one_provider_serves_runs_on_separate_event_loops(
     outputs = [helper.run_sync("hi").output, helper.run_sync("again").output]
 
     assert outputs == ["one", "two"]
+
+
+@pytest.mark.parametrize(("failure", "status"), [("auth_error", 401), ("rate_limited", 429)])
+async def test_a_failed_runs_stored_error_says_its_status_and_whether_to_retry(
+    dialect: Dialect, server: ProtocolServer, model: Provider, failure: str, status: int
+) -> None:
+    """The head of a run failed by the provider keeps ``status_code`` and ``retryable``,
+    so a page (or a script) can tell a passing failure from one a retry cannot fix."""
+    server.add(getattr(dialect, failure))
+    cp = InMemoryCheckpointer()
+
+    with pytest.raises(ProviderError) as info:
+        await Runner.run(agent(model), "hi", checkpoint=CheckpointOptions(cp, "r1"))
+
+    snap = await cp.load("r1")
+    assert snap is not None and snap.error is not None
+    assert snap.error["type"] == "ProviderError"
+    assert snap.error["status_code"] == status
+    assert snap.error["retryable"] == info.value.retryable
+    assert snap.error["retryable"] is (status == 429)

@@ -180,8 +180,8 @@ async def test_two_runs_on_one_conversation_at_once_never_fork_it(
 ) -> None:
     """Issue 9 (no silent fork): both runs load the history at one version; the first to
     append lands, the second raises SessionConflict and writes nothing. Its checkpoint is
-    completed, its replay raises again (never appended later), and if_run_exists='restart'
-    answers it with the new history (S5, C8, C12)."""
+    failed (its answer is not in the session), its resume raises again (never appended
+    later), and if_run_exists='restart' answers it with the new history (S5, C8, C12)."""
     model = HeldModel()
     agent = Agent("a", model=model)
     session: Any = InMemorySession() if backend == "memory" else SQLiteSession(tmp_path / "chat.db")
@@ -213,7 +213,7 @@ async def test_two_runs_on_one_conversation_at_once_never_fork_it(
     segments = await session.segments("u1")
     assert [s.run_id for s in segments] == ["r0", winner]
     snap = await cp.load(loser)
-    assert snap is not None and snap.status == "completed" and snap.session_version == 1
+    assert snap is not None and snap.status == "failed" and snap.session_version == 1
 
     with pytest.raises(SessionConflict):  # a replay never appends the stale answer
         await go("ignored", loser)

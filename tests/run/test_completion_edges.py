@@ -97,16 +97,21 @@ async def test_a_run_whose_append_conflicted_is_never_appended_by_a_replay() -> 
             checkpoint=CheckpointOptions(cp, "r1"),
         )
     snap = await cp.load("r1")
-    assert snap is not None and snap.status == "completed"
+    # failed, not completed: its answer is not in the session, and the run (with the user's
+    # message) stays listed as unfinished instead of vanishing (issue 14, finding 3)
+    assert snap is not None and snap.status == "failed"
     assert snap.error is not None and snap.error["type"] == "SessionConflict"
-    with pytest.raises(SessionConflict):
-        await Runner.run(
-            Agent("a", model=ScriptedProvider([])),
-            "q",
-            session=session,
-            session_id="u",
-            checkpoint=CheckpointOptions(cp, "r1"),
-        )
+    assert [r.run_id for r in await cp.list_runs(statuses=["failed"])] == ["r1"]
+    assert [e.text for e in snap.entries if isinstance(e, InputEntry)] == ["q"]
+    for policy in ("resume", "resume_only"):
+        with pytest.raises(SessionConflict):
+            await Runner.run(
+                Agent("a", model=ScriptedProvider([])),
+                "q",
+                session=session,
+                session_id="u",
+                checkpoint=CheckpointOptions(cp, "r1", if_run_exists=policy),
+            )
     assert [s.run_id for s in await session.segments("u")] == ["other"]
 
 

@@ -66,3 +66,60 @@ class SlowEcho:
 
 slow = {"echo": Agent("echo", model=SlowEcho())}
 """Echoes the last user message after a short pause (the two-server race tests)."""
+
+
+@tool(needs_approval=True)
+def pay(amount: int, to: str) -> str:
+    """Pay ``amount`` to ``to`` (needs a person's approval); each payment is a line in the
+    file LOVIA_TEST_PAID names, so a test counts how often the tool really ran."""
+    ledger = os.environ.get("LOVIA_TEST_PAID")
+    if ledger:
+        with open(ledger, "a", encoding="utf-8") as f:
+            f.write(f"{amount} {to}\n")
+    return f"paid {amount} to {to}"
+
+
+PAYEE = '<img src=x onerror="document.body.dataset.pwned=1">bob'
+"""Untrusted text in the call's arguments: the page must show it as text."""
+
+
+def _pay_then_answer(messages: list[Message]) -> AssistantTurn:
+    last = messages[-1]
+    if last.role == "tool":
+        return text(f"after the payment: {last.content}")
+    return call("pay", {"amount": 5, "to": PAYEE}, call_id=f"call_pay_{len(messages)}")
+
+
+paying = {"payer": Agent("payer", model=Stateless(_pay_then_answer), tools=[pay])}
+"""Asks to pay (a tool that needs approval), then reports the tool's result."""
+
+
+@tool
+async def nap() -> str:
+    """Sleep LOVIA_TEST_NAP seconds (default 1): a step during which a message can join."""
+    await asyncio.sleep(float(os.environ.get("LOVIA_TEST_NAP", "1")))
+    return "rested"
+
+
+class Listener:
+    """Naps once per user message it has not napped for, then answers ``heard: a | b`` with
+    every user message of the chat (after LOVIA_TEST_THINK seconds, default 0); stateless."""
+
+    name = "listener"
+    model = "listener"
+    supports_json_schema = False
+
+    async def stream(self, entries: Any, **kwargs: Any) -> Any:
+        users = [e.text for e in entries if e.type == "input" and e.role == "user"]
+        steps = [e.type for e in entries if e.type == "tool_result" or e.type == "input"]
+        if steps and steps[-1] == "input":
+            turn = call("nap", {}, call_id=f"call_nap_{len(entries)}")
+        else:
+            await asyncio.sleep(float(os.environ.get("LOVIA_TEST_THINK", "0")))
+            turn = text("heard: " + " | ".join(users))
+        async for delta in ScriptedProvider([turn]).stream(entries, **kwargs):
+            yield delta
+
+
+listening = {"listener": Agent("listener", model=Listener(), tools=[nap])}
+"""Naps, then repeats what it heard: messages sent during a nap join the run."""

@@ -108,8 +108,8 @@ async def test_stop_mid_tool_saves_the_partial_run_without_dangling_calls(
     client = client_for(create_app(agent, session=session, checkpointer=cp))
     sending = asyncio.ensure_future(client.post("/api/chats/c/messages", json={"content": "go"}))
     await started.wait()
-    busy = await client.post("/api/chats/c/messages", json={"content": "again"})
-    assert busy.status_code == 409  # one live run per chat
+    busy = await client.post("/api/chats/c/regenerate")
+    assert busy.status_code == 409  # one live run per chat (a message would join it)
     stop = await client.post("/api/chats/c/stop")
     assert stop.status_code == 200
     run_id = stop.json()["stopped"]

@@ -9,6 +9,7 @@ these tests skip with the reason, except in CI (``CI=true``), where they fail:
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import threading
@@ -395,21 +396,28 @@ def test_a_stopped_answer_is_marked_and_regenerate_belongs_to_it(
     assert [e.content for e in segments[-1].entries if e.type == "input"] == ["wait 20"]
 
 
-def test_enter_during_a_run_queues_the_message_and_sends_it_after(
-    page: Any, server: Server
-) -> None:
+def test_a_message_sent_during_a_run_joins_it(page: Any, server: Server) -> None:
+    """Issue 16: Enter while an answer runs sends the message into that run at once (it
+    shows at once); the run reads it at its next step and answers it in the same run."""
     _send(page, "wait 1")
     page.wait_for_selector("[data-testid=tool-call] >> text=running…")
     _send(page, "calculate 5 * 5")
-    assert page.locator("[data-testid=queued-message]").count() == 1
+    page.wait_for_selector("[data-testid=queued-message] >> text=calculate 5 * 5")
+    assert page.locator("#stop").is_visible()  # still the same live answer
     page.wait_for_function(
         "[...document.querySelectorAll('[data-testid=answer]')]"
         ".some(a => a.textContent.includes('25'))"
     )
     _wait_idle(page)
     assert page.locator("[data-testid=queued-message]").count() == 0
-    users = _user_texts(server, page)
-    assert users == ["wait 1", "calculate 5 * 5"]
+    texts = page.locator("[data-testid=user-message]").all_inner_texts()
+    assert [t.split("\n")[0] for t in texts] == ["wait 1", "calculate 5 * 5"]
+    segments = server.segments(_chat_id(page))
+    assert len(segments) == 1  # one run answered both
+    assert [e.content for e in segments[0].entries if e.type == "input"] == [
+        "wait 1",
+        "calculate 5 * 5",
+    ]
 
 
 def test_enter_submits_an_edit(page: Any, server: Server) -> None:
@@ -609,3 +617,109 @@ def test_a_page_on_another_port_cannot_use_the_token_cookie(browser: Any, tmp_pa
         mine.click("#stop")
         mine.wait_for_selector("[data-testid=ended]")
         context.close()
+
+
+def _open(browser: Any, url: str) -> tuple[Any, Any, list[str]]:
+    context = browser.new_context(viewport={"width": 1200, "height": 800}, bypass_csp=True)
+    p = context.new_page()
+    p.set_default_timeout(15_000)
+    errors: list[str] = []
+    p.on("pageerror", lambda exc: errors.append(str(exc)))
+    p.goto(url)
+    p.wait_for_selector("body[data-ready=true]")
+    return context, p, errors
+
+
+def test_an_approval_given_after_a_restart_runs_the_tool_once(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 15: the call waits in the checkpoint; a new server shows it and Approve runs
+    it once, then the model's answer shows. The arguments are shown as text only."""
+    from .apps import PAYEE, paying
+
+    ledger = tmp_path / "paid.txt"
+    monkeypatch.setenv("LOVIA_TEST_PAID", str(ledger))
+    db = tmp_path / "approve.db"
+    with Server(db, agents=paying) as first:
+        context, p, errors = _open(browser, first.url)
+        _send(p, "pay bob")
+        card = p.locator("[data-testid=approval]")
+        card.wait_for()
+        assert "pay" in card.inner_text()
+        assert json.dumps(PAYEE) in card.locator("[data-testid=approval-args]").inner_text()
+        chat = _chat_id(p)
+        context.close()
+        assert errors == []
+    assert not ledger.exists()
+    with Server(db, agents=paying) as second:
+        context, p, errors = _open(browser, f"{second.url}#chat={chat}")
+        card = p.locator("[data-testid=approval]")
+        card.wait_for()
+        assert json.dumps(PAYEE) in card.locator("[data-testid=approval-args]").inner_text()
+        assert p.evaluate("document.body.dataset.pwned") is None  # the markup stayed text
+        p.screenshot(path=str(tmp_path / "approval.png"))
+        p.click("[data-testid=approve]")
+        p.locator("[data-testid=answer]", has_text="after the payment: paid 5 to").wait_for()
+        _wait_idle(p)
+        assert p.locator("[data-testid=approval]").count() == 0
+        assert p.evaluate("document.body.dataset.pwned") is None
+        context.close()
+        assert errors == []
+    assert ledger.read_text().splitlines() == [f"5 {PAYEE}"]
+
+
+def test_a_rejection_with_a_reason_shows_the_models_follow_up(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .apps import paying
+
+    ledger = tmp_path / "paid.txt"
+    monkeypatch.setenv("LOVIA_TEST_PAID", str(ledger))
+    with Server(tmp_path / "reject.db", agents=paying) as server:
+        context, p, errors = _open(browser, server.url)
+        _send(p, "pay bob")
+        card = p.locator("[data-testid=approval]")
+        card.wait_for()
+        card.locator("[data-testid=approval-reason]").fill("too expensive")
+        card.locator("[data-testid=reject]").click()
+        p.locator(
+            "[data-testid=answer]",
+            has_text="after the payment: Tool pay was not approved. Reason: too expensive",
+        ).wait_for()
+        _wait_idle(p)
+        assert p.locator("[data-testid=approval]").count() == 0
+        segments = server.segments(_chat_id(p))
+        assert [e.type for s in segments for e in s.entries] == [
+            "input",
+            "tool_call",
+            "tool_result",
+            "assistant_text",
+        ]
+        context.close()
+        assert errors == []
+    assert not ledger.exists()
+
+
+def test_stop_on_a_waiting_call_rejects_it_and_the_chat_goes_on(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .apps import paying
+
+    ledger = tmp_path / "paid.txt"
+    monkeypatch.setenv("LOVIA_TEST_PAID", str(ledger))
+    with Server(tmp_path / "stop.db", agents=paying) as server:
+        context, p, errors = _open(browser, server.url)
+        _send(p, "pay bob")
+        p.locator("[data-testid=approval]").wait_for()
+        p.click("[data-testid=stop-pending]")
+        p.locator("[data-testid=ended]", has_text="stopped").wait_for()
+        assert p.locator("[data-testid=approval]").count() == 0
+        tool = p.locator("[data-testid=tool-call]")
+        tool.locator("summary").click()
+        assert "not approved. Reason: stopped" in tool.locator(".tool-result").inner_text()
+        _send(p, "pay bob again")  # not deadlocked: the next message gets its own answer
+        p.locator("[data-testid=approval]").wait_for()
+        assert p.locator("[data-testid=user-message]").count() == 2
+        context.close()
+        assert errors == []
+    assert not ledger.exists()

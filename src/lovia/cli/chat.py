@@ -202,7 +202,7 @@ def make_printer(args: argparse.Namespace) -> PlainPrinter | RichPrinter:
 
 async def _check_model(agents: dict[str, Any]) -> None:
     """Refuse to start on a model that cannot be used; warn when its server is unreachable."""
-    from ..web.setup import model_problem, unreachable_problem
+    from ..chats.setup import model_problem, unreachable_problem
 
     agent = next(iter(agents.values()))
     problem = model_problem(agent)
@@ -219,8 +219,8 @@ async def _check_model(agents: dict[str, Any]) -> None:
 
 
 async def run_chat(args: argparse.Namespace) -> int:
-    from ..web.chats import ChatBook
-    from ..web.supervisor import RunSupervisor
+    from ..chats.book import ChatBook
+    from ..chats.supervisor import RunSupervisor
 
     agents = load_agents(args.app, args.demo)
     if not agents:
@@ -228,7 +228,10 @@ async def run_chat(args: argparse.Namespace) -> int:
     await _check_model(agents)
     printer = make_printer(args)
     session, checkpointer = open_stores(args.db, create=True)
-    supervisor = RunSupervisor(agents, ChatBook(session, checkpointer), probe=False)
+    # no page to decide on: a call that needs approval is left to the agent's handler
+    supervisor = RunSupervisor(
+        agents, ChatBook(session, checkpointer), probe=False, park_approvals=False
+    )
     chat_id = args.session or uuid.uuid4().hex
     loop = asyncio.get_running_loop()
     print(f"lovia chat: agent {next(iter(agents))}, session {chat_id}. {HELP}", flush=True)

@@ -201,7 +201,7 @@ async def sessions_trim(args: argparse.Namespace) -> int:
 
 
 async def sessions_rewind(args: argparse.Namespace) -> int:
-    from ..web.chats import ChatBook
+    from ..chats.book import ChatBook
 
     async with _stores(args) as (session, cp):
         done = await ChatBook(session, cp).rewind(args.session_id, args.keep)
@@ -214,7 +214,7 @@ async def sessions_rewind(args: argparse.Namespace) -> int:
 
 
 async def sessions_clear(args: argparse.Namespace) -> int:
-    from ..web.chats import ChatBook
+    from ..chats.book import ChatBook
 
     async with _stores(args) as (session, cp):
         runs = await ChatBook(session, cp).delete(args.session_id)
@@ -291,7 +291,7 @@ async def runs_resume(args: argparse.Namespace) -> int:
             )
         if not agents:
             raise UserError("no agent to resume the run with", hint=NO_MODEL_HINT)
-        from ..web.supervisor import entry_agent
+        from ..chats.supervisor import entry_agent
 
         agent = entry_agent(agents, snap.agent_name)
         assert agent is not None  # agents is not empty here

@@ -42,6 +42,14 @@ def add_parser(sub: Any) -> None:
         help="how long a run of a crashed server stays locked before it can be resumed "
         "(default: 30)",
     )
+    parser.add_argument(
+        "--request-timeout",
+        type=_positive_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a client may take to send a request's headers, and then its body, "
+        "before it gets 408 and its connection is closed (default: 10)",
+    )
     parser.set_defaults(handler=run_web)
 
 
@@ -120,6 +128,7 @@ def run_web(args: argparse.Namespace) -> int:
         raise UserError("lovia web needs uvicorn", hint="pip install 'lovia[web]'") from exc
     from ..web import create_app
     from ..web.auth import generate_token, is_loopback
+    from ..web.serving import header_timeout_protocol
 
     token: str | None = args.token
     if token is None and not is_loopback(args.host):
@@ -137,9 +146,15 @@ def run_web(args: argparse.Namespace) -> int:
             checkpointer=checkpointer,
             token=token,
             lease_ttl=args.lease_ttl,
+            body_timeout=args.request_timeout,
         )
         config = uvicorn.Config(
-            app, host=args.host, port=port, log_level="warning", timeout_graceful_shutdown=3
+            app,
+            host=args.host,
+            port=port,
+            log_level="warning",
+            timeout_graceful_shutdown=3,
+            http=header_timeout_protocol(args.request_timeout),
         )
         print("\n".join(banner(args.host, port, token, agents, args.db)), flush=True)
         try:

@@ -56,6 +56,7 @@ def status_error(
             hint="the prompt is larger than the model's context window; use a context policy "
             "such as Compaction(context_window=...) or a model with a larger window",
             status_code=status,
+            retryable=False,
         )
     hint: str | None = None
     if status in (401, 403):
@@ -68,7 +69,9 @@ def status_error(
         hint = "rate limited; give the agent a RetryPolicy (Agent(retry=RetryPolicy()))"
     elif status >= 500:
         hint = "the server failed; a RetryPolicy on the agent retries such errors"
-    return ProviderError(text, hint=hint, status_code=status)
+    # as RetryPolicy decides by default: timeouts, conflicts, rate limits, server failures
+    passing = status in (408, 409, 429) or status >= 500
+    return ProviderError(text, hint=hint, status_code=status, retryable=passing)
 
 
 def tool_choice_name(choice: str) -> str | None:

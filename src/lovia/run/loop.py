@@ -376,6 +376,8 @@ class RunDriver:
             if snapshot is not None or read is None:  # read again on resume: the version moves on
                 read = await self._read_history()
             segments, state.session_version = read
+            if _conflicted(snapshot):  # its answer never saw the other run: still refused
+                state.session_version = snapshot.session_version  # type: ignore[union-attr]
             state.history = [e for seg in segments for e in seg.entries]
             if snapshot is None and segments and segments[-1].meta:
                 state.context_state = dict(segments[-1].meta.get("context_state") or {})
@@ -817,3 +819,12 @@ def _strip_fences(text: str) -> str:
         if stripped.rstrip().endswith("```"):
             stripped = stripped.rstrip()[:-3]
     return stripped
+
+
+def _conflicted(snapshot: RunSnapshot | None) -> bool:
+    """A run whose final session append was refused as a conflict (its head says so)."""
+    return (
+        snapshot is not None
+        and snapshot.status == "failed"
+        and (snapshot.error or {}).get("type") == "SessionConflict"
+    )

@@ -144,9 +144,12 @@ class RunRecorder:
         try:
             await self.append_session(state.entries, state.context_state, state.session_version)
         except SessionConflict as exc:
-            # Remember the conflict in the completed head, so a replay raises it again
-            # instead of appending an answer that never saw the other run (see finish_replay).
-            await self.save(state, "completed", output=stored_output, error=exc.to_dict())
+            # The answer never reached the session: the run failed, and its head says why
+            # (listed as unfinished, its message is not lost). A resume raises the conflict
+            # again instead of appending an answer that never saw the other run.
+            self.completed = False  # the one change a completed head may take
+            await self.save(state, "failed", output=stored_output, error=exc.to_dict())
+            self.completed = True  # and nothing after it
             raise
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)

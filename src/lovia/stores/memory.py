@@ -179,12 +179,16 @@ class InMemoryCheckpointer(MemoryLeases):
         self._runs[run_id] = (stored[0], _copy_head(new))
         return _copy_head(new)
 
-    async def list_runs(self, *, statuses: Sequence[str] | None = None) -> list[RunSnapshot]:
-        """Every stored run (heads and entries), newest first, optionally by status."""
+    async def list_runs(
+        self, *, statuses: Sequence[str] | None = None, session_id: str | None = None
+    ) -> list[RunSnapshot]:
+        """Every stored run (heads and entries), newest first, optionally by status and
+        by session."""
         out = [
             RunSnapshot.of(rid, list(e), _copy_head(h))
             for rid, (e, h) in self._runs.items()
-            if statuses is None or h.status in statuses
+            if (statuses is None or h.status in statuses)
+            and (session_id is None or h.session_id == session_id)
         ]
         return sorted(out, key=lambda s: s.updated_at, reverse=True)
 

@@ -204,14 +204,24 @@ class PostgresCheckpointer(PostgresStore):
 
     # -- maintenance (not part of the protocol) ---------------------------------------------
 
-    async def list_runs(self, *, statuses: Sequence[str] | None = None) -> list[RunSnapshot]:
-        """Every stored run (heads and entries), newest first, optionally only these statuses."""
+    async def list_runs(
+        self, *, statuses: Sequence[str] | None = None, session_id: str | None = None
+    ) -> list[RunSnapshot]:
+        """Every stored run (heads and entries), newest first, optionally only these statuses
+        and only the runs of ``session_id`` (the others' entries are not read)."""
         wanted = check_statuses(statuses)
         if wanted == ():
             return []
-        where = "" if wanted is None else " WHERE r.status = ANY(%s)"
+        conditions: list[str] = []
+        params: tuple[Any, ...] = ()
+        if wanted is not None:
+            conditions.append("r.status = ANY(%s)")
+            params = (list(wanted),)
+        if session_id is not None:
+            conditions.append("r.session_id = %s")
+            params = (*params, session_id)
+        where = " WHERE " + " AND ".join(conditions) if conditions else ""
         query = self._db.q(_LOAD + where + " ORDER BY r.updated_at DESC, r.run_key DESC, b.seq")
-        params: tuple[Any, ...] = () if wanted is None else (list(wanted),)
 
         async def read(conn: Conn) -> list[Any]:
             cur = await conn.execute(query, params)

@@ -187,16 +187,25 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
 
     # -- maintenance (not part of the protocol) ---------------------------------------------
 
-    async def list_runs(self, *, statuses: Sequence[str] | None = None) -> list[RunSnapshot]:
-        """Every stored run (heads and entries), newest first, optionally only these statuses."""
+    async def list_runs(
+        self, *, statuses: Sequence[str] | None = None, session_id: str | None = None
+    ) -> list[RunSnapshot]:
+        """Every stored run (heads and entries), newest first, optionally only these statuses
+        and only the runs of ``session_id`` (the others' entries are not read)."""
         wanted = check_statuses(statuses)
 
         def read(conn: sqlite3.Connection) -> list[tuple[_Row, list[bytes]]]:
             sql = "SELECT run_key, run_id, head, status FROM checkpoint_runs"
+            where: list[str] = []
             params: tuple[str, ...] = ()
             if wanted is not None:
-                sql += f" WHERE status IN ({', '.join('?' * len(wanted))})"
+                where.append(f"status IN ({', '.join('?' * len(wanted))})")
                 params = wanted
+            if session_id is not None:
+                where.append("session_id = ?")
+                params = (*params, session_id)
+            if where:
+                sql += " WHERE " + " AND ".join(where)
             sql += " ORDER BY updated_at DESC, run_key DESC"  # few runs: no index kept for it
             rows = conn.execute(sql, params).fetchall()
             return [(row, _batches(conn, row[0])) for row in rows]

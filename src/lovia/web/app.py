@@ -23,15 +23,15 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..agent import Agent
+from ..chats.book import ChatBook
+from ..chats.supervisor import ChatBusy, RunSupervisor
 from ..errors import LoviaError, UserError
 from ..stores.checkpoint import Checkpointer
 from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session import Session
 from .auth import LoopbackOnly, SameOriginWrites, cookie_name, token_matches
-from .chats import ChatBook
 from .limits import BodyLimit
 from .routes import router
-from .supervisor import ChatBusy, RunSupervisor
 
 __all__ = ["create_app"]
 

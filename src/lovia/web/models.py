@@ -7,8 +7,10 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
+    "CALL_ID_PATTERN",
     "CHAT_ID_PATTERN",
     "MAX_MESSAGE_CHARS",
+    "Decision",
     "EditMessage",
     "NewChat",
     "Regenerate",
@@ -17,6 +19,20 @@ __all__ = [
 
 MAX_MESSAGE_CHARS = 100_000
 CHAT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+CALL_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,256}$"
+MAX_REASON_CHARS = 2_000
+
+
+def _checked_reason(value: str | None) -> str | None:
+    if value is None or not value.strip():
+        return None
+    if "\x00" in value:
+        raise ValueError("the reason contains a NUL character (U+0000): remove it")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("the reason contains an unpaired surrogate: remove it") from None
+    return value.strip()
 
 
 def _checked_text(value: str) -> str:
@@ -70,3 +86,15 @@ class Regenerate(_Body):
     """Answer the last user message again (the last answer is rewound away)."""
 
     agent: AgentName = None
+
+
+class Decision(_Body):
+    """A person's decision on a tool call waiting for approval: ``approve`` runs it once,
+    ``false`` refuses it; ``reason`` (optional) is shown to the model with a refusal."""
+
+    approve: bool
+    reason: Annotated[
+        str | None,
+        Field(default=None, max_length=MAX_REASON_CHARS),
+        AfterValidator(_checked_reason),
+    ] = None

@@ -16,17 +16,27 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import StreamingResponse
 
 from .. import __version__
+from ..chats.book import awaiting_approval
+from ..chats.supervisor import NO_MODEL_HINT, LiveRun, RunSupervisor
 from ..errors import UserError
 from ..stores.maintenance import title_of
 from ..transcript import InputEntry, TranscriptEntry
-from .models import CHAT_ID_PATTERN, EditMessage, NewChat, Regenerate, SendMessage
+from .models import (
+    CALL_ID_PATTERN,
+    CHAT_ID_PATTERN,
+    Decision,
+    EditMessage,
+    NewChat,
+    Regenerate,
+    SendMessage,
+)
 from .sse import encode_comment, encode_sse
-from .supervisor import NO_MODEL_HINT, LiveRun, RunSupervisor
 
 __all__ = ["router"]
 
 router = APIRouter()
 ChatId = Annotated[str, Path(pattern=CHAT_ID_PATTERN, description="the chat's session id")]
+CallId = Annotated[str, Path(pattern=CALL_ID_PATTERN, description="the tool call's id")]
 
 
 def _supervisor(request: Request) -> RunSupervisor:
@@ -134,10 +144,15 @@ async def delete_chat(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     response_class=StreamingResponse,
 )
 async def send(chat_id: ChatId, body: SendMessage, sup: Sup) -> StreamingResponse:
-    async def prepare() -> str:
-        return body.content
-
-    return _sse(await sup.begin(chat_id, prepare, agent_name=body.agent))
+    """While a run of the chat is live on this server, the message joins it (the run reads
+    it at its next step; event ``user_message_queued`` now, ``user_message_injected`` then)
+    and the response follows that run from there on; a run live on another server: 409."""
+    run, joined_at = await sup.send(chat_id, body.content, agent_name=body.agent)
+    if joined_at is None:
+        return _sse(run)
+    response = _sse(run, joined_at - 1)
+    response.headers["X-Lovia-Joined"] = "1"
+    return response
 
 
 @router.post("/chats/{chat_id}/stop", summary="Stop the live run and keep what it said")
@@ -146,10 +161,22 @@ async def stop(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     if run is not None:
         return {"stopped": run.run_id}
     async with sup.claimed(chat_id):  # a run live on another server: 409, nothing written
-        settled = await sup.settle_pending(chat_id)
+        settled = await sup.stop_parked(chat_id)
     if settled is None:
         raise HTTPException(409, detail=f"chat {chat_id!r} has no live or unfinished run")
     return {"stopped": settled}
+
+
+@router.post(
+    "/chats/{chat_id}/approvals/{call_id}",
+    summary="Approve or reject a tool call the chat's run waits for, and resume the run (SSE)",
+    response_class=StreamingResponse,
+)
+async def decide(chat_id: ChatId, call_id: CallId, body: Decision, sup: Sup) -> StreamingResponse:
+    """409 when the call was decided otherwise, waits for nothing, or another server drives
+    the chat; nothing is written then. Stop (``POST /chats/{id}/stop``) rejects every call
+    still waiting, with the reason "stopped"."""
+    return _sse(await sup.decide(chat_id, call_id, body.approve, body.reason))
 
 
 @router.post(
@@ -251,6 +278,7 @@ async def resumable(sup: Sup) -> list[dict[str, Any]]:
                 "updated_at": run.updated_at,
                 "title": title_of(run.entries),
                 "error": run.error,
+                "awaiting_approval": awaiting_approval(run),
                 "busy_elsewhere": await sup.chats.claim_holder(chat_id) is not None,
             }
         )

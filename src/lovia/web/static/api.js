@@ -36,6 +36,19 @@ export async function send(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
+// POST whose SSE answer the page does not read (it follows that run already): resolves to
+// the response's headers once the server has accepted the request.
+export async function postOnly(path, body) {
+  const response = await check(await fetch(path, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify(body || {}),
+  }));
+  if (response.body) response.body.cancel().catch(() => {});
+  return response.headers;
+}
+
 // POST that answers with SSE: calls onEvent(event, seq) for each frame until the stream ends.
 export async function stream(path, body, onEvent) {
   const response = await check(await fetch(path, {
@@ -75,7 +88,7 @@ function parseFrame(frame) {
 export const EVENT_TYPES = [
   "run_started", "turn_started", "text_delta", "reasoning_delta", "message_completed",
   "tool_call_started", "tool_call_completed", "handoff", "turn_ended", "context_compacted",
-  "run_completed", "run_failed",
+  "run_completed", "run_failed", "user_message_queued", "user_message_injected",
 ];
 
 // Follow a live run with EventSource (GET, cookie auth); closes itself at the terminal event.

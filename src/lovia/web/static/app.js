@@ -5,8 +5,8 @@
 // and used through these references only: markup in an answer (already stripped of ids,
 // names and form controls by the sanitizer) can never stand in for them.
 
-import { ApiError, follow, getJSON, send, stream } from "./api.js";
-import { AnswerView, el, renderEntries, userBubble } from "./render.js";
+import { ApiError, follow, getJSON, postOnly, send, stream } from "./api.js";
+import { AnswerView, el, prettyJSON, renderEntries, userBubble } from "./render.js";
 
 const byId = (id) => document.getElementById(id);
 const ui = Object.freeze({
@@ -33,7 +33,7 @@ const state = {
   answer: null,
   exchanges: [], // what render() drew: [{ user, answer, index }]
   regenerate: null, // the Regenerate button, under the last answer
-  queue: [], // messages typed while a run was live, sent when it ends
+  joining: new Map(), // mailbox token -> bubble of a message sent into the live run
   generation: 0, // bumps on every chat switch, so a stale stream stops drawing
 };
 
@@ -66,7 +66,7 @@ function setLive(live) {
   ui.send.disabled = blocked();
   ui.input.placeholder = blocked()
     ? `Sending is disabled: ${state.setup.message}. To fix: ${state.setup.hint || "see the server log"}`
-    : live ? "Type your next message: Enter queues it until this answer ends" : PLACEHOLDER;
+    : live ? "Type your next message: Enter sends it into this answer" : PLACEHOLDER;
   document.body.classList.toggle("running", live);
   for (const x of state.exchanges) {
     for (const b of x.buttons || []) b.disabled = live;
@@ -120,7 +120,10 @@ async function refreshChats() {
     else { open.disabled = true; open.title = "this chat's id cannot be opened here"; }
     item.append(open);
     if (chat.live) item.append(el("span", "badge live", "running"));
-    else if (chat.pending) item.append(el("span", "badge warn", chat.pending.status));
+    else if (chat.pending) {
+      item.append(el("span", "badge warn",
+        chat.pending.awaiting_approval ? "needs approval" : chat.pending.status));
+    }
     if (usable) {
       const del = el("button", "icon small", "×");
       del.type = "button";
@@ -147,16 +150,8 @@ async function newChat() {
   await openChat(id, { fresh: true });
 }
 
-function leaveQueue() {
-  // messages queued for the chat being left go back into the composer, not into thin air
-  if (!state.queue.length) return;
-  const texts = state.queue.splice(0);
-  ui.input.value = [...texts, ui.input.value].filter((t) => t.trim()).join("\n\n");
-}
-
 async function openChat(chatId, { fresh = false } = {}) {
   if (!validChatId(chatId)) throw new Error(`not a valid chat id: ${JSON.stringify(chatId)}`);
-  if (chatId !== state.chatId) leaveQueue();
   state.generation += 1;
   if (state.source) { state.source.close(); state.source = null; }
   state.chatId = chatId;
@@ -166,6 +161,7 @@ async function openChat(chatId, { fresh = false } = {}) {
   ui.messages.replaceChildren();
   state.exchanges = [];
   state.regenerate = null;
+  state.joining = new Map();
   setLive(false);
   showSetup();
   if (fresh) { await refreshChats(); return; }
@@ -188,6 +184,50 @@ function button(label, testid, onClick, className = "link") {
   return b;
 }
 
+function renderApprovals(answer, p) {
+  // a run parked until a person decides: each waiting call with its tool, its arguments
+  // (untrusted: text only) and Approve / Reject; Stop rejects them all
+  const waiting = (p.approvals || []).filter((a) => !a.decision);
+  const status = el("div", "pending approval");
+  status.dataset.testid = "pending";
+  status.append(el("div", "pending-what", waiting.length === 1
+    ? "This answer waits for your approval of a tool call."
+    : `This answer waits for your approval of ${waiting.length} tool calls.`));
+  for (const a of waiting) {
+    const drawn = answer.tools.get(a.call_id);
+    if (drawn) drawn.state.textContent = "waiting for approval";
+    const card = el("div", "approval-card");
+    card.dataset.testid = "approval";
+    const head = el("div", "approval-head");
+    head.append(el("span", "tool-name", a.tool_name), el("span", "tool-state", "needs approval"));
+    const args = el("pre", "tool-args", prettyJSON(a.arguments || "{}"));
+    args.dataset.testid = "approval-args";
+    const reason = el("input", "approval-reason");
+    reason.type = "text";
+    reason.maxLength = 2000;
+    reason.placeholder = "Reason (optional, shown to the model if you reject)";
+    reason.dataset.testid = "approval-reason";
+    const path = chatPath(state.chatId, `/approvals/${encodeURIComponent(a.call_id)}`);
+    const decide = (approve) => run(path, { approve, reason: reason.value.trim() || null }, null);
+    const actions = el("div", "actions");
+    actions.append(
+      button("Approve", "approve", () => decide(true), "small primary"),
+      button("Reject", "reject", () => decide(false), "small danger"),
+    );
+    card.append(head, el("div", "label", "Arguments"), args, reason, actions);
+    status.append(card);
+  }
+  const actions = el("div", "actions");
+  actions.append(button("Stop (reject all)", "stop-pending", async () => {
+    try {
+      await send("POST", chatPath(state.chatId, "/stop"));
+      await openChat(state.chatId);
+    } catch (err) { showError(err); }
+  }, "small"));
+  status.append(actions);
+  answer.body.append(status);
+}
+
 function renderPending(box, p) {
   // the unfinished run, in place: what it got so far, why it stopped, what can be done
   const exchanges = renderEntries(box, p.entries, {});
@@ -199,6 +239,10 @@ function renderPending(box, p) {
     if (e.answer) e.answer.node.classList.add("unfinished");
   }
   const answer = x.answer;
+  if (p.awaiting_approval) {
+    renderApprovals(answer, p);
+    return exchanges;
+  }
   answer.node.classList.add(`ended-${p.status}`);
   const status = el("div", `pending ${p.status}`);
   status.dataset.testid = "pending";
@@ -275,17 +319,7 @@ function render(detail) {
       if (generation === state.generation) onEvent(event);
     });
   }
-  drawQueue();
   scrollDown();
-}
-
-function drawQueue() {
-  for (const text of state.queue) {
-    const node = userBubble(ui.messages, text);
-    node.classList.add("queued");
-    node.dataset.testid = "queued-message";
-    node.append(el("div", "note muted", "(queued: sent when the current answer ends)"));
-  }
 }
 
 function scrollDown() {
@@ -304,10 +338,33 @@ function onEvent(event) {
       break;
     case "tool_call_started": answer.addToolCall(event.call); break;
     case "tool_call_completed": answer.addToolResult(event.call.call_id, event.output, event.is_error); break;
+    case "user_message_queued": {
+      const node = userBubble(ui.messages, contentText(event.content));
+      node.classList.add("queued");
+      node.dataset.testid = "queued-message";
+      node.append(el("div", "note muted", "(sent: the answer reads it at its next step)"));
+      state.joining.set(event.token, node);
+      break;
+    }
+    case "user_message_injected": {
+      // the run read it: it becomes part of this answer, which goes on below it
+      let node = state.joining.get(event.token);
+      state.joining.delete(event.token);
+      if (!node) node = userBubble(ui.messages, contentText(event.content));
+      node.classList.remove("queued");
+      node.dataset.testid = "user-message";
+      for (const n of node.querySelectorAll(".note")) n.remove();
+      answer.endText();
+      ui.messages.append(node);
+      state.answer = new AnswerView(ui.messages);
+      for (const waiting of state.joining.values()) ui.messages.append(waiting);
+      break;
+    }
     case "handoff": answer.note(`handed off to ${event.to_agent}`); break;
     case "context_compacted": answer.note(event.notice || "earlier context was compacted", "muted"); break;
     case "run_failed":
       if (event.stopped) answer.mark("stopped");
+      else if (event.error && event.error.type === "ApprovalPending") answer.note("waiting for your approval", "muted");
       else answer.note(`Failed: ${event.error.message}`, "error");
       finish();
       break;
@@ -325,13 +382,6 @@ async function finish() {
   if (state.source) { state.source.close(); state.source = null; }
   setLive(false);
   await openChat(state.chatId);
-  sendQueued();
-}
-
-function sendQueued() {
-  if (state.live || !state.queue.length || blocked()) return;
-  const text = state.queue.shift();
-  sendMessage(text).catch(showError);
 }
 
 // Start a run (message, edit, regenerate, resume) and draw its events as they come.
@@ -349,10 +399,8 @@ async function run(path, body, userText, { cut = null } = {}) {
     if (accepted) return;
     accepted = true;
     if (cut) cut();
-    for (const q of box.querySelectorAll(".queued")) q.remove();
     if (userText) box.insertBefore(userBubble(document.createDocumentFragment(), userText), state.answer.node);
     state.answer.node.hidden = false;
-    drawQueue();
   };
   setLive(true);
   try {
@@ -415,15 +463,31 @@ async function stop() {
 
 // -- start --------------------------------------------------------------------------------
 
+function contentText(content) {
+  return typeof content === "string" ? content
+    : Array.isArray(content) ? content.map((p) => (p && p.text) || "").join("") : "";
+}
+
+async function joinRun(text) {
+  // the live run reads it at its next step; its bubble comes with the run's events
+  const chatId = state.chatId;
+  try {
+    const headers = await postOnly(chatPath(chatId, "/messages"), { content: text, agent: state.agent });
+    if (!headers.get("X-Lovia-Joined") && chatId === state.chatId && !state.live) {
+      await openChat(chatId); // the run ended meanwhile: the message started a new one
+    }
+  } catch (err) {
+    if (!ui.input.value.trim()) ui.input.value = text; // refused: back in the composer
+    showError(err);
+  }
+}
+
 function submit() {
   const text = ui.input.value.trim();
   if (!text || blocked()) return;
   ui.input.value = "";
   if (state.live) {
-    state.queue.push(text); // sent as soon as the live answer ends
-    for (const q of ui.messages.querySelectorAll(".queued")) q.remove();
-    drawQueue();
-    scrollDown();
+    joinRun(text);
     return;
   }
   sendMessage(text).catch(showError);
@@ -459,12 +523,14 @@ async function start() {
     (r) => r.chat_id !== state.chatId && validChatId(r.chat_id) && !r.busy_elsewhere);
   if (elsewhere.length) {
     const failed = elsewhere.filter((r) => r.status === "failed").length;
-    const cut = elsewhere.length - failed;
+    const waiting = elsewhere.filter((r) => r.awaiting_approval).length;
+    const cut = elsewhere.length - failed - waiting;
     const parts = [];
+    if (waiting) parts.push(`${waiting} answer(s) wait for your approval`);
     if (cut) parts.push(`${cut} answer(s) were cut off (for example by a server restart)`);
     if (failed) parts.push(`${failed} answer(s) failed`);
     notice(`${parts.join("; ")}.`, "warn",
-      elsewhere.slice(0, 3).map((r) => [`Open “${(r.title || r.chat_id).slice(0, 30)}” (${r.status})`, () => openChat(r.chat_id).catch(showError), "open-resumable"]),
+      elsewhere.slice(0, 3).map((r) => [`Open “${(r.title || r.chat_id).slice(0, 30)}” (${r.awaiting_approval ? "needs approval" : r.status})`, () => openChat(r.chat_id).catch(showError), "open-resumable"]),
     ).dataset.testid = "resumable";
   }
   document.body.dataset.ready = "true";

@@ -48,7 +48,7 @@ export function el(tag, className, text) {
   return node;
 }
 
-function prettyJSON(text) {
+export function prettyJSON(text) {
   try {
     return JSON.stringify(JSON.parse(text), null, 2);
   } catch (_) {

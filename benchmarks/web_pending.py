@@ -1,0 +1,59 @@
+"""How long one chat's request takes when other chats hold many unfinished runs.
+
+400 failed runs of 200 KB each in other chats, one SQLite file; prints JSON with the median
+time of ``GET /api/chats/{id}`` for a chat with no run of its own (ASGI in process, so the
+figure is the server's work). ``python benchmarks/web_pending.py [--runs N] [--kb K]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from lovia import InputEntry, RunHead, SQLiteCheckpointer, SQLiteSession
+from lovia.demo import demo_agent
+from lovia.web import create_app
+
+
+async def main(runs: int, kb: int, requests: int) -> dict[str, float | int]:
+    with tempfile.TemporaryDirectory() as folder:
+        db = Path(folder) / "lovia.db"
+        cp = SQLiteCheckpointer(db, wal=True)
+        session = SQLiteSession(db, wal=True)
+        for i in range(runs):
+            head = RunHead("demo", status="failed", session_id=f"c{i}", error={"type": "X"})
+            await cp.append(f"r{i}", [InputEntry(content="x" * (kb * 1024))], head)
+        await session.append("mine", [InputEntry(content="hello")], run_id="m0")
+        app = create_app(demo_agent(delay=0), session=session, checkpointer=cp)
+        transport = httpx.ASGITransport(app=app)
+        times = []
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+            for _ in range(requests):
+                start = time.perf_counter()
+                response = await c.get("/api/chats/mine")
+                times.append(time.perf_counter() - start)
+                assert response.status_code == 200
+        await session.close()
+        await cp.close()
+    return {
+        "other_runs": runs,
+        "run_kb": kb,
+        "requests": requests,
+        "median_ms": round(statistics.median(times) * 1000, 2),
+    }
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=400)
+    parser.add_argument("--kb", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=20)
+    args = parser.parse_args()
+    print(json.dumps(asyncio.run(main(args.runs, args.kb, args.requests))))

@@ -1,0 +1,313 @@
+"""Approvals in the web chat (issue 15): a run parks on a call that needs approval, the page
+shows it from the checkpoint head, and a decision resumes it; across a server restart, on
+two servers sharing one database, and with Stop while calls wait.
+
+Real ``lovia web`` processes on a SQLite file (and PostgreSQL for the two-server race); the
+model is a stateless scripted provider, the tool writes one line per real payment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from lovia import SQLiteCheckpointer, SQLiteSession
+from lovia.web.sse import decode_sse
+
+from ..stores.pg import drop_prefix, fresh_prefix, postgres_dsn
+from .apps import PAYEE
+from .test_two_servers import _start
+
+LOVIA = Path(sys.executable).with_name("lovia")
+
+
+class Servers:
+    """``lovia web`` processes serving ``tests.web.apps:paying`` on one database."""
+
+    def __init__(self, db: str, ledger: Path, prefix: str | None = None) -> None:
+        self.db = db
+        self.ledger = ledger
+        self.prefix = prefix
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self) -> str:
+        os.environ["LOVIA_TEST_PAID"] = str(self.ledger)
+        if self.prefix is None:
+            command = [str(LOVIA), "web", "--app", "tests.web.apps:paying", "--db", self.db]
+        else:
+            command = [sys.executable, "-m", "tests.web.serve", "--app", "tests.web.apps:paying"]
+            command += ["--db", self.db, "--prefix", self.prefix]
+        proc, base = _start([*command, "--lease-ttl", "2"])
+        self.procs.append(proc)
+        return base
+
+    def stop(self, base: str | None = None) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
+        self.procs.clear()
+
+    def payments(self) -> list[str]:
+        return self.ledger.read_text().splitlines() if self.ledger.exists() else []
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[Servers]:
+    old = os.environ.get("LOVIA_TEST_PAID")
+    found = Servers(str(tmp_path / "lovia.db"), tmp_path / "paid.txt")
+    try:
+        yield found
+    finally:
+        found.stop()
+        if old is None:
+            os.environ.pop("LOVIA_TEST_PAID", None)
+        else:
+            os.environ["LOVIA_TEST_PAID"] = old
+
+
+def events(response: httpx.Response) -> list[dict[str, Any]]:
+    assert response.status_code == 200, response.text
+    return [event for _, event in decode_sse(response.text)]
+
+
+def park(base: str, chat: str) -> dict[str, Any]:
+    """Send a message that makes the model ask to pay; return the chat's parked run."""
+    sent = events(httpx.post(f"{base}/api/chats/{chat}/messages", json={"content": "pay bob"}))
+    assert sent[-1]["type"] == "run_failed"
+    assert sent[-1]["error"]["type"] == "ApprovalPending"
+    assert "approval_required" in [e["type"] for e in sent]
+    pending = httpx.get(f"{base}/api/chats/{chat}").json()["pending"]
+    assert pending["awaiting_approval"] is True
+    return dict(pending)
+
+
+def decide(base: str, chat: str, call_id: str, approve: bool, reason: str | None = None) -> Any:
+    body = {"approve": approve, "reason": reason}
+    return httpx.post(f"{base}/api/chats/{chat}/approvals/{call_id}", json=body, timeout=30)
+
+
+def stored(db: str, chat: str) -> list[Any]:
+    async def read() -> list[Any]:
+        async with SQLiteSession(db, wal=True) as s:
+            return [(seg.run_id, seg.meta, seg.entries) for seg in await s.segments(chat)]
+
+    return asyncio.run(read())
+
+
+def snapshot(db: str, run_id: str) -> Any:
+    async def read() -> Any:
+        async with SQLiteCheckpointer(db, wal=True) as cp:
+            return await cp.load(run_id)
+
+    return asyncio.run(read())
+
+
+def rows(db: str) -> list[Any]:
+    """Every row of every table: a refused request must leave the file's content as it was
+    (the chat claim's lease row aside: a refused request may have held and let it go)."""
+    with sqlite3.connect(db) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        out = []
+        for t in sorted(tables):
+            if "lease" in t:
+                continue
+            out.append((t, sorted(map(repr, conn.execute(f"SELECT * FROM {t}").fetchall()))))
+        return out
+
+
+def test_the_parked_call_shows_with_its_tool_and_raw_arguments(servers: Servers) -> None:
+    base = servers.start()
+    pending = park(base, "c1")
+    [approval] = pending["approvals"]
+    assert approval["tool_name"] == "pay" and approval["decision"] is None
+    assert json.loads(approval["arguments"]) == {"amount": 5, "to": PAYEE}
+    assert [e["type"] for e in pending["entries"]] == ["input", "tool_call"]
+    listed = httpx.get(f"{base}/api/chats").json()
+    assert listed[0]["pending"]["awaiting_approval"] is True
+    [offered] = httpx.get(f"{base}/api/runs/resumable").json()
+    assert offered["awaiting_approval"] is True and offered["status"] == "interrupted"
+    assert servers.payments() == []
+
+
+def test_approve_after_a_restart_runs_the_tool_once(servers: Servers) -> None:
+    base = servers.start()
+    call_id = park(base, "c1")["approvals"][0]["call_id"]
+    servers.stop()  # the decision comes to a new process: the state is in the checkpoint
+    base = servers.start()
+    resumed = events(decide(base, "c1", call_id, True))
+    assert resumed[0]["type"] == "run_started" and resumed[0]["resumed"] is True
+    assert resumed[-1]["type"] == "run_completed"
+    assert resumed[-1]["result"]["output"] == f"after the payment: paid 5 to {PAYEE}"
+    assert servers.payments() == [f"5 {PAYEE}"]
+    chat = httpx.get(f"{base}/api/chats/c1").json()
+    assert chat["pending"] is None
+    assert [e["type"] for e in chat["entries"]] == [
+        "input",
+        "tool_call",
+        "tool_result",
+        "assistant_text",
+    ]
+    # the same decision again, or the other one: 409, nothing written, nothing run
+    before = rows(servers.db)
+    for approve in (True, False):
+        again = decide(base, "c1", call_id, approve)
+        assert again.status_code == 409, again.text
+        assert "waiting for a decision" in again.json()["detail"]
+    assert rows(servers.db) == before
+    assert servers.payments() == [f"5 {PAYEE}"]
+
+
+def test_reject_with_a_reason_shows_the_model_its_refusal(servers: Servers) -> None:
+    base = servers.start()
+    call_id = park(base, "c1")["approvals"][0]["call_id"]
+    done = events(decide(base, "c1", call_id, False, "too expensive"))
+    assert done[-1]["result"]["output"] == (
+        "after the payment: Tool pay was not approved. Reason: too expensive"
+    )
+    assert servers.payments() == []
+
+
+def test_stop_rejects_waiting_calls_and_the_chat_goes_on(servers: Servers) -> None:
+    base = servers.start()
+    pending = park(base, "c1")
+    run_id, call_id = pending["run_id"], pending["approvals"][0]["call_id"]
+    stopped = httpx.post(f"{base}/api/chats/c1/stop")
+    assert stopped.json() == {"stopped": run_id}
+    [(seg_run, meta, entries)] = stored(servers.db, "c1")
+    assert seg_run == run_id and meta == {"ended": "stopped"}
+    assert [e.type for e in entries] == ["input", "tool_call", "tool_result"]
+    assert entries[2].output == "Tool pay was not approved. Reason: stopped"
+    assert snapshot(servers.db, run_id) is None  # no pending approval left behind
+    assert httpx.get(f"{base}/api/runs/resumable").json() == []
+    late = decide(base, "c1", call_id, True)
+    assert late.status_code == 409
+    # not deadlocked: the next message gets its own answer (which asks again)
+    again = park(base, "c1")
+    assert again["run_id"] != run_id
+    assert servers.payments() == []
+
+
+def test_a_new_message_while_calls_wait_refuses_them_and_keeps_the_chat_whole(
+    servers: Servers,
+) -> None:
+    base = servers.start()
+    first = park(base, "c1")
+    second = park(base, "c1")  # the user wrote again instead of deciding
+    assert second["run_id"] != first["run_id"]
+    [(_, meta, entries)] = stored(servers.db, "c1")
+    assert meta == {"ended": "interrupted"}
+    assert [e.type for e in entries] == ["input", "tool_call", "tool_result"]
+    assert "not approved" in entries[2].output
+    assert snapshot(servers.db, first["run_id"]) is None
+
+
+def test_a_decision_from_another_origin_is_refused_before_anything_is_written(
+    servers: Servers,
+) -> None:
+    base = servers.start()
+    call_id = park(base, "c1")["approvals"][0]["call_id"]
+    before = rows(servers.db)
+    forged = httpx.post(
+        f"{base}/api/chats/c1/approvals/{call_id}",
+        json={"approve": True},
+        headers={"Origin": "http://evil.example"},
+    )
+    assert forged.status_code == 403
+    bad = httpx.post(f"{base}/api/chats/c1/approvals/{call_id}", json={"approve": "yes please"})
+    assert bad.status_code == 422
+    assert rows(servers.db) == before
+    assert servers.payments() == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_two_servers_deciding_at_once_one_wins_the_other_changes_nothing(
+    backend: str, tmp_path: Path
+) -> None:
+    """Opposite decisions for one call on two servers at the same moment: one is taken and
+    its run finishes; the other gets 409; the tool ran at most once, as the winner said."""
+    prefix = None
+    db = str(tmp_path / "lovia.db")
+    if backend == "postgres":
+        db, prefix = postgres_dsn(), fresh_prefix()
+    found = Servers(db, tmp_path / "paid.txt", prefix)
+    try:
+        a, b = found.start(), found.start()
+        approved = 0
+        for trial in range(3):
+            chat = f"race{trial}"
+            call_id = park(a, chat)["approvals"][0]["call_id"]
+
+            async def both(chat: str = chat, call_id: str = call_id) -> list[httpx.Response]:
+                async with httpx.AsyncClient(timeout=30) as client:
+                    url = f"/api/chats/{chat}/approvals/{call_id}"
+                    return list(
+                        await asyncio.gather(
+                            client.post(a + url, json={"approve": True}),
+                            client.post(b + url, json={"approve": False}),
+                        )
+                    )
+
+            ok_a, ok_b = asyncio.run(both())
+            codes = sorted([ok_a.status_code, ok_b.status_code])
+            assert codes == [200, 409], (ok_a.text, ok_b.text)
+            winner = ok_a if ok_a.status_code == 200 else ok_b
+            final = events(winner)[-1]
+            assert final["type"] == "run_completed"
+            chat_now = httpx.get(f"{a}/api/chats/{chat}").json()
+            assert chat_now["pending"] is None
+            assert chat_now["entries"][-1]["content"] == final["result"]["output"]
+            approved += winner is ok_a
+            expected = "paid 5 to" if winner is ok_a else "not approved"
+            assert expected in final["result"]["output"]
+            loser = ok_b if winner is ok_a else ok_a
+            assert loser.json()["detail"]
+            assert len(found.payments()) == approved  # the approved call ran once, no other
+    finally:
+        found.stop()
+        if prefix is not None:
+            drop_prefix(postgres_dsn(), prefix)
+
+
+async def test_without_a_page_a_call_that_needs_approval_is_refused_not_parked(
+    tmp_path: Path,
+) -> None:
+    """``lovia chat`` has no page to decide on: its supervisor leaves the call to the
+    agent's handler, and without one the call is refused (fail closed), the run completes."""
+    from lovia import InMemoryCheckpointer, InMemorySession
+    from lovia.chats import ChatBook, RunSupervisor
+
+    from .apps import paying
+
+    os.environ["LOVIA_TEST_PAID"] = str(tmp_path / "paid.txt")
+    try:
+        book = ChatBook(InMemorySession(), InMemoryCheckpointer())
+        sup = RunSupervisor(paying, book, probe=False, park_approvals=False)
+
+        async def prepare() -> str:
+            return "pay bob"
+
+        run = await sup.begin("t", prepare)
+        await run.finished.wait()
+        assert run.events[-1]["type"] == "run_completed"
+        assert run.events[-1]["result"]["output"] == "after the payment: Tool pay was not approved."
+        assert await book.pending_run("t") is None
+        assert not (tmp_path / "paid.txt").exists()
+    finally:
+        os.environ.pop("LOVIA_TEST_PAID", None)

@@ -1,0 +1,241 @@
+"""Send while running (issue 16): a message sent while a run is live on the same server joins
+that run through its mailbox, and is kept whether the run finishes, is stopped or crashes
+after the injection; a run driven by another server answers 409 before anything is written.
+
+Real ``lovia web`` processes on a SQLite file; the agent naps (a tool) once per message it
+has not napped for, then repeats every user message it heard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from lovia import SQLiteSession
+
+from .test_two_servers import _start
+
+LOVIA = Path(sys.executable).with_name("lovia")
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Callable[..., tuple[str, subprocess.Popen[bytes]]]]:
+    """``start(nap=1, think=0)`` starts a ``lovia web`` on the test's database."""
+    procs: list[subprocess.Popen[bytes]] = []
+    saved = {k: os.environ.get(k) for k in ("LOVIA_TEST_NAP", "LOVIA_TEST_THINK")}
+
+    def run(nap: float = 1.0, think: float = 0.0) -> tuple[str, subprocess.Popen[bytes]]:
+        os.environ["LOVIA_TEST_NAP"] = str(nap)
+        os.environ["LOVIA_TEST_THINK"] = str(think)
+        db = str(tmp_path / "lovia.db")
+        command = [str(LOVIA), "web", "--app", "tests.web.apps:listening", "--db", db]
+        proc, base = _start([*command, "--lease-ttl", "1"])
+        procs.append(proc)
+        return base, proc
+
+    try:
+        yield run
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+async def sse(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    assert response.status_code == 200, await response.aread()
+    async for line in response.aiter_lines():
+        if line.startswith("data:"):
+            yield json.loads(line[5:])
+
+
+async def until(events: AsyncIterator[dict[str, Any]], *types: str) -> list[dict[str, Any]]:
+    """Read ``events`` (from ``sse``) until the given types were seen in that order."""
+    seen: list[dict[str, Any]] = []
+    wanted = list(types)
+    async for event in events:
+        seen.append(event)
+        if wanted and event["type"] == wanted[0]:
+            wanted.pop(0)
+            if not wanted:
+                return seen
+    raise AssertionError(f"the stream ended before {wanted}: {[e['type'] for e in seen]}")
+
+
+def segments(tmp_path: Path, chat: str) -> list[Any]:
+    async def read() -> list[Any]:
+        async with SQLiteSession(tmp_path / "lovia.db", wal=True) as s:
+            return await s.segments(chat)
+
+    return asyncio.run(read())
+
+
+def users(segs: list[Any]) -> list[list[str]]:
+    return [[e.text for e in s.entries if e.type == "input"] for s in segs]
+
+
+def test_a_message_sent_while_a_run_is_live_joins_that_run(start: Any, tmp_path: Path) -> None:
+    base, _ = start(nap=1)
+
+    async def scenario() -> tuple[list[dict[str, Any]], httpx.Response]:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+            async with c.stream("POST", "/api/chats/j/messages", json={"content": "a"}) as first:
+                first_events = sse(first)
+                await until(first_events, "tool_call_started")
+                second = await c.post("/api/chats/j/messages", json={"content": "b"})
+                rest = [e async for e in first_events]
+            return rest, second
+
+    rest, second = asyncio.run(scenario())
+    assert second.status_code == 200 and second.headers["x-lovia-joined"] == "1"
+    joined = [json.loads(line[5:]) for line in second.text.splitlines() if line.startswith("data:")]
+    kinds = [e["type"] for e in joined]
+    assert kinds[0] == "user_message_queued" and joined[0]["content"] == "b"
+    assert "user_message_injected" in kinds and kinds[-1] == "run_completed"
+    assert joined[-1]["result"]["output"] == "heard: a | b"
+    assert rest[-1] == joined[-1]  # the first request follows the same run to its end
+    assert users(segments(tmp_path, "j")) == [["a", "b"]]  # one run answered both
+
+
+def test_a_message_not_yet_read_is_kept_when_the_run_is_stopped(start: Any, tmp_path: Path) -> None:
+    base, _ = start(nap=30)
+
+    async def scenario() -> Any:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+            async with c.stream("POST", "/api/chats/s/messages", json={"content": "a"}) as first:
+                first_events = sse(first)
+                await until(first_events, "tool_call_started")
+                async with c.stream(
+                    "POST", "/api/chats/s/messages", json={"content": "b"}
+                ) as second:
+                    second_events = sse(second)
+                    await until(second_events, "user_message_queued")
+                    return await c.post("/api/chats/s/stop")
+
+    stopped = asyncio.run(scenario())
+    assert stopped.status_code == 200
+    [seg] = segments(tmp_path, "s")
+    assert seg.meta == {"ended": "stopped"}
+    assert [e.type for e in seg.entries] == ["input", "input"]  # the cut nap call is dropped
+    assert users([seg]) == [["a", "b"]]
+
+
+def test_a_message_read_by_the_run_is_kept_when_it_is_stopped(start: Any, tmp_path: Path) -> None:
+    base, _ = start(nap=1.5)
+
+    async def scenario() -> Any:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+            async with c.stream("POST", "/api/chats/s/messages", json={"content": "a"}) as first:
+                first_events = sse(first)
+                await until(first_events, "tool_call_started")
+                async with c.stream(
+                    "POST", "/api/chats/s/messages", json={"content": "b"}
+                ) as second:
+                    second_events = sse(second)
+                    await until(second_events, "user_message_injected", "tool_call_started")
+                    return await c.post("/api/chats/s/stop")
+
+    assert asyncio.run(scenario()).status_code == 200
+    [seg] = segments(tmp_path, "s")
+    assert seg.meta == {"ended": "stopped"}
+    assert [e.type for e in seg.entries] == ["input", "tool_call", "tool_result", "input"]
+    assert users([seg]) == [["a", "b"]]
+
+
+def test_a_message_read_before_a_crash_is_in_the_resumed_run(start: Any, tmp_path: Path) -> None:
+    base, proc = start(nap=1.5)
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+            async with c.stream("POST", "/api/chats/k/messages", json={"content": "a"}) as first:
+                first_events = sse(first)
+                await until(first_events, "tool_call_started")
+                async with c.stream(
+                    "POST", "/api/chats/k/messages", json={"content": "c"}
+                ) as second:
+                    second_events = sse(second)
+                    await until(second_events, "user_message_injected", "tool_call_started")
+                    proc.send_signal(signal.SIGKILL)  # a crash during the second nap
+                    proc.wait(timeout=10)
+
+    with contextlib.suppress(httpx.HTTPError):  # the server is gone mid-stream
+        asyncio.run(scenario())
+    assert proc.poll() is not None
+    base2, _ = start(nap=0.1)
+    pending = httpx.get(f"{base2}/api/chats/k").json()["pending"]
+    assert [e["content"] for e in pending["entries"] if e["type"] == "input"] == ["a", "c"]
+    done = httpx.post(f"{base2}/api/chats/k/resume", timeout=30)
+    final = [json.loads(x[5:]) for x in done.text.splitlines() if x.startswith("data:")][-1]
+    assert final["result"]["output"] == "heard: a | c"
+    assert users(segments(tmp_path, "k")) == [["a", "c"]]
+
+
+def test_a_message_too_late_for_the_last_turn_gets_its_own_run(start: Any, tmp_path: Path) -> None:
+    """Sent while the run writes its final answer (after its last turn began), the message
+    is answered by a run started at once, holding the chat all along."""
+    base, _ = start(nap=0.3, think=2)
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+            async with c.stream("POST", "/api/chats/l/messages", json={"content": "a"}) as first:
+                first_events = sse(first)
+                await until(first_events, "tool_call_completed", "turn_started")
+                second = await c.post("/api/chats/l/messages", json={"content": "b"})
+                joined = [
+                    json.loads(x[5:]) for x in second.text.splitlines() if x.startswith("data:")
+                ]
+            assert joined[-1]["type"] == "run_completed" and joined[-1]["next_run_id"]
+            assert joined[-1]["result"]["output"] == "heard: a"
+            live = (await c.get("/api/chats/l")).json()["live"]
+            assert live["run_id"] == joined[-1]["next_run_id"] and live["input"] == "b"
+            async with c.stream("GET", "/api/chats/l/events") as follow:
+                follow_events = sse(follow)
+                return [e async for e in follow_events]
+
+    events = asyncio.run(scenario())
+    assert events[-1]["result"]["output"] == "heard: a | b"
+    assert users(segments(tmp_path, "l")) == [["a"], ["b"]]
+
+
+def test_a_message_for_a_run_on_another_server_is_refused_and_not_written(
+    start: Any, tmp_path: Path
+) -> None:
+    a, _ = start(nap=2)
+    b, _ = start(nap=2)
+
+    async def scenario() -> httpx.Response:
+        async with httpx.AsyncClient(timeout=30) as c:
+            async with c.stream("POST", f"{a}/api/chats/o/messages", json={"content": "a"}) as r:
+                r_events = sse(r)
+                await until(r_events, "tool_call_started")
+                refused = await c.post(f"{b}/api/chats/o/messages", json={"content": "b"})
+                rest = [e async for e in r_events]
+            assert rest[-1]["result"]["output"] == "heard: a"
+            return refused
+
+    refused = asyncio.run(scenario())
+    assert refused.status_code == 409, refused.text
+    assert "another server" in refused.json()["detail"]
+    assert users(segments(tmp_path, "o")) == [["a"]]
