@@ -363,6 +363,8 @@ class RunDriver:
             state.started_calls = list(snapshot.started_calls)
             state.pending_approvals = list(getattr(snapshot, "pending_approvals", ()) or ())
             state.budget_state = dict(getattr(snapshot, "budget", None) or {})
+            if snapshot.started_at is not None:
+                state.started_at = snapshot.started_at
             if self.budget is not None and state.budget_state:
                 self.budget.restore(state.budget_state)
             if snapshot.turn_agent is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..transcript import TranscriptEntry
@@ -27,6 +28,7 @@ class RunState:
         "pending_approvals",
         "reported_input_tokens",
         "session_version",
+        "started_at",
         "started_calls",
         "system_entries",
         "turn",
@@ -49,3 +51,4 @@ class RunState:
         self.turn_agent: Agent | None = None  # who asked for this turn's calls
         self.pending_approvals: list[PendingApproval] = []  # parked calls (durable approvals)
         self.budget_state: dict[str, Any] = {}
+        self.started_at = time.time()  # the run's first start (a resume keeps its head's)
