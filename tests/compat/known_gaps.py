@@ -37,11 +37,6 @@ KNOWN_GAPS: dict[str, tuple[str, ...]] = {
         "delegation",
     ),
     "p42_output_shaping": ("default",),
-    "p47_context_policy": (
-        "archived_outputs",
-        "run_override",
-    ),
-    "p48_custom_provider": ("run",),
     "p50_handoff_edges": (
         "custom_tool_name",
         "first_handoff_wins",

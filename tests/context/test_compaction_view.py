@@ -168,7 +168,7 @@ async def test_huge_earlier_result_leaves_for_a_recall_marker_without_a_summary(
     assert len(content) < 1_000
     assert content.startswith(page(1, 40_000)[:200])
     ref = content.split('recall_tool_result("')[1].split('"')[0]
-    assert store.get(ref) == page(1, 40_000)
+    assert await store.get(ref) == page(1, 40_000)
 
 
 async def test_without_a_window_the_view_is_the_transcript() -> None:
@@ -177,7 +177,7 @@ async def test_without_a_window_the_view_is_the_transcript() -> None:
     result = await Runner.run(agent, "read all pages")
     outputs = [m.content for m in tool_messages(model.calls[-1])]
     assert outputs == [e.output for e in result.entries if e.type == "tool_result"]
-    assert [t["name"] for t in model.tools[0]] == ["fetch"]  # no recall tool needed
+    assert [t["name"] for t in model.tools[0]] == ["fetch", "recall_tool_result"]  # offered, unused
 
 
 async def test_summary_is_the_last_resort_and_keeps_the_latest_user_message() -> None:

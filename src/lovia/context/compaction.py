@@ -17,7 +17,6 @@ rarely rather than a little on every turn.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import operator
 from collections.abc import Awaitable, Callable, Sequence
@@ -31,7 +30,7 @@ from ._render import Info, info_for, leading_system, protected_start, starts_blo
 from .decisions import Decisions, carried_ratio, dump_decisions, load_decisions
 from .policy import ContextRequest, ContextView
 from .recall import is_trimmed, make_recall_tool
-from .results import ResultStore, remember_call
+from .results import ResultStore, put_result, remember_call
 from .summary import summarize
 
 if TYPE_CHECKING:
@@ -97,18 +96,16 @@ class Compaction:
         self.reserve_output_tokens = reserve_output_tokens
         self.store = store
         self.summarizer = summarizer
-        # Recall makes sense once markers can appear ahead of time or outputs are archived;
-        # a default agent (unknown window, no store) keeps a clean tool list, and its rare
-        # overflow markers then say what was cleared without naming a tool it lacks.
-        has_markers = context_window is not None or store is not None
-        self._recall = make_recall_tool(store) if has_markers else None
+        # The policy always offers recall, as lovia 0.9.119's does: any marker it renders
+        # (ahead of time, or after an overflow with an unknown window) has a tool behind it.
+        self._recall: Tool | None = make_recall_tool(store)
         # Only small, content-derived data is kept between calls: the last few views (for
         # incremental rendering) and which outputs this instance has archived already.
         self._archived: dict[tuple[str, str], None] = {}
         self._memos: list[_Memo] = []
 
     def tools(self) -> Sequence[Tool]:
-        """``recall_tool_result`` (with a window or a store), so the model can reopen markers."""
+        """``recall_tool_result``, so the model can reopen what a marker stands for."""
         return (self._recall,) if self._recall is not None else ()
 
     async def prepare(self, request: ContextRequest) -> ContextView:
@@ -292,7 +289,7 @@ class Compaction:
     async def _archive(self, pending: list[Info]) -> None:
         store = self.store
         assert store is not None
-        await asyncio.to_thread(_archive_all, store, pending)
+        await _archive_all(store, pending)
         archived = self._archived
         for info in pending:
             assert isinstance(info.entry, ToolResultEntry)
@@ -332,14 +329,14 @@ def _shown(infos: list[Info], d: Decisions, i: int, recall: bool) -> Info:
     return info
 
 
-def _archive_all(store: ResultStore, infos: list[Info]) -> None:
+async def _archive_all(store: ResultStore, infos: list[Info]) -> None:
     for info in infos:
         entry = info.entry
         assert isinstance(entry, ToolResultEntry)
         if not is_trimmed(entry.output):  # a trimmed text is not the original
             digest = info.digest()
-            store.put(digest, entry.output)
-            remember_call(store, entry.call_id, digest)
+            await put_result(store, digest, entry.output)
+            await remember_call(store, entry.call_id, digest)
 
 
 def _offload_huge(
