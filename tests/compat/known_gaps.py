@@ -42,7 +42,6 @@ KNOWN_GAPS: dict[str, tuple[str, ...]] = {
         "first_handoff_wins",
         "slugged_names",
     ),
-    "p54_compaction": ("offload",),
     "p55_run_option_edges": ("id_without_session",),
     "p60_budget_details": ("sub_run_budget_is_a_tool_error",),
 }

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from ..errors import UserError
-from ..events import ContextCompacted
+from ..events import CompactionNotice, ContextCompacted
 from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry
 from ._render import Info, info_for, leading_system, protected_start, starts_block
 from .decisions import Decisions, carried_ratio, dump_decisions, load_decisions
@@ -140,7 +140,10 @@ class Compaction:
             decisions.hold = self._protected(infos, budget, ratio) if over else 0
         self._remember(body, infos, decisions, rendered, raw)
         new_state = dump_decisions(decisions, body, ratio, sys_raw + raw)
-        return ContextView([*system, *rendered], new_state, compacted)
+        view = [*system, *rendered]
+        if compacted is not None:
+            compacted.entries_after = list(view)
+        return ContextView(view, new_state, compacted)
 
     # -- budget and decisions ------------------------------------------------------------
 
@@ -208,11 +211,18 @@ class Compaction:
             return None
         after = (sys_raw + raw) * ratio
         reason = "overflow" if request.attempt else "pressure"
-        notice = (
+        line = (
             f"Context compacted ({reason}): {', '.join(steps)}; about {int(before)} -> "
             f"{int(after)} tokens. The transcript is unchanged."
         )
-        return ContextCompacted(reason, int(before), int(after), notice)
+        notice = CompactionNotice(
+            reason=reason,
+            reactive=bool(request.attempt),
+            tokens_before=int(before),
+            tokens_after=int(after),
+            detail=[line],
+        )
+        return ContextCompacted(entries_before=list(request.entries), notice=notice)
 
     async def _summarize_oldest(
         self,

@@ -503,7 +503,7 @@ class RunDriver:
             state.context_state = view.state
             entries = await self._inject_views(view.entries)
             if view.compacted is not None:
-                await self.emit(view.compacted)
+                await self.emit(self._compaction_seen(view.compacted))
             model = getattr(provider, "model", None)
             try:
                 with model_call_span(
@@ -540,6 +540,14 @@ class RunDriver:
             state.finish_reason = turn.finish_reason
             result: list[TranscriptEntry] = turn.entries
             return result
+
+    def _compaction_seen(self, event: ev.ContextCompacted) -> ev.ContextCompacted:
+        """Name the session on the event; its notice goes into the run's segment meta."""
+        if event.session_id is None:
+            event.session_id = self.o.session_id
+        if event.notice is not None:
+            self.state.context_notice = event.notice.to_dict()
+        return event
 
     async def _inject_views(self, entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
         extra: list[TranscriptEntry] = []

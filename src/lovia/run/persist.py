@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import LoviaError, SessionConflict
-from ..session import STATE_META_KEY, TIMING_META_KEY
+from ..session import NOTICE_META_KEY, STATE_META_KEY, TIMING_META_KEY
 from ..stores.checkpoint import Checkpointer, RunHead, RunSnapshot, RunStatus
 from ..stores.maintenance import appending_at
 from ..stores.session import Session
@@ -150,6 +150,7 @@ class RunRecorder:
                 state.context_state,
                 state.session_version,
                 timing=(state.started_at, time.time()),
+                notice=state.context_notice,
             )
         except SessionConflict as exc:
             # Remember the conflict in the completed head, so a replay raises it again
@@ -166,18 +167,22 @@ class RunRecorder:
         session_version: int | None,
         *,
         timing: tuple[float | None, float] | None = None,
+        notice: dict[str, Any] | None = None,
     ) -> None:
         """Append the run as one segment (idempotent by run id, so safe on replay); only if
         the session is still at ``session_version`` when the store keeps versions.
 
         The segment's meta holds the context state the next run carries on from and the
-        run's ``timing`` (first start to append, Unix seconds)."""
+        run's ``timing`` (first start to append, Unix seconds), plus the notice of the
+        run's last compaction when there was one."""
         session = self.session
         if session is None or self.session_id is None or not entries:
             return
         meta: dict[str, Any] = {STATE_META_KEY: context_state}
         if timing is not None and timing[0] is not None:
             meta[TIMING_META_KEY] = {"started_at": timing[0], "finished_at": timing[1]}
+        if notice is not None:
+            meta[NOTICE_META_KEY] = notice
         with appending_at(self.session_id, session_version):
             await session.append(self.session_id, list(entries), run_id=self.run_id, meta=meta)
         if self.tracer is not None:

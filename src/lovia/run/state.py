@@ -21,6 +21,7 @@ class RunState:
     __slots__ = (
         "agent",
         "budget_state",
+        "context_notice",
         "context_state",
         "entries",
         "finish_reason",
@@ -44,6 +45,7 @@ class RunState:
         self.history: list[TranscriptEntry] = []
         self.entries: list[TranscriptEntry] = []
         self.context_state: dict[str, Any] = {}
+        self.context_notice: dict[str, Any] | None = None  # the last compaction's, this run
         self.finish_reason: str | None = None
         self.reported_input_tokens: int | None = None
         self.started_calls: list[str] = []

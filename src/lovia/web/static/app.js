@@ -305,7 +305,7 @@ function onEvent(event) {
     case "tool_call_started": answer.addToolCall(event.call); break;
     case "tool_call_completed": answer.addToolResult(event.call.call_id, event.output, event.is_error); break;
     case "handoff": answer.note(`handed off to ${event.to_agent}`); break;
-    case "context_compacted": answer.note(event.notice || "earlier context was compacted", "muted"); break;
+    case "context_compacted": answer.note(event.text || "earlier context was compacted", "muted"); break;
     case "run_failed":
       if (event.stopped) answer.mark("stopped");
       else answer.note(`Failed: ${event.error.message}`, "error");
