@@ -25,7 +25,6 @@ KNOWN_GAPS: dict[str, tuple[str, ...]] = {
         "run",
     ),
     "p29_cancellation": ("final_turn_completes",),
-    "p31_tracing": ("spans",),
     "p33_errors_and_hints": ("output_validation_error_fields",),
     "p34_import_paths": ("lovia.providers",),
     "p36_structured_output": (

@@ -227,6 +227,7 @@ class RunDriver:
                 total_tokens=result.usage.total_tokens,
                 input_tokens=result.usage.input_tokens,
                 output_tokens=result.usage.output_tokens,
+                tracer=self.tracer,
             )
             return result
         except asyncio.CancelledError:
@@ -529,6 +530,7 @@ class RunDriver:
                         input_tokens=turn.usage.input_tokens,
                         output_tokens=turn.usage.output_tokens,
                         finish_reason=turn.finish_reason,
+                        tracer=self.tracer,
                     )
             except ContextOverflowError:
                 if attempt:
