@@ -41,6 +41,5 @@ KNOWN_GAPS: dict[str, tuple[str, ...]] = {
         "first_handoff_wins",
         "slugged_names",
     ),
-    "p55_run_option_edges": ("id_without_session",),
     "p60_budget_details": ("sub_run_budget_is_a_tool_error",),
 }

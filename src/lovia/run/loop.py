@@ -16,7 +16,6 @@ import asyncio
 import inspect
 import logging
 import uuid
-import warnings
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -337,11 +336,12 @@ class RunDriver:
                         "segments/load/append/clear",
                     )
         elif o.session_id is not None:
-            warnings.warn(
-                f"session_id={o.session_id!r} without session=: this run has no memory of "
-                "earlier runs and is not remembered; pass session=SQLiteSession(path) too",
-                UserWarning,
-                stacklevel=4,
+            # Logged, not a Python warning: 0.9.119 accepts this silently, and a user's suite
+            # that turns warnings into errors must keep passing; the log still tells them.
+            log.warning(
+                "session_id=%r without session=: this run has no memory of earlier runs and "
+                "is not remembered; pass session=SQLiteSession(path) too",
+                o.session_id,
             )
         if o.session_id is not None:
             validate_id(o.session_id, "session_id")
