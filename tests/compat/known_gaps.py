@@ -24,7 +24,6 @@ KNOWN_GAPS: dict[str, tuple[str, ...]] = {
         "handoff_fields",
         "run",
     ),
-    "p29_cancellation": ("final_turn_completes",),
     "p33_errors_and_hints": ("output_validation_error_fields",),
     "p34_import_paths": ("lovia.providers",),
     "p36_structured_output": (
