@@ -163,6 +163,8 @@ class OpenTelemetryTracer:
     event. Any other key becomes ``lovia.<key>``.
     """
 
+    detailed = True  # token counts, provider and session: the GenAI conventions want them
+
     def __init__(
         self,
         tracer_provider: TracerProvider | None = None,

@@ -110,13 +110,22 @@ class Agent:
         return dataclasses.replace(self, **overrides)
 
     def all_tools(self, policy: ContextPolicy | None = None) -> list[Tool]:
-        """The tools the model sees: own tools, the context policy's, then handoff tools.
+        """The tools the model sees: own tools, handoff tools, then the context policy's.
 
-        Raises ``UserError`` when two tools share a name.
+        The policy's tools (``recall_tool_result``) come with any tool of the agent's own or
+        handoff, and always when the policy can shorten results ahead of time (a window or a
+        store is set); an explicit tool of the same name wins over the policy's. Raises
+        ``UserError`` when two of the agent's own or handoff tools share a name.
         """
         handoffs: Sequence[Handoff] = self.handoffs
-        tools: list[Tool] = [*self.tools, *(policy or self.context_policy).tools()]
-        tools.extend(handoff_tool(h) for h in handoffs)
+        policy = policy or self.context_policy
+        own: list[Tool] = list(self.tools)
+        moves = [handoff_tool(h) for h in handoffs]
+        taken = {t.name for t in (*own, *moves)}
+        offered = [t for t in policy.tools() if t.name not in taken]
+        if not own and not moves and not _marks_ahead(policy):
+            offered = []  # a tool-less agent's requests stay tool-less
+        tools: list[Tool] = [*own, *moves, *offered]  # the policy's last, as in 0.9.119
         seen: set[str] = set()
         for t in tools:
             if t.name in seen:
@@ -167,3 +176,10 @@ def _runtime() -> Runtime:
     if not _RUNTIME:  # only if lovia.agent was loaded without the package (not via import)
         raise RuntimeError("lovia's runtime is not loaded: import lovia first")
     return _RUNTIME[0]
+
+
+def _marks_ahead(policy: Any) -> bool:
+    """Whether ``policy`` may put markers in a view before any overflow."""
+    return getattr(policy, "context_window", None) is not None or (
+        getattr(policy, "store", None) is not None
+    )

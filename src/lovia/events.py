@@ -410,14 +410,35 @@ class CompactionNotice:
 
 @dataclass
 class ContextCompacted(ContextEvent):
-    """The model's view was compacted before a model call (the stored transcript is not)."""
+    """The model's view was compacted before a model call (the stored transcript is not).
+
+    ``entries_before`` is the transcript the policy was given, ``entries_after`` the view the
+    model sees; ``notice`` says what was done. ``reason``, ``tokens_before``,
+    ``tokens_after`` and ``text`` read the notice.
+    """
 
     type: ClassVar[str] = "context_compacted"
-    reason: str = ""
-    tokens_before: int = 0
-    tokens_after: int = 0
-    notice: str = ""
-    session_id: str | None = field(default=None, kw_only=True)
+    session_id: str | None = None
+    entries_before: list[TranscriptEntry] = field(default_factory=list)
+    entries_after: list[TranscriptEntry] = field(default_factory=list)
+    notice: CompactionNotice | None = None
+
+    @property
+    def reason(self) -> str:
+        return self.notice.reason if self.notice is not None else ""
+
+    @property
+    def tokens_before(self) -> int:
+        return (self.notice.tokens_before or 0) if self.notice is not None else 0
+
+    @property
+    def tokens_after(self) -> int:
+        return (self.notice.tokens_after or 0) if self.notice is not None else 0
+
+    @property
+    def text(self) -> str:
+        """The notice as one readable line ('' without a notice)."""
+        return " ".join(self.notice.detail) if self.notice is not None else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -425,7 +446,10 @@ class ContextCompacted(ContextEvent):
             "reason": self.reason,
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
-            "notice": self.notice,
+            "text": self.text,
+            "notice": None if self.notice is None else self.notice.to_dict(),
+            "entries_before": len(self.entries_before),
+            "entries_after": len(self.entries_after),
             "session_id": self.session_id,
         }
 

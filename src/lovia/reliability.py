@@ -51,9 +51,8 @@ class CancelToken:
     def check(self) -> None:
         """Raise ``RunCancelled`` if cancellation was requested."""
         if self._cancelled:
-            raise RunCancelled(
-                f"the run was cancelled: {self.reason}" if self.reason else "the run was cancelled"
-            )
+            # The message is the reason as given (lovia 0.9.119's users match on it).
+            raise RunCancelled(self.reason or "run cancelled")
 
     def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback`` on cancellation (at once if already cancelled); returns a remover."""

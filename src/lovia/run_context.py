@@ -30,6 +30,21 @@ class RunView(Protocol):
     entries: list[TranscriptEntry]
 
 
+class _EntriesView(list):  # type: ignore[type-arg]
+    """A copy of the transcript that refuses changes: it compares and serialises as the list
+    it is, but nothing a tool or hook does to it can change the run."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "RunContext.entries is read-only; the run's transcript changes only by running"
+        )
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _read_only
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+
+
 class RunContext(Generic[DepsT]):
     """The live context of a run: the caller's ``deps`` plus views of the run.
 
@@ -112,7 +127,7 @@ class RunContext(Generic[DepsT]):
         s = self._state
         if s is None:
             return self._entries
-        return (*s.system_entries, *s.history, *s.entries)
+        return _EntriesView((*s.system_entries, *s.history, *s.entries))
 
     @property
     def messages(self) -> list[Message]:

@@ -160,13 +160,6 @@ class ScriptedProvider:
                 yield TextDelta(ch)
         for index, c in enumerate(turn.tool_calls):
             yield ToolCallDelta(index, c.id, c.name, c.arguments)
-        # The whole entries, so a consumer never has to join the fragments above.
-        if turn.content:
-            yield EntryCompletedDelta(AssistantTextEntry(content=turn.content))
-        for c in turn.tool_calls:
-            yield EntryCompletedDelta(
-                ToolCallEntry(call_id=c.id, name=c.name, arguments=c.arguments)
-            )
         u = turn.usage
         yield UsageDelta(
             Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)

@@ -10,7 +10,10 @@ one method, ``span(name, **attributes)``, used as a context manager that yields 
 * ``OpenTelemetryTracer``: real OpenTelemetry spans (``pip install 'lovia[otel]'``) named and
   attributed after the OpenTelemetry GenAI semantic conventions.
 
-The spans a run opens, and their attributes (the generic keys every tracer receives):
+The spans a run opens, and their attributes. Every tracer receives lovia 0.9.119's keys
+(``agent``, ``run_id``, ``resumed``, ``turns``, ``total_tokens``; ``model``, ``turn``;
+``name``, ``call_id``; ``from_agent``, ``to_agent``); a tracer with ``detailed = True``
+(``OpenTelemetryTracer``, or ``InMemoryTracer(detailed=True)``) also receives the others:
 
 ==============  =====================================================  ===========================
 span            attributes when opened                                 set later
@@ -194,8 +197,13 @@ class ConsoleTracer:
     ``min_duration_ms`` are skipped unless they failed. Meant for people, not for parsing."""
 
     def __init__(
-        self, *, logger: logging.Logger | None = None, min_duration_ms: float = 0.0
+        self,
+        *,
+        logger: logging.Logger | None = None,
+        min_duration_ms: float = 0.0,
+        detailed: bool = False,
     ) -> None:
+        self.detailed = detailed
         self.logger = logger or logging.getLogger("lovia.trace")
         self.min_duration_ms = min_duration_ms
         self._stack = _Stack("lovia_console_span")
@@ -262,7 +270,8 @@ class RecordedSpan:
 class InMemoryTracer:
     """Keeps every span in ``spans``, in the order they were opened; for tests."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, detailed: bool = False) -> None:
+        self.detailed = detailed
         self.spans: list[RecordedSpan] = []
         self._stack = _Stack("lovia_memory_span")
 
@@ -297,6 +306,12 @@ def _present(**attributes: object) -> dict[str, object]:
     return {k: v for k, v in attributes.items() if v is not None}
 
 
+def detailed(tracer: object) -> bool:
+    """Whether ``tracer`` takes the attributes this project adds to lovia 0.9.119's set
+    (``detailed = True``): session, model, provider, resume link and token counts."""
+    return bool(getattr(tracer, "detailed", False))
+
+
 def run_span(
     tracer: Tracer,
     *,
@@ -309,14 +324,19 @@ def run_span(
 ) -> AbstractContextManager[Span]:
     """The ``run`` span; ``resume_link`` is what ``link_context`` returned in the run that
     this one resumes (kept in its checkpoint head)."""
-    extra = _present(session_id=session_id, model=model, provider=provider, resume_link=resume_link)
+    extra: dict[str, object] = {}
+    if detailed(tracer):
+        extra = _present(
+            session_id=session_id, model=model, provider=provider, resume_link=resume_link
+        )
     return tracer.span(SpanName.RUN, agent=agent, run_id=run_id, **extra)
 
 
 def model_call_span(
     tracer: Tracer, *, model: str | None, turn: int, provider: str | None = None
 ) -> AbstractContextManager[Span]:
-    return tracer.span(SpanName.MODEL_CALL, model=model, turn=turn, **_present(provider=provider))
+    extra = _present(provider=provider) if detailed(tracer) else {}
+    return tracer.span(SpanName.MODEL_CALL, model=model, turn=turn, **extra)
 
 
 def record_model_usage(
@@ -325,8 +345,12 @@ def record_model_usage(
     input_tokens: int | None,
     output_tokens: int | None,
     finish_reason: str | None = None,
+    tracer: object = None,
 ) -> None:
-    """Set one model call's token counts (and why it stopped) on its ``model_call`` span."""
+    """Set one model call's token counts (and why it stopped) on its ``model_call`` span;
+    given the run's ``tracer``, only when that tracer is ``detailed``."""
+    if tracer is not None and not detailed(tracer):
+        return
     for key, value in _present(
         input_tokens=input_tokens, output_tokens=output_tokens, finish_reason=finish_reason
     ).items():
@@ -348,10 +372,14 @@ def record_run_end(
     total_tokens: int,
     input_tokens: int | None = None,
     output_tokens: int | None = None,
+    tracer: object = None,
 ) -> None:
-    """Set the run's totals on its ``run`` span when it ends."""
+    """Set the run's totals on its ``run`` span when it ends (the input and output counts,
+    given the run's ``tracer``, only when that tracer is ``detailed``)."""
     span.set_attribute("turns", turns)
     span.set_attribute("total_tokens", total_tokens)
+    if tracer is not None and not detailed(tracer):
+        return
     for key, value in _present(input_tokens=input_tokens, output_tokens=output_tokens).items():
         span.set_attribute(key, value)
 

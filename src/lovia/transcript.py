@@ -138,6 +138,7 @@ TranscriptEntry = Annotated[
 _ENTRY = TypeAdapter(TranscriptEntry)
 _ENTRIES = TypeAdapter(list[TranscriptEntry])
 _ENTRY_TYPES = (InputEntry, AssistantTextEntry, ReasoningEntry, ToolCallEntry, ToolResultEntry)
+_TYPE_NAMES = frozenset(("input", "assistant_text", "reasoning", "tool_call", "tool_result"))
 
 
 def entry_to_dict(entry: TranscriptEntry) -> dict[str, Any]:
@@ -183,6 +184,13 @@ def entry_to_dict(entry: TranscriptEntry) -> dict[str, Any]:
 def entry_from_dict(data: dict[str, Any]) -> TranscriptEntry:
     """Rebuild an entry from ``entry_to_dict`` output (unknown keys are ignored); raises
     ``InvalidEntry`` (a ``UserError`` and a ``ValueError``) on a dict that is not one."""
+    kind = data.get("type") if isinstance(data, dict) else None
+    if isinstance(data, dict) and kind not in _TYPE_NAMES:
+        raise InvalidEntry(
+            f"Unknown entry type: {kind!r}",
+            hint="entries need a 'type' of input, assistant_text, reasoning, tool_call or "
+            "tool_result",
+        )
     try:
         return _ENTRY.validate_python(data)
     except ValidationError as exc:

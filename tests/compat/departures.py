@@ -70,6 +70,17 @@ DEPARTURES: dict[str, dict[str, Departure]] = {
             ours="RunCancelled",
             reference="answer",
         ),
+        "final_turn_completes": Departure(
+            reason=(
+                "A cancel that lands while the model streams closes the stream at once and"
+                " interrupts the run (resumable); 0.9.119 lets the model call run to its end"
+                " and completes the run when that turn answers without tools, so a stop"
+                " pressed during a long or runaway answer stops nothing and its tokens are"
+                " still generated and billed."
+            ),
+            ours="RunCancelled",
+            reference="answer",
+        ),
     },
     "p37_transcript_dicts": {
         "drop_dangling_generator": Departure(

@@ -24,47 +24,21 @@ KNOWN_GAPS: dict[str, tuple[str, ...]] = {
         "handoff_fields",
         "run",
     ),
-    "p21_sessions_memory": ("conversation",),
-    "p25_run_head_snapshot": (
-        "head_dict",
-        "snapshot_roundtrip",
-    ),
-    "p26_resume_interrupted": ("interrupted",),
-    "p29_cancellation": (
-        "final_turn_completes",
-        "token_api",
-    ),
-    "p31_tracing": ("spans",),
-    "p32_plugins": ("run",),
     "p33_errors_and_hints": ("output_validation_error_fields",),
     "p34_import_paths": ("lovia.providers",),
     "p36_structured_output": (
         "pydantic",
         "repair",
     ),
-    "p37_transcript_dicts": ("unknown_type",),
     "p41_agent_as_tool": (
         "custom_name",
         "delegation",
     ),
     "p42_output_shaping": ("default",),
-    "p44_custom_session": ("dict_session",),
-    "p47_context_policy": (
-        "archived_outputs",
-        "run_override",
-    ),
-    "p48_custom_provider": ("run",),
     "p50_handoff_edges": (
         "custom_tool_name",
         "first_handoff_wins",
         "slugged_names",
-    ),
-    "p52_scripted_provider_surface": ("stream_directly",),
-    "p54_compaction": ("offload",),
-    "p55_run_option_edges": ("id_without_session",),
-    "p59_session_rewind_details": (
-        "in_memory",
-        "sqlite",
     ),
     "p60_budget_details": ("sub_run_budget_is_a_tool_error",),
 }

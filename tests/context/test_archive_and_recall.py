@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from lovia import (
     ResultStore,
     Runner,
     UserError,
+    tool,
 )
 from lovia.context import Compaction, content_digest
 from lovia.events import ToolCallCompleted
@@ -69,7 +71,8 @@ async def test_trim_then_recall_returns_the_full_original_from_a_file_store(
     assert runs == [7]  # recall never runs the original tool again
 
     # The archive is on disk: a new store on the same directory (a new process) has it.
-    assert FileResultStore(tmp_path / "results").get(content_digest(page(7, BIG))) == page(7, BIG)
+    again = FileResultStore(tmp_path / "results")
+    assert await again.get(content_digest(page(7, BIG))) == page(7, BIG)
 
 
 async def test_without_an_archive_a_trimmed_output_is_gone() -> None:
@@ -116,38 +119,38 @@ async def test_recall_of_a_reused_call_id_prefers_the_output_the_transcript_show
     assert output == page(2, BIG)
 
 
-def test_file_store_refuses_keys_that_could_leave_its_directory(tmp_path: Path) -> None:
+async def test_file_store_refuses_keys_that_could_leave_its_directory(tmp_path: Path) -> None:
     """Keys are validated against a strict pattern: traversal raises UserError, writes nothing."""
     store = FileResultStore(tmp_path / "store")
     for key in ("../escape", "..", "a/b", "/etc/passwd", "x\\y", "", "a.txt", "k" * 129):
         with pytest.raises(UserError) as info:
-            store.put(key, "secret")
+            await store.put(key, "secret")
         assert info.value.hint
         with pytest.raises(UserError):
-            store.get(key)
+            await store.get(key)
     assert sorted(os.listdir(tmp_path)) == ["store"]
     assert os.listdir(tmp_path / "store") == []
 
 
-def test_file_store_round_trips_text_exactly_and_leaves_no_temp_files(tmp_path: Path) -> None:
+async def test_file_store_round_trips_text_exactly_and_leaves_no_temp_files(tmp_path: Path) -> None:
     """One file per key, written through a temp file and os.replace."""
     store = FileResultStore(tmp_path)
     content = "混合 text ✓ \n\r\x00 end"
     key = content_digest(content)
-    store.put(key, content)
-    store.put(key, content)  # idempotent
-    assert store.get(key) == content
-    assert store.get("0" * 24) is None
+    await store.put(key, content)
+    await store.put(key, content)  # idempotent
+    assert await store.get(key) == content
+    assert await store.get("0" * 24) is None
     assert os.listdir(tmp_path) == [f"{key}.txt"]
 
 
-def test_in_memory_store_forgets_the_least_recently_used() -> None:
+async def test_in_memory_store_forgets_the_least_recently_used() -> None:
     store = InMemoryResultStore(max_entries=2)
-    store.put("a", "1")
-    store.put("b", "2")
-    assert store.get("a") == "1"  # "a" is now the most recent
-    store.put("c", "3")
-    assert (store.get("a"), store.get("b"), store.get("c")) == ("1", None, "3")
+    await store.put("a", "1")
+    await store.put("b", "2")
+    assert await store.get("a") == "1"  # "a" is now the most recent
+    await store.put("c", "3")
+    assert (await store.get("a"), await store.get("b"), await store.get("c")) == ("1", None, "3")
     with pytest.raises(UserError):
         InMemoryResultStore(max_entries=0)
 
@@ -155,6 +158,46 @@ def test_in_memory_store_forgets_the_least_recently_used() -> None:
 def test_both_stores_satisfy_the_protocol(tmp_path: Path) -> None:
     assert isinstance(FileResultStore(tmp_path), ResultStore)
     assert isinstance(InMemoryResultStore(), ResultStore)
+
+
+class SyncStore:
+    """A store with plain methods (the policy calls them off the event loop)."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, str] = {}
+        self.threads: set[str] = set()
+
+    def put(self, key: str, content: str) -> None:
+        self.threads.add(threading.current_thread().name)
+        self.items[key] = content
+
+    def get(self, key: str) -> str | None:
+        return self.items.get(key)
+
+
+class AsyncStore:
+    """A user's store written for lovia 0.9.119: two coroutines."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, str] = {}
+
+    async def put(self, key: str, content: str) -> None:
+        self.items[key] = content
+
+    async def get(self, key: str) -> str | None:
+        return self.items.get(key)
+
+
+@pytest.mark.parametrize("kind", [SyncStore, AsyncStore])
+async def test_a_users_store_may_be_sync_or_async_and_archives_and_recalls(kind: Any) -> None:
+    store = kind()
+    policy = Compaction(store=store)
+    agent, model, session = await session_with_a_big_result(policy)
+    assert page(7, BIG) in store.items.values()
+    await session.trim_tool_results("s", keep_chars=100, keep_runs=1)
+    assert await recall_output(agent, model, "c7", session=session, session_id="s") == page(7, BIG)
+    if isinstance(store, SyncStore):
+        assert threading.main_thread().name not in store.threads
 
 
 async def test_sqlite_session_trim_then_recall_across_processes(tmp_path: Path) -> None:
@@ -185,3 +228,27 @@ async def test_sqlite_session_trim_then_recall_across_processes(tmp_path: Path) 
         )
         output = await recall_output(agent, model, "c3", session=session, session_id="s")
     assert output == page(3, 30_000)
+
+
+def _names(agent: Agent) -> list[str]:
+    return [t.name for t in agent.all_tools()]
+
+
+def test_recall_comes_after_an_agents_tools_and_its_own_tool_of_that_name_wins() -> None:
+    @tool
+    def lookup(q: str) -> str:
+        """Look up."""
+        return q
+
+    @tool(name="recall_tool_result")
+    def my_recall(ref: str) -> str:
+        """The user's own recall."""
+        return "mine"
+
+    assert _names(Agent("a", tools=[lookup])) == ["lookup", "recall_tool_result"]
+    assert _names(Agent("a", tools=[my_recall])) == ["recall_tool_result"]
+    assert Agent("a", tools=[my_recall]).all_tools()[0] is my_recall
+    assert _names(Agent("a")) == []  # a tool-less agent's requests stay tool-less
+    assert _names(Agent("a", context_policy=Compaction(store=InMemoryResultStore()))) == [
+        "recall_tool_result"
+    ]

@@ -58,7 +58,16 @@ async def test_view_shrinks_under_pressure_while_transcript_and_session_stay_who
     first = compacted[0]
     assert isinstance(first, ContextCompacted)
     assert first.tokens_after < first.tokens_before
-    assert "unchanged" in first.notice
+    assert "unchanged" in first.text and first.notice is not None and not first.notice.reactive
+    # as in lovia 0.9.119: the transcript and the view it became, the session, the notice
+    assert first.session_id == "u1"
+    before_outputs = [e.output for e in first.entries_before if e.type == "tool_result"]
+    after_outputs = [e.output for e in first.entries_after if e.type == "tool_result"]
+    assert len(after_outputs) == len(before_outputs)  # pairs kept, outputs shortened
+    assert sum(map(len, after_outputs)) < sum(map(len, before_outputs))
+    assert first.notice.reason == "pressure" and first.notice.tokens_before == first.tokens_before
+    (segment,) = await session.segments("u1")
+    assert segment.meta["context_notice"] == compacted[-1].notice.to_dict()
 
     outputs = [e.output for e in result.entries if e.type == "tool_result"]
     assert outputs == [page(i, 2_000) for i in range(PAGES)]
@@ -168,7 +177,7 @@ async def test_huge_earlier_result_leaves_for_a_recall_marker_without_a_summary(
     assert len(content) < 1_000
     assert content.startswith(page(1, 40_000)[:200])
     ref = content.split('recall_tool_result("')[1].split('"')[0]
-    assert store.get(ref) == page(1, 40_000)
+    assert await store.get(ref) == page(1, 40_000)
 
 
 async def test_without_a_window_the_view_is_the_transcript() -> None:
@@ -177,7 +186,7 @@ async def test_without_a_window_the_view_is_the_transcript() -> None:
     result = await Runner.run(agent, "read all pages")
     outputs = [m.content for m in tool_messages(model.calls[-1])]
     assert outputs == [e.output for e in result.entries if e.type == "tool_result"]
-    assert [t["name"] for t in model.tools[0]] == ["fetch"]  # no recall tool needed
+    assert [t["name"] for t in model.tools[0]] == ["fetch", "recall_tool_result"]  # offered, unused
 
 
 async def test_summary_is_the_last_resort_and_keeps_the_latest_user_message() -> None:

@@ -43,7 +43,7 @@ async def test_handoff_target_sees_the_whole_body_with_its_own_system_prompt() -
     assert second[0] == Message(role="system", content="You are billing.")
     assert second[1:3] == first[1:3] or second[1] == first[1]
     assert any(m.role == "tool" for m in second)  # the handoff call and result carried over
-    assert [t["name"] for t in model.tools[0]] == ["transfer_to_billing"]
+    assert [t["name"] for t in model.tools[0]] == ["transfer_to_billing", "recall_tool_result"]
 
 
 async def test_first_handoff_of_a_turn_wins() -> None:

@@ -119,7 +119,7 @@ async def test_wire_has_system_param_signed_thinking_and_results_in_one_user_mes
     assert first["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Weather in Paris, and 2+3?"}]}
     ]
-    assert [t["name"] for t in first["tools"]] == ["get_weather", "add"]
+    assert [t["name"] for t in first["tools"]] == ["get_weather", "add", "recall_tool_result"]
     assert first["tools"][0]["input_schema"]["properties"].keys() == {"city"}
     assert second["messages"][1:] == [
         {

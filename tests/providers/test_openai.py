@@ -114,7 +114,7 @@ async def test_second_request_pairs_tool_calls_with_results_after_the_system_pro
         {"role": "user", "content": "Weather in Paris, and 2+3?"},
     ]
     names = [t["function"]["name"] for t in first["tools"]]
-    assert names == ["get_weather", "add"]
+    assert names == ["get_weather", "add", "recall_tool_result"]
     assert first["tools"][1]["type"] == "function"
     assert first["tools"][1]["function"]["parameters"]["properties"].keys() == {"a", "b"}
     # Reasoning is not sent back by default; text and both calls share one assistant message.

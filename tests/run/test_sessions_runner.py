@@ -140,10 +140,10 @@ async def test_the_context_state_goes_into_meta_and_comes_back(session: Any) -> 
     model = ScriptedProvider([call("lookup", {"q": "x"}), text("first"), text("second")])
     a = agent(model, tools=[lookup], context_policy=policy)
     await Runner.run(a, "one", session=session, session_id="u1")
-    assert (await session.segments("u1"))[0].meta == {"context_state": {"calls": 2}}
+    assert (await session.segments("u1"))[0].meta["context_state"] == {"calls": 2}
     await Runner.run(a, "two", session=session, session_id="u1")
     assert policy.seen == [{}, {"calls": 1}, {"calls": 2}]
-    assert (await session.segments("u1"))[1].meta == {"context_state": {"calls": 3}}
+    assert (await session.segments("u1"))[1].meta["context_state"] == {"calls": 3}
 
 
 @pytest.mark.parametrize(
@@ -348,7 +348,7 @@ async def test_a_custom_session_keeps_appending_without_versions() -> None:
 
 def test_a_head_stored_before_session_versions_still_loads() -> None:
     """Old heads have no session_version: they load with None (replay appends unchecked)."""
-    old = RunHead(agent_name="a").to_dict()
+    old = RunHead(agent_name="a", session_version=2).to_dict()
     del old["session_version"]
     assert RunHead.from_dict(old).session_version is None
     assert RunHead.from_dict({**old, "session_version": 3}).session_version == 3

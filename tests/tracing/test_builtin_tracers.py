@@ -44,7 +44,7 @@ def traced_run(tracer: Tracer) -> None:
 
 
 def test_in_memory_tracer_keeps_spans_in_opening_order_with_their_attributes() -> None:
-    tracer = InMemoryTracer()
+    tracer = InMemoryTracer(detailed=True)
     traced_run(tracer)
     assert [s.name for s in tracer.spans] == ["run", "model_call", "tool_call", "handoff"]
     run = tracer.spans[0]
@@ -70,6 +70,35 @@ def test_in_memory_tracer_keeps_spans_in_opening_order_with_their_attributes() -
     assert tracer.named("tool_call")[0].attrs == {"name": "add", "call_id": "c1"}
     assert tracer.named("handoff")[0].attrs == {"from_agent": "triage", "to_agent": "billing"}
     assert all(s.duration_ms >= 0 and s.exception is None for s in tracer.spans)
+
+
+async def test_a_tracer_gets_0_9_119s_attributes_unless_it_asks_for_more() -> None:
+    """A run's spans carry lovia 0.9.119's attribute set; token counts and the provider go
+    only to a detailed tracer; a handoff call is a tool_call span around the handoff."""
+    from lovia import Agent, Runner, tool
+    from lovia.testing import ScriptedProvider, call, text
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    def agent() -> Agent:
+        helper = Agent("helper", model=ScriptedProvider([text("3")]))
+        script = [call("add", {"a": 1, "b": 2}, call_id="c1"), call("transfer_to_helper", {})]
+        return Agent("calc", model=ScriptedProvider(script), tools=[add], handoffs=[helper])
+
+    plain, rich = InMemoryTracer(), InMemoryTracer(detailed=True)
+    await Runner.run(agent(), "1+2", tracer=plain)
+    await Runner.run(agent(), "1+2", tracer=rich)
+    names = ["run", "model_call", "tool_call", "model_call", "tool_call", "handoff", "model_call"]
+    assert [s.name for s in plain.spans] == names == [s.name for s in rich.spans]
+    assert set(plain.spans[0].attrs) == {"agent", "run_id", "resumed", "turns", "total_tokens"}
+    assert set(plain.spans[1].attrs) == {"model", "turn"}
+    assert {"input_tokens", "output_tokens"} <= set(rich.spans[0].attrs)
+    assert {"provider", "input_tokens", "output_tokens"} <= set(rich.spans[1].attrs)
+    handoff, around = plain.spans[5], plain.spans[4]
+    assert around.attrs["name"] == "transfer_to_helper" and handoff.parent is around
 
 
 def test_in_memory_spans_know_their_parent_and_events_land_on_the_open_span() -> None:

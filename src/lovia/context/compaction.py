@@ -17,7 +17,6 @@ rarely rather than a little on every turn.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import operator
 from collections.abc import Awaitable, Callable, Sequence
@@ -25,13 +24,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from ..errors import UserError
-from ..events import ContextCompacted
+from ..events import CompactionNotice, ContextCompacted
 from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry
 from ._render import Info, info_for, leading_system, protected_start, starts_block
 from .decisions import Decisions, carried_ratio, dump_decisions, load_decisions
 from .policy import ContextRequest, ContextView
 from .recall import is_trimmed, make_recall_tool
-from .results import ResultStore, remember_call
+from .results import ResultStore, put_result, remember_call
 from .summary import summarize
 
 if TYPE_CHECKING:
@@ -97,18 +96,16 @@ class Compaction:
         self.reserve_output_tokens = reserve_output_tokens
         self.store = store
         self.summarizer = summarizer
-        # Recall makes sense once markers can appear ahead of time or outputs are archived;
-        # a default agent (unknown window, no store) keeps a clean tool list, and its rare
-        # overflow markers then say what was cleared without naming a tool it lacks.
-        has_markers = context_window is not None or store is not None
-        self._recall = make_recall_tool(store) if has_markers else None
+        # The policy always offers recall, as lovia 0.9.119's does: any marker it renders
+        # (ahead of time, or after an overflow with an unknown window) has a tool behind it.
+        self._recall: Tool | None = make_recall_tool(store)
         # Only small, content-derived data is kept between calls: the last few views (for
         # incremental rendering) and which outputs this instance has archived already.
         self._archived: dict[tuple[str, str], None] = {}
         self._memos: list[_Memo] = []
 
     def tools(self) -> Sequence[Tool]:
-        """``recall_tool_result`` (with a window or a store), so the model can reopen markers."""
+        """``recall_tool_result``, so the model can reopen what a marker stands for."""
         return (self._recall,) if self._recall is not None else ()
 
     async def prepare(self, request: ContextRequest) -> ContextView:
@@ -143,7 +140,10 @@ class Compaction:
             decisions.hold = self._protected(infos, budget, ratio) if over else 0
         self._remember(body, infos, decisions, rendered, raw)
         new_state = dump_decisions(decisions, body, ratio, sys_raw + raw)
-        return ContextView([*system, *rendered], new_state, compacted)
+        view = [*system, *rendered]
+        if compacted is not None:
+            compacted.entries_after = list(view)
+        return ContextView(view, new_state, compacted)
 
     # -- budget and decisions ------------------------------------------------------------
 
@@ -211,11 +211,18 @@ class Compaction:
             return None
         after = (sys_raw + raw) * ratio
         reason = "overflow" if request.attempt else "pressure"
-        notice = (
+        line = (
             f"Context compacted ({reason}): {', '.join(steps)}; about {int(before)} -> "
             f"{int(after)} tokens. The transcript is unchanged."
         )
-        return ContextCompacted(reason, int(before), int(after), notice)
+        notice = CompactionNotice(
+            reason=reason,
+            reactive=bool(request.attempt),
+            tokens_before=int(before),
+            tokens_after=int(after),
+            detail=[line],
+        )
+        return ContextCompacted(entries_before=list(request.entries), notice=notice)
 
     async def _summarize_oldest(
         self,
@@ -292,7 +299,7 @@ class Compaction:
     async def _archive(self, pending: list[Info]) -> None:
         store = self.store
         assert store is not None
-        await asyncio.to_thread(_archive_all, store, pending)
+        await _archive_all(store, pending)
         archived = self._archived
         for info in pending:
             assert isinstance(info.entry, ToolResultEntry)
@@ -332,14 +339,14 @@ def _shown(infos: list[Info], d: Decisions, i: int, recall: bool) -> Info:
     return info
 
 
-def _archive_all(store: ResultStore, infos: list[Info]) -> None:
+async def _archive_all(store: ResultStore, infos: list[Info]) -> None:
     for info in infos:
         entry = info.entry
         assert isinstance(entry, ToolResultEntry)
         if not is_trimmed(entry.output):  # a trimmed text is not the original
             digest = info.digest()
-            store.put(digest, entry.output)
-            remember_call(store, entry.call_id, digest)
+            await put_result(store, digest, entry.output)
+            await remember_call(store, entry.call_id, digest)
 
 
 def _offload_huge(

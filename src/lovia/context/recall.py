@@ -13,7 +13,7 @@ from typing import Any
 from ..run_context import RunContext
 from ..tools import Tool, tool
 from ..transcript import ToolResultEntry, TranscriptEntry
-from .results import ResultStore, content_digest, stored_digests
+from .results import ResultStore, content_digest, get_result, stored_digests
 
 __all__ = ["RECALL_TOOL_NAME", "is_trimmed", "make_recall_tool", "recall"]
 
@@ -34,27 +34,27 @@ def make_recall_tool(store: ResultStore | None) -> Tool:
     """Build the recall tool over ``store`` (``None``: the transcript only)."""
 
     @tool(name=RECALL_TOOL_NAME, parallel=True)
-    def recall_tool_result(ref: str, ctx: RunContext[Any]) -> str:
+    async def recall_tool_result(ref: str, ctx: RunContext[Any]) -> str:
         """Return the full output of an earlier tool call that the context shortened.
 
         Args:
             ref: the call id, or the reference shown in the shortened result's marker.
         """
-        return recall(ref, ctx.entries, store)
+        return await recall(ref, ctx.entries, store)
 
     return recall_tool_result
 
 
-def recall(ref: str, entries: Sequence[TranscriptEntry], store: ResultStore | None) -> str:
+async def recall(ref: str, entries: Sequence[TranscriptEntry], store: ResultStore | None) -> str:
     """The full output for ``ref`` (a digest or call id), or a plain "not found" text."""
     ref = ref.strip().strip("\"'")
     if store is not None and _DIGEST.match(ref):
-        archived = store.get(ref)
+        archived = await get_result(store, ref)
         if archived is not None:
             return archived
     latest = _latest_result(entries, ref)
     if store is not None:
-        archived = _archived_for_call(store, ref, latest)
+        archived = await _archived_for_call(store, ref, latest)
         if archived is not None:
             return archived
     if latest is None:
@@ -85,7 +85,7 @@ def _result_by_digest(entries: Sequence[TranscriptEntry], ref: str) -> ToolResul
     return None
 
 
-def _archived_for_call(
+async def _archived_for_call(
     store: ResultStore, call_id: str, seen: ToolResultEntry | None
 ) -> str | None:
     """The archived output of ``call_id`` that best matches what the transcript still shows.
@@ -96,8 +96,8 @@ def _archived_for_call(
     """
     best: str | None = None
     best_score = -1
-    for digest in stored_digests(store, call_id):
-        content = store.get(digest)
+    for digest in await stored_digests(store, call_id):
+        content = await get_result(store, digest)
         if content is None:
             continue
         score = _common_prefix(content, seen.output) if seen is not None else 0

@@ -7,15 +7,18 @@ be returned by the ``recall_tool_result`` tool.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import inspect
 import json
 import os
 import re
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import StoreError, UserError
 
@@ -25,6 +28,8 @@ __all__ = [
     "ResultStore",
     "call_key",
     "content_digest",
+    "get_result",
+    "put_result",
     "remember_call",
     "stored_digests",
 ]
@@ -36,15 +41,35 @@ _DIGEST = re.compile(r"^[0-9a-f]{24}\Z")
 
 @runtime_checkable
 class ResultStore(Protocol):
-    """Keeps text under a key. Methods are synchronous and are called off the event loop.
+    """Keeps text under a key: ``put(key, content)`` and ``get(key) -> str | None``.
 
+    The methods may be coroutines (as the built-in stores' are, and lovia 0.9.119's
+    protocol has them) or plain functions, which are then called off the event loop.
     ``put`` of a key that already holds the same text is a no-op; ``get`` of an unknown key
     returns ``None``. Keys match ``[A-Za-z0-9_-]{1,128}``.
     """
 
-    def put(self, key: str, content: str) -> None: ...
+    def put(self, key: str, content: str) -> Awaitable[None] | None: ...
 
-    def get(self, key: str) -> str | None: ...
+    def get(self, key: str) -> Awaitable[str | None] | str | None: ...
+
+
+async def _call(method: Any, *args: str) -> Any:
+    if inspect.iscoroutinefunction(method):
+        return await method(*args)
+    got = await asyncio.to_thread(method, *args)
+    return await got if inspect.isawaitable(got) else got
+
+
+async def put_result(store: ResultStore, key: str, content: str) -> None:
+    """``store.put(key, content)``, awaited when the store is asynchronous."""
+    await _call(store.put, key, content)
+
+
+async def get_result(store: ResultStore, key: str) -> str | None:
+    """``store.get(key)``, awaited when the store is asynchronous."""
+    got = await _call(store.get, key)
+    return None if got is None else str(got)
 
 
 def content_digest(content: str) -> str:
@@ -67,17 +92,17 @@ def check_key(key: str) -> str:
     return key
 
 
-def remember_call(store: ResultStore, call_id: str, digest: str, *, keep: int = 16) -> None:
+async def remember_call(store: ResultStore, call_id: str, digest: str, *, keep: int = 16) -> None:
     """Add ``digest`` to the list of outputs archived for ``call_id`` (ids may repeat)."""
-    known = stored_digests(store, call_id)
+    known = await stored_digests(store, call_id)
     if digest in known:
         return
-    store.put(call_key(call_id), json.dumps([*known, digest][-keep:]))
+    await put_result(store, call_key(call_id), json.dumps([*known, digest][-keep:]))
 
 
-def stored_digests(store: ResultStore, call_id: str) -> list[str]:
+async def stored_digests(store: ResultStore, call_id: str) -> list[str]:
     """The digests archived for ``call_id``, oldest first (``[]`` when none)."""
-    raw = store.get(call_key(call_id))
+    raw = await get_result(store, call_key(call_id))
     if not raw:
         return []
     try:
@@ -102,7 +127,7 @@ class InMemoryResultStore:
         self._items: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()  # called from worker threads
 
-    def put(self, key: str, content: str) -> None:
+    async def put(self, key: str, content: str) -> None:
         check_key(key)
         with self._lock:
             self._items[key] = content
@@ -110,7 +135,7 @@ class InMemoryResultStore:
             while len(self._items) > self.max_entries:
                 self._items.popitem(last=False)
 
-    def get(self, key: str) -> str | None:
+    async def get(self, key: str) -> str | None:
         check_key(key)
         with self._lock:
             value = self._items.get(key)
@@ -138,7 +163,13 @@ class FileResultStore:
     def _path(self, key: str) -> Path:
         return self.dir / (check_key(key) + ".txt")
 
-    def put(self, key: str, content: str) -> None:
+    async def put(self, key: str, content: str) -> None:
+        await asyncio.to_thread(self._put, key, content)
+
+    async def get(self, key: str) -> str | None:
+        return await asyncio.to_thread(self._get, key)
+
+    def _put(self, key: str, content: str) -> None:
         path = self._path(key)
         data = content.encode("utf-8", "surrogatepass")
         if _DIGEST.match(key) and path.exists():
@@ -160,7 +191,7 @@ class FileResultStore:
                 hint="check the directory's free space and permissions",
             ) from exc
 
-    def get(self, key: str) -> str | None:
+    def _get(self, key: str) -> str | None:
         path = self._path(key)
         try:
             return path.read_bytes().decode("utf-8", "surrogatepass")

@@ -448,7 +448,10 @@ class ToolPhase:
             pass
         await d.emit(ev.ToolCallStarted(as_call(call)))
         text = f"Transferred to {target.name}" + (f" ({reason})" if reason else "")
-        with handoff_span(d.tracer, from_agent=state.agent.name, to_agent=target.name):
+        with (
+            tool_call_span(d.tracer, name=tool.name, call_id=call.call_id),
+            handoff_span(d.tracer, from_agent=state.agent.name, to_agent=target.name),
+        ):
             d.handoff_from = d.handoff_from or state.agent
             state.agent = target
             state.entries.append(ToolResultEntry(call_id=call.call_id, output=text))

@@ -16,7 +16,6 @@ import asyncio
 import inspect
 import logging
 import uuid
-import warnings
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -228,6 +227,7 @@ class RunDriver:
                 total_tokens=result.usage.total_tokens,
                 input_tokens=result.usage.input_tokens,
                 output_tokens=result.usage.output_tokens,
+                tracer=self.tracer,
             )
             return result
         except asyncio.CancelledError:
@@ -339,11 +339,12 @@ class RunDriver:
                         "segments/load/append/clear",
                     )
         elif o.session_id is not None:
-            warnings.warn(
-                f"session_id={o.session_id!r} without session=: this run has no memory of "
-                "earlier runs and is not remembered; pass session=SQLiteSession(path) too",
-                UserWarning,
-                stacklevel=4,
+            # Logged, not a Python warning: 0.9.119 accepts this silently, and a user's suite
+            # that turns warnings into errors must keep passing; the log still tells them.
+            log.warning(
+                "session_id=%r without session=: this run has no memory of earlier runs and "
+                "is not remembered; pass session=SQLiteSession(path) too",
+                o.session_id,
             )
         if o.session_id is not None:
             validate_id(o.session_id, "session_id")
@@ -366,6 +367,8 @@ class RunDriver:
             state.started_calls = list(snapshot.started_calls)
             state.pending_approvals = list(getattr(snapshot, "pending_approvals", ()) or ())
             state.budget_state = dict(getattr(snapshot, "budget", None) or {})
+            if snapshot.started_at is not None:
+                state.started_at = snapshot.started_at
             if self.budget is not None and state.budget_state:
                 self.budget.restore(state.budget_state)
             if snapshot.turn_agent is not None:
@@ -505,7 +508,7 @@ class RunDriver:
             state.context_state = view.state
             entries = await self._inject_views(view.entries)
             if view.compacted is not None:
-                await self.emit(view.compacted)
+                await self.emit(self._compaction_seen(view.compacted))
             model = getattr(provider, "model", None)
             try:
                 with model_call_span(
@@ -531,6 +534,7 @@ class RunDriver:
                         input_tokens=turn.usage.input_tokens,
                         output_tokens=turn.usage.output_tokens,
                         finish_reason=turn.finish_reason,
+                        tracer=self.tracer,
                     )
             except ContextOverflowError:
                 if attempt:
@@ -542,6 +546,14 @@ class RunDriver:
             state.finish_reason = turn.finish_reason
             result: list[TranscriptEntry] = turn.entries
             return result
+
+    def _compaction_seen(self, event: ev.ContextCompacted) -> ev.ContextCompacted:
+        """Name the session on the event; its notice goes into the run's segment meta."""
+        if event.session_id is None:
+            event.session_id = self.o.session_id
+        if event.notice is not None:
+            self.state.context_notice = event.notice.to_dict()
+        return event
 
     async def _inject_views(self, entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
         extra: list[TranscriptEntry] = []

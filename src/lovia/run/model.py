@@ -86,21 +86,31 @@ class TurnAssembler:
             )
 
     def entries(self) -> list[TranscriptEntry]:
-        if self.completed:
-            return list(self.completed)
-        out: list[TranscriptEntry] = []
-        if self.reasoning:
-            out.append(ReasoningEntry(content="".join(self.reasoning)))
-        if self.text:
-            out.append(AssistantTextEntry(content="".join(self.text)))
-        for index in sorted(self.calls):
-            call_id, name, arguments = self.calls[index]
-            if not name:
-                raise ProviderError(f"the model sent a tool call (index {index}) with no name")
-            out.append(
-                ToolCallEntry(call_id=call_id or f"call_{index}", name=name, arguments=arguments)
-            )
-        return out
+        """Whole entries of a kind win over that kind's fragments; a kind the provider sent
+        only as fragments (text after a whole reasoning entry, say) is joined from them."""
+        done = self.completed
+        kinds = {type(e) for e in done}
+        joined: list[TranscriptEntry] = []
+        if self.reasoning and ReasoningEntry not in kinds:
+            joined.append(ReasoningEntry(content="".join(self.reasoning)))
+        if self.text and AssistantTextEntry not in kinds:
+            joined.append(AssistantTextEntry(content="".join(self.text)))
+        if ToolCallEntry not in kinds:
+            for index in sorted(self.calls):
+                call_id, name, arguments = self.calls[index]
+                if not name:
+                    raise ProviderError(f"the model sent a tool call (index {index}) with no name")
+                joined.append(
+                    ToolCallEntry(
+                        call_id=call_id or f"call_{index}", name=name, arguments=arguments
+                    )
+                )
+        if not joined:
+            return list(done)
+        if not done:
+            return joined
+        order = (ReasoningEntry, AssistantTextEntry, ToolCallEntry)
+        return sorted([*done, *joined], key=lambda e: order.index(type(e)))
 
 
 async def stream_turn(

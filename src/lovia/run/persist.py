@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import LoviaError, SessionConflict
+from ..session import NOTICE_META_KEY, STATE_META_KEY, TIMING_META_KEY
 from ..stores.checkpoint import Checkpointer, RunHead, RunSnapshot, RunStatus
 from ..stores.maintenance import appending_at
 from ..stores.run_lease import RunLease
@@ -101,7 +102,9 @@ class RunRecorder:
             session_id=self.session_id,
             started_calls=tuple(state.started_calls),
             session_version=state.session_version,
-            turn_agent=None if state.turn_agent is None else state.turn_agent.name,
+            # kept only when it differs from the active agent (after a handoff in that turn)
+            turn_agent=_other_agent(state.turn_agent, state.agent),
+            started_at=state.started_at,
             **extra,
         )
 
@@ -142,7 +145,13 @@ class RunRecorder:
         """Checkpoint completed, then session append, then delete_on_success."""
         await self.save(state, "completed", output=stored_output)
         try:
-            await self.append_session(state.entries, state.context_state, state.session_version)
+            await self.append_session(
+                state.entries,
+                state.context_state,
+                state.session_version,
+                timing=(state.started_at, time.time()),
+                notice=state.context_notice,
+            )
         except SessionConflict as exc:
             # The answer never reached the session: the run failed, and its head says why
             # (listed as unfinished, its message is not lost). A resume raises the conflict
@@ -159,13 +168,24 @@ class RunRecorder:
         entries: Sequence[TranscriptEntry],
         context_state: dict[str, Any],
         session_version: int | None,
+        *,
+        timing: tuple[float | None, float] | None = None,
+        notice: dict[str, Any] | None = None,
     ) -> None:
         """Append the run as one segment (idempotent by run id, so safe on replay); only if
-        the session is still at ``session_version`` when the store keeps versions."""
+        the session is still at ``session_version`` when the store keeps versions.
+
+        The segment's meta holds the context state the next run carries on from and the
+        run's ``timing`` (first start to append, Unix seconds), plus the notice of the
+        run's last compaction when there was one."""
         session = self.session
         if session is None or self.session_id is None or not entries:
             return
-        meta = {"context_state": context_state} if context_state else None
+        meta: dict[str, Any] = {STATE_META_KEY: context_state}
+        if timing is not None and timing[0] is not None:
+            meta[TIMING_META_KEY] = {"started_at": timing[0], "finished_at": timing[1]}
+        if notice is not None:
+            meta[NOTICE_META_KEY] = notice
         with appending_at(self.session_id, session_version):
             await session.append(self.session_id, list(entries), run_id=self.run_id, meta=meta)
         if self.tracer is not None:
@@ -183,7 +203,9 @@ class RunRecorder:
         (recorded in its head) is checked again, so it is never appended silently later."""
         conflicted = bool(snap.error) and (snap.error or {}).get("type") == "SessionConflict"
         version = snap.session_version if conflicted else None
-        await self.append_session(snap.entries, snap.context_state, version)
+        await self.append_session(
+            snap.entries, snap.context_state, version, timing=(snap.started_at, snap.updated_at)
+        )
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)
 
@@ -219,3 +241,7 @@ class RunRecorder:
             await self.save(state, "interrupted")
         except BaseException as exc:  # cancelled again, or the store is gone
             log.warning("could not mark run %s interrupted: %r", self.run_id, exc)
+
+
+def _other_agent(turn_agent: Any, agent: Any) -> str | None:
+    return None if turn_agent is None or turn_agent is agent else str(turn_agent.name)

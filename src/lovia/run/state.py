@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..transcript import TranscriptEntry
@@ -20,6 +21,7 @@ class RunState:
     __slots__ = (
         "agent",
         "budget_state",
+        "context_notice",
         "context_state",
         "entries",
         "finish_reason",
@@ -27,6 +29,7 @@ class RunState:
         "pending_approvals",
         "reported_input_tokens",
         "session_version",
+        "started_at",
         "started_calls",
         "system_entries",
         "turn",
@@ -42,6 +45,7 @@ class RunState:
         self.history: list[TranscriptEntry] = []
         self.entries: list[TranscriptEntry] = []
         self.context_state: dict[str, Any] = {}
+        self.context_notice: dict[str, Any] | None = None  # the last compaction's, this run
         self.finish_reason: str | None = None
         self.reported_input_tokens: int | None = None
         self.started_calls: list[str] = []
@@ -49,3 +53,4 @@ class RunState:
         self.turn_agent: Agent | None = None  # who asked for this turn's calls
         self.pending_approvals: list[PendingApproval] = []  # parked calls (durable approvals)
         self.budget_state: dict[str, Any] = {}
+        self.started_at = time.time()  # the run's first start (a resume keeps its head's)

@@ -132,7 +132,7 @@ class RunHead:
     """The tracer's link to this run's span, so a resumed run's trace points at it."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "agent_name": self.agent_name,
             "usage": self.usage.to_dict(),
             "turns": self.turns,
@@ -144,6 +144,10 @@ class RunHead:
             "pending_handoff": self.pending_handoff,
             "updated_at": self.updated_at,
             "started_at": self.started_at,
+        }
+        # This project's fields follow lovia 0.9.119's only when set, so a head of a plain
+        # run serialises exactly as 0.9.119's does; ``from_dict`` defaults what is missing.
+        extra = {
             "session_id": self.session_id,
             "started_calls": list(self.started_calls),
             "session_version": self.session_version,
@@ -152,6 +156,8 @@ class RunHead:
             "budget": self.budget,
             "trace": self.trace,
         }
+        out.update({key: value for key, value in extra.items() if value not in (None, [], {})})
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunHead:

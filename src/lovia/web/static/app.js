@@ -361,7 +361,7 @@ function onEvent(event) {
       break;
     }
     case "handoff": answer.note(`handed off to ${event.to_agent}`); break;
-    case "context_compacted": answer.note(event.notice || "earlier context was compacted", "muted"); break;
+    case "context_compacted": answer.note(event.text || "earlier context was compacted", "muted"); break;
     case "run_failed":
       if (event.stopped) answer.mark("stopped");
       else if (event.error && event.error.type === "ApprovalPending") answer.note("waiting for your approval", "muted");
