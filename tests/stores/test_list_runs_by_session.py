@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from lovia import InputEntry, RunHead
 
-from .checkpoint_backends import CheckpointBackend, checkpoint_backend, checkpointer
+from .backends import Backend, checkpoint_backend, checkpointer
 
 __all__ = ["checkpoint_backend", "checkpointer"]
 
 
 async def test_list_runs_filters_by_session_and_status(
-    checkpoint_backend: CheckpointBackend,
+    checkpoint_backend: Backend,
 ) -> None:
     cp = checkpoint_backend.open()
     for i, (session, status) in enumerate(
