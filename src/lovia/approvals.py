@@ -149,7 +149,7 @@ def new_pending(call_id: str, tool_name: str, arguments: str, agent_name: str | 
     )
 
 
-async def _update_head(checkpointer: Any, run_id: str, fn: Any) -> None:
+async def _update_head(checkpointer: Any, run_id: str, fn: Any, *, take_lease: bool) -> None:
     """Change the run's head while holding the run's lease, so no worker loads the parked run
     before the decision lands and then saves over it. Inside: ``checkpointer.update_head`` (one
     transaction) when it has one; otherwise load, change and save the head (a checkpointer
@@ -157,7 +157,7 @@ async def _update_head(checkpointer: Any, run_id: str, fn: Any) -> None:
     from .stores.lease import LeaseStore
     from .stores.run_lease import RunLease
 
-    store = checkpointer if isinstance(checkpointer, LeaseStore) else None
+    store = checkpointer if take_lease and isinstance(checkpointer, LeaseStore) else None
     lease = RunLease(store, run_id, ttl=30.0, on_busy="wait", wait_timeout=30.0)
     await lease.acquire()
     try:
@@ -221,7 +221,7 @@ async def pending_approvals(checkpointer: Any, run_id: str) -> list[Any]:
     return [replace(p, run_id=run_id) for p in snap.pending_approvals]
 
 
-async def decide(  # noqa: C901 - each refusal named
+async def decide(
     checkpointer: Any,
     run_id: str,
     decisions: dict[str, bool],
@@ -238,6 +238,19 @@ async def decide(  # noqa: C901 - each refusal named
     is run again (``Runner.run`` with the same ``CheckpointOptions``, ``lovia runs resume
     RUN_ID``).
     """
+    await decide_holding(checkpointer, run_id, decisions, reason, take_lease=True)
+
+
+async def decide_holding(  # noqa: C901 - each refusal named
+    checkpointer: Any,
+    run_id: str,
+    decisions: dict[str, bool],
+    reason: str | None = None,
+    *,
+    take_lease: bool,
+) -> None:
+    """``decide``; ``take_lease=False`` for a caller that holds the run's lease already (the
+    web server takes it first, so that a busy run is refused before anything is written)."""
     if not isinstance(decisions, dict) or not decisions:
         raise UserError(
             "decide() takes a non-empty dict {call_id: True | False}",
@@ -306,7 +319,7 @@ async def decide(  # noqa: C901 - each refusal named
     if problem:
         raise problem[0]
     seen.clear()
-    await _update_head(checkpointer, run_id, apply)
+    await _update_head(checkpointer, run_id, apply, take_lease=take_lease)
     if not seen:
         raise UserError(
             f"no stored run {run_id!r}",

@@ -452,8 +452,12 @@ class RunSupervisor:
         async def prepare() -> str | None:
             async with self._holding(chat_id, run_id):
                 try:
-                    await approvals.decide(
-                        self.chats.checkpointer, run_id, {call_id: approve}, reason=reason
+                    await approvals.decide_holding(  # the lease is ours already
+                        self.chats.checkpointer,
+                        run_id,
+                        {call_id: approve},
+                        reason=reason,
+                        take_lease=False,
                     )
                 except UserError as exc:
                     raise ApprovalConflict(
@@ -543,11 +547,12 @@ class RunSupervisor:
         undecided = [p.call_id for p in snapshot.pending_approvals if p.decision is None]
         if undecided and snapshot.status == "interrupted":
             with contextlib.suppress(UserError):  # decided or gone meanwhile: refused anyway
-                await approvals.decide(
+                await approvals.decide_holding(  # settle holds the run's lease
                     self.chats.checkpointer,
                     snapshot.run_id,
                     dict.fromkeys(undecided, False),
                     reason=reason,
+                    take_lease=False,
                 )
         parked = {p.call_id: p for p in snapshot.pending_approvals}
         refusals: list[TranscriptEntry] = [
