@@ -10,15 +10,6 @@ from __future__ import annotations
 
 KNOWN_GAPS: dict[str, tuple[str, ...]] = {
     "p02_tool_call": ("tool_fields",),
-    "p15_input_guardrails": (
-        "receives_messages",
-        "stream_ends_in_run_failed",
-    ),
-    "p16_output_guardrails": (
-        "first_violation_wins",
-        "string_reason",
-        "true_trips",
-    ),
     "p18_tool_decorator": ("two_context_params",),
     "p20_handoff": (
         "handoff_fields",

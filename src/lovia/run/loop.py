@@ -392,7 +392,9 @@ class RunDriver:
         new_input = to_entries(self.input)
         guards = [*self.entry_agent.input_guardrails, *self._plugin_guards("input")]
         if guards:
-            await check_guardrails(guards, entries_to_messages(new_input), self.ctx, "input")
+            # the whole transcript the first model call will see: system, history, new input
+            seen = [*state.system_entries, *state.history, *state.entries, *new_input]
+            await check_guardrails(guards, entries_to_messages(seen), self.ctx, "input")
         state.entries.extend(new_input)
         await self.save()
 
