@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from .context import Compaction, ContextPolicy
 from .errors import UserError
 from .guardrails import Guardrail
-from .handoffs import Handoff, as_handoff, handoff_tool
+from .handoffs import Handoff, agent_tool, as_handoff, handoff_tool
 from .hooks import AgentHooks
 from .run_context import RunContext
 from .settings import ModelSettings, RetryPolicy
@@ -135,6 +135,34 @@ class Agent:
                 )
             seen.add(t.name)
         return tools
+
+    def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        max_turns: int = 50,
+        budget: Any = None,
+        retry: RetryPolicy | None = None,
+        context_policy: ContextPolicy | None = None,
+    ) -> Tool:
+        """This agent as a tool another agent calls: ``ask_<name>`` (or ``name``) takes one
+        argument, ``input``, runs this agent on it alone and returns its final output.
+
+        The sub-run inherits the caller's ``deps``, cancel token and tracer, and its tokens
+        count in the caller's usage. ``max_turns``, ``budget`` (fresh counters for every call),
+        ``retry`` and ``context_policy`` bound the sub-run; the model never sees them. A
+        failed sub-run is a tool error the calling model reads.
+        """
+        return agent_tool(
+            self,
+            name=name,
+            description=description,
+            max_turns=max_turns,
+            budget=budget,
+            retry=retry,
+            context_policy=context_policy,
+        )
 
     # -- shorthands for the Runner ----------------------------------------------------------
 

@@ -86,6 +86,7 @@ class Tool:
     on_resume: OnResume = "rerun"
     # a handoff's target agent: the loop applies the transfer itself and runs it alone
     handoff_target: Any = field(default=None, repr=False)
+    handoff: Any = field(default=None, repr=False)  # the ``Handoff`` it was built from
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
@@ -321,8 +322,7 @@ def make_tool(
         )
     summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
     args_model, context_param = _arguments_model(fn, tool_name, arg_docs, localns)
-    schema = args_model.model_json_schema()
-    schema.pop("title", None)
+    schema = strip_titles(args_model.model_json_schema())
     if strict:
         schema["additionalProperties"] = False
         schema["required"] = list(schema.get("properties", {}))
@@ -333,6 +333,21 @@ def make_tool(
         invoke=_invoker(fn, tool_name, args_model, context_param),
         **options,
     )
+
+
+def strip_titles(schema: Any) -> Any:
+    """``schema`` without the ``title`` pydantic derives from every class and field name: the
+    model reads the names already, and each title costs prompt tokens. A property that is
+    itself called ``title`` stays (its value is a schema, not a string)."""
+    if isinstance(schema, dict):
+        return {
+            k: strip_titles(v)
+            for k, v in schema.items()
+            if not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(schema, list):
+        return [strip_titles(v) for v in schema]
+    return schema
 
 
 def _invoker(
@@ -385,6 +400,12 @@ def _arguments_model(
             )
         annotation = hints.get(pname, Any)
         if _is_run_context(annotation):
+            if context_param is not None:
+                raise UserError(
+                    f"tool {tool_name!r} takes two RunContext parameters"
+                    f" ({context_param!r} and {pname!r}); a tool can take at most one",
+                    hint="keep one RunContext parameter and reach anything else through ctx.deps",
+                )
             context_param = pname
             continue
         annotation, info = _field_for(annotation, param, arg_docs.get(pname))

@@ -63,6 +63,7 @@ from ..transcript import (
     entries_to_messages,
     to_entries,
 )
+from ..usage import Usage
 from .calls import ToolPhase
 from .emit import Channel, Emitter
 from .model import stream_turn
@@ -90,6 +91,7 @@ class RunOptions:
         "mailbox",
         "max_turns",
         "output_type",
+        "parent_usage",
         "retry",
         "session",
         "session_id",
@@ -126,6 +128,7 @@ class RunOptions:
         self.session_id = session_id
         self.checkpoint = checkpoint
         self.tracer = tracer if tracer is not None else NoopTracer()
+        self.parent_usage: Usage | None = None  # an agent-as-tool sub-run counts in its caller's
 
 
 class _Tooling:
@@ -544,6 +547,8 @@ class RunDriver:
                 attempt = 1
                 continue
             state.usage = state.usage + turn.usage
+            if self.o.parent_usage is not None:
+                self.o.parent_usage.add(turn.usage)
             state.reported_input_tokens = turn.usage.input_tokens or None
             state.finish_reason = turn.finish_reason
             result: list[TranscriptEntry] = turn.entries

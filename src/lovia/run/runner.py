@@ -57,7 +57,7 @@ class Runner:
         return RunHandle(start, opts.cancel_token, approvals)
 
 
-_KNOWN = frozenset(RunOptions.__slots__)
+_KNOWN = frozenset(RunOptions.__slots__) - {"parent_usage"}  # set by Agent.as_tool only
 
 
 def _options(options: dict[str, Any]) -> RunOptions:
