@@ -10,7 +10,6 @@ from __future__ import annotations
 
 KNOWN_GAPS: dict[str, tuple[str, ...]] = {
     "p33_errors_and_hints": ("output_validation_error_fields",),
-    "p34_import_paths": ("lovia.providers",),
     "p36_structured_output": (
         "pydantic",
         "repair",
