@@ -9,7 +9,6 @@ becomes an error result the model sees (``is_error=True``), not a failed run.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import inspect
 import json
@@ -22,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from .errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolError, UserError
 from .run_context import RunContext
@@ -172,26 +172,14 @@ async def _apply_policy(
 
 def result_to_text(value: Any) -> str:
     """The text the model sees for a tool's return value: a ``str`` as it is, anything else
-    as JSON (pydantic models and dataclasses as their fields)."""
+    as JSON (pydantic models and dataclasses as their fields; dates, decimals, UUIDs, enums
+    and bytes as JSON strings), or ``str(value)`` when it has no JSON form."""
     if isinstance(value, str):
         return value
-    safe = _jsonable(value)
     try:
-        return json.dumps(safe, ensure_ascii=False)
-    except (TypeError, ValueError):
+        return json.dumps(to_jsonable_python(value), ensure_ascii=False)
+    except (PydanticSerializationError, TypeError, ValueError):
         return str(value)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(dataclasses.asdict(value))
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_jsonable(v) for v in value]
-    return value
 
 
 def _describe(exc: ValidationError) -> str:

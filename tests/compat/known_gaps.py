@@ -8,11 +8,4 @@ compare NAME`` shows each difference in full.
 
 from __future__ import annotations
 
-KNOWN_GAPS: dict[str, tuple[str, ...]] = {
-    "p33_errors_and_hints": ("output_validation_error_fields",),
-    "p36_structured_output": (
-        "pydantic",
-        "repair",
-    ),
-    "p42_output_shaping": ("default",),
-}
+KNOWN_GAPS: dict[str, tuple[str, ...]] = {}
