@@ -295,9 +295,10 @@ async def test_structured_output_is_validated() -> None:
     agent, _ = agent_with([text('{"city": "Oslo", "celsius": 3}')], output_type=Answer)
     result = await Runner.run(agent, "x")
     assert result.output == Answer(city="Oslo", celsius=3)
-    agent2, _ = agent_with([text("not json")], output_type=Answer)
-    with pytest.raises(OutputValidationError):
+    agent2, model2 = agent_with([text("not json"), text("still not json")], output_type=Answer)
+    with pytest.raises(OutputValidationError) as caught:  # one repair, then it fails
         await Runner.run(agent2, "x")
+    assert caught.value.raw == "still not json" and len(model2.calls) == 2
 
 
 async def test_agent_is_frozen_and_clone_replaces_fields() -> None:
