@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -18,6 +19,7 @@ from .tools import Tool, make_tool
 
 if TYPE_CHECKING:
     from ._run_types import RunHandle, RunResult
+    from .providers.base import Provider
 
 __all__ = ["Agent", "Instructions"]
 
@@ -100,6 +102,26 @@ class Agent:
         if not callable(fn):
             raise UserError("with_instructions takes a function (ctx) -> str")
         return dataclasses.replace(self, _fragments=(*self._fragments, fn))
+
+    async def render_system_prompt(
+        self, ctx: RunContext[Any], *, extra: Instructions | None = None
+    ) -> str:
+        """The system prompt this agent gives a run: ``instructions``, then each fragment
+        added with ``instruction``/``with_instructions``, then ``extra``, each rendered with
+        ``ctx`` and joined by blank lines (empty ones are left out). A run adds its plugins'
+        instructions, ``extra_instructions`` and the output format after these."""
+        texts = [await _render_instructions(self, source, ctx) for source in self._fragments]
+        texts.insert(0, await _render_instructions(self, self.instructions, ctx))
+        if extra is not None:
+            texts.append(await _render_instructions(self, extra, ctx))
+        return "\n\n".join(t for t in texts if t)
+
+    def resolve_provider(self) -> Provider:
+        """The ``Provider`` this agent's ``model`` names (``LOVIA_MODEL`` when it is ``None``);
+        ``UserError`` with a hint when there is none or it cannot be used."""
+        from .providers.registry import resolve_model
+
+        return resolve_model(self.model)
 
     def __class_getitem__(cls, item: Any) -> type[Agent]:
         """``Agent[Deps](...)`` is accepted (as in 0.9.119) and builds a plain ``Agent``."""
@@ -211,3 +233,17 @@ def _marks_ahead(policy: Any) -> bool:
     return getattr(policy, "context_window", None) is not None or (
         getattr(policy, "store", None) is not None
     )
+
+
+async def _render_instructions(agent: Agent, source: Any, ctx: RunContext[Any]) -> str:
+    text = source(ctx) if callable(source) else source
+    if inspect.isawaitable(text):
+        text = await text
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        raise UserError(
+            f"instructions of agent {agent.name!r} returned {type(text).__name__}, not str",
+            hint="return a string (or '' to add nothing) from an instructions callable",
+        )
+    return text

@@ -26,6 +26,12 @@ def resolve_model(model: Any) -> Provider:
         model = env
     if isinstance(model, str):
         return _from_string(model)
+    if isinstance(model, (list, tuple)):
+        raise UserError(
+            "an agent takes one model, not a list",
+            hint="pass one model; for failover between vendors point base_url at a routing "
+            "gateway (LiteLLM, OpenRouter) and use retry=RetryPolicy(...) for transient errors",
+        )
     if callable(getattr(model, "stream", None)):  # duck-typed: a runtime Protocol check is slow
         provider: Provider = model
         return provider

@@ -407,9 +407,7 @@ class RunDriver:
     async def render_system(self) -> None:
         """The system entry for the active agent: instructions, fragments, plugins, extra."""
         agent = self.state.agent
-        texts = [await self._render(agent.instructions, agent)]
-        for fragment in agent._fragments:
-            texts.append(await self._render(fragment, agent))
+        texts = [await agent.render_system_prompt(self.ctx)]
         for inst in self._plugins.get(id(agent), ()):
             if inst.instructions:
                 texts.append(inst.instructions)
@@ -422,18 +420,6 @@ class RunDriver:
             texts.append(output_instructions(output_type))
         text = "\n\n".join(t for t in texts if t)
         self.state.system_entries = [InputEntry(role="system", content=text)] if text else []
-
-    async def _render(self, source: Any, agent: Agent) -> str:
-        text = source(self.ctx) if callable(source) else source
-        if inspect.isawaitable(text):
-            text = await text
-        if text is None:
-            return ""
-        if not isinstance(text, str):
-            raise UserError(
-                f"instructions of agent {agent.name!r} returned {type(text).__name__}, not str"
-            )
-        return text
 
     # -- turns ------------------------------------------------------------------------------
 
