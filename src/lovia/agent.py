@@ -51,7 +51,7 @@ class Agent:
     hooks: AgentHooks | None = None
     input_guardrails: Sequence[Guardrail] = ()
     output_guardrails: Sequence[Guardrail] = ()
-    max_tool_output_chars: int = 200_000
+    max_tool_output_chars: int | None = 200_000
     retry: RetryPolicy | None = None
     handoff_description: str | None = None
     plugins: Sequence[Any] = ()
@@ -73,8 +73,12 @@ class Agent:
             from .providers.registry import check_model
 
             check_model(self.model)  # a typo fails here, not at the first run
-        if self.max_tool_output_chars < 1:
-            raise UserError(f"agent {self.name!r}: max_tool_output_chars must be >= 1")
+        limit = self.max_tool_output_chars
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise UserError(
+                f"agent {self.name!r}: max_tool_output_chars must be an int >= 1 or None",
+                hint="None stores every tool output whole; the default is 200_000 characters",
+            )
         set_ = object.__setattr__
         set_(self, "tools", tuple(make_tool(t) for t in self.tools))
         set_(self, "handoffs", tuple(as_handoff(h) for h in self.handoffs))

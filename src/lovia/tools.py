@@ -390,8 +390,8 @@ def _arguments_model(
         if _is_run_context(annotation):
             if context_param is not None:
                 raise UserError(
-                    f"tool {tool_name!r} takes two RunContext parameters"
-                    f" ({context_param!r} and {pname!r}); a tool can take at most one",
+                    f"tool {tool_name!r} can take at most one RunContext parameter,"
+                    f" got {context_param!r} and {pname!r}",
                     hint="keep one RunContext parameter and reach anything else through ctx.deps",
                 )
             context_param = pname
@@ -487,8 +487,14 @@ def _indent_of(lines: list[str], name: str) -> int:
 
 
 def truncate_output(output: str, limit: int) -> str:
-    """Cut ``output`` to ``limit`` characters, ending with a marker that says what was cut."""
+    """Cut ``output`` to ``limit`` characters: the first 80% and the last 20% (many tools end
+    with totals or errors), with a marker between them that says how much was kept."""
     if len(output) <= limit:
         return output
-    cut = len(output) - limit
-    return f"{output[:limit]}\n[lovia: output truncated, {cut} of {len(output)} characters cut]"
+    limit = max(1, limit)
+    head = max(1, limit * 4 // 5)
+    tail = limit - head
+    marker = (
+        f"\n\n[... tool output truncated: kept {head + tail:,} of {len(output):,} chars ...]\n\n"
+    )
+    return output[:head] + marker + (output[-tail:] if tail else "")
