@@ -13,6 +13,7 @@ from .errors import UserError
 from .guardrails import Guardrail
 from .handoffs import Handoff, agent_tool, as_handoff, handoff_tool
 from .hooks import AgentHooks
+from .output import repair_strategy
 from .run_context import RunContext
 from .settings import ModelSettings, RetryPolicy
 from .tools import Tool, make_tool
@@ -58,7 +59,7 @@ class Agent:
     approval_handler: ApprovalHandler | None = None
     default_tool_retries: int = 0
     default_tool_timeout: float | None = None
-    output_repair: Any = True
+    output_repair: Any = True  # True, False or an OutputRepairStrategy (lovia.output)
     tool_result_renderer: Callable[[Any], str] | None = None
     _fragments: tuple[Callable[..., Any], ...] = field(default=(), repr=False)
 
@@ -87,6 +88,7 @@ class Agent:
         set_(self, "plugins", tuple(self.plugins))
         if not isinstance(self.default_tool_retries, int) or self.default_tool_retries < 0:
             raise UserError(f"agent {self.name!r}: default_tool_retries must be an int >= 0")
+        repair_strategy(self.output_repair)  # a wrong setting fails here, not at a bad answer
         if self.approval_handler is not None and not callable(self.approval_handler):
             raise UserError(
                 f"agent {self.name!r}: approval_handler must be callable",

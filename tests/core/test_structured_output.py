@@ -129,3 +129,11 @@ async def test_tool_results_render_dates_decimals_and_enums_as_json() -> None:
     assert out["rows"] == '[{"name": "a", "when": "2024-01-02"}]'
     assert out["price"] == '"1.50"' and out["color"] == '"red"'
     assert out["odd"] == str(object)  # no JSON form: its str()
+
+
+def test_a_wrong_output_repair_setting_fails_when_the_agent_is_built() -> None:
+    from lovia import UserError
+
+    with pytest.raises(UserError, match="output_repair") as caught:
+        Agent("w", output_type=Brief, output_repair="yes please")
+    assert caught.value.hint
