@@ -141,9 +141,11 @@ def agent_tool(
     tool_name = name or "ask_" + slug(agent.name, _NAME_MAX - len("ask_"))
 
     async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> Any:
-        from .run.loop import RunDriver, RunOptions
+        from .agent import _runtime  # the runtime is a layer above: reached through its hook
 
-        options = RunOptions(
+        result = await _runtime().run(
+            agent,
+            str(args.get("input") or ""),
             deps=ctx.deps,
             max_turns=max_turns,
             budget=_fresh(budget),
@@ -151,9 +153,8 @@ def agent_tool(
             retry=retry,
             context_policy=context_policy,
             tracer=ctx.tracer,
+            _parent_usage=ctx.usage,
         )
-        options.parent_usage = ctx.usage
-        result = await RunDriver(agent, str(args.get("input") or ""), options).run()
         return result.output
 
     return Tool(
