@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -10,14 +11,16 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from .context import Compaction, ContextPolicy
 from .errors import UserError
 from .guardrails import Guardrail
-from .handoffs import Handoff, as_handoff, handoff_tool
+from .handoffs import Handoff, agent_tool, as_handoff, handoff_tool
 from .hooks import AgentHooks
+from .output import repair_strategy
 from .run_context import RunContext
 from .settings import ModelSettings, RetryPolicy
 from .tools import Tool, make_tool
 
 if TYPE_CHECKING:
     from ._run_types import RunHandle, RunResult
+    from .providers.base import Provider
 
 __all__ = ["Agent", "Instructions"]
 
@@ -49,14 +52,14 @@ class Agent:
     hooks: AgentHooks | None = None
     input_guardrails: Sequence[Guardrail] = ()
     output_guardrails: Sequence[Guardrail] = ()
-    max_tool_output_chars: int = 200_000
+    max_tool_output_chars: int | None = 200_000
     retry: RetryPolicy | None = None
     handoff_description: str | None = None
     plugins: Sequence[Any] = ()
     approval_handler: ApprovalHandler | None = None
     default_tool_retries: int = 0
     default_tool_timeout: float | None = None
-    output_repair: Any = True
+    output_repair: Any = True  # True, False or an OutputRepairStrategy (lovia.output)
     tool_result_renderer: Callable[[Any], str] | None = None
     _fragments: tuple[Callable[..., Any], ...] = field(default=(), repr=False)
 
@@ -71,8 +74,12 @@ class Agent:
             from .providers.registry import check_model
 
             check_model(self.model)  # a typo fails here, not at the first run
-        if self.max_tool_output_chars < 1:
-            raise UserError(f"agent {self.name!r}: max_tool_output_chars must be >= 1")
+        limit = self.max_tool_output_chars
+        if limit is not None and (not isinstance(limit, int) or limit < 1):
+            raise UserError(
+                f"agent {self.name!r}: max_tool_output_chars must be an int >= 1 or None",
+                hint="None stores every tool output whole; the default is 200_000 characters",
+            )
         set_ = object.__setattr__
         set_(self, "tools", tuple(make_tool(t) for t in self.tools))
         set_(self, "handoffs", tuple(as_handoff(h) for h in self.handoffs))
@@ -81,6 +88,7 @@ class Agent:
         set_(self, "plugins", tuple(self.plugins))
         if not isinstance(self.default_tool_retries, int) or self.default_tool_retries < 0:
             raise UserError(f"agent {self.name!r}: default_tool_retries must be an int >= 0")
+        repair_strategy(self.output_repair)  # a wrong setting fails here, not at a bad answer
         if self.approval_handler is not None and not callable(self.approval_handler):
             raise UserError(
                 f"agent {self.name!r}: approval_handler must be callable",
@@ -100,6 +108,26 @@ class Agent:
         if not callable(fn):
             raise UserError("with_instructions takes a function (ctx) -> str")
         return dataclasses.replace(self, _fragments=(*self._fragments, fn))
+
+    async def render_system_prompt(
+        self, ctx: RunContext[Any], *, extra: Instructions | None = None
+    ) -> str:
+        """The system prompt this agent gives a run: ``instructions``, then each fragment
+        added with ``instruction``/``with_instructions``, then ``extra``, each rendered with
+        ``ctx`` and joined by blank lines (empty ones are left out). A run adds its plugins'
+        instructions, ``extra_instructions`` and the output format after these."""
+        texts = [await _render_instructions(self, source, ctx) for source in self._fragments]
+        texts.insert(0, await _render_instructions(self, self.instructions, ctx))
+        if extra is not None:
+            texts.append(await _render_instructions(self, extra, ctx))
+        return "\n\n".join(t for t in texts if t)
+
+    def resolve_provider(self) -> Provider:
+        """The ``Provider`` this agent's ``model`` names (``LOVIA_MODEL`` when it is ``None``);
+        ``UserError`` with a hint when there is none or it cannot be used."""
+        from .providers.registry import resolve_model
+
+        return resolve_model(self.model)
 
     def __class_getitem__(cls, item: Any) -> type[Agent]:
         """``Agent[Deps](...)`` is accepted (as in 0.9.119) and builds a plain ``Agent``."""
@@ -135,6 +163,34 @@ class Agent:
                 )
             seen.add(t.name)
         return tools
+
+    def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        max_turns: int = 50,
+        budget: Any = None,
+        retry: RetryPolicy | None = None,
+        context_policy: ContextPolicy | None = None,
+    ) -> Tool:
+        """This agent as a tool another agent calls: ``ask_<name>`` (or ``name``) takes one
+        argument, ``input``, runs this agent on it alone and returns its final output.
+
+        The sub-run inherits the caller's ``deps``, cancel token and tracer, and its tokens
+        count in the caller's usage. ``max_turns``, ``budget`` (fresh counters for every call),
+        ``retry`` and ``context_policy`` bound the sub-run; the model never sees them. A
+        failed sub-run is a tool error the calling model reads.
+        """
+        return agent_tool(
+            self,
+            name=name,
+            description=description,
+            max_turns=max_turns,
+            budget=budget,
+            retry=retry,
+            context_policy=context_policy,
+        )
 
     # -- shorthands for the Runner ----------------------------------------------------------
 
@@ -183,3 +239,17 @@ def _marks_ahead(policy: Any) -> bool:
     return getattr(policy, "context_window", None) is not None or (
         getattr(policy, "store", None) is not None
     )
+
+
+async def _render_instructions(agent: Agent, source: Any, ctx: RunContext[Any]) -> str:
+    text = source(ctx) if callable(source) else source
+    if inspect.isawaitable(text):
+        text = await text
+    if text is None:
+        return ""
+    if not isinstance(text, str):
+        raise UserError(
+            f"instructions of agent {agent.name!r} returned {type(text).__name__}, not str",
+            hint="return a string (or '' to add nothing) from an instructions callable",
+        )
+    return text

@@ -118,7 +118,14 @@ class RunCancelled(LoviaError):
 
 
 class GuardrailTripped(LoviaError):
-    """A guardrail refused the input or the output."""
+    """A guardrail refused the input or the output.
+
+    ``reason`` is the refusal; ``guardrail`` names the guardrail callable when it tripped by
+    its verdict (a guardrail that raises sets what it likes). A refusal is the answer, not a
+    mistake to fix, so it carries no hint unless the guardrail gives one.
+    """
+
+    guardrail: str | None = None
 
     def __init__(self, reason: str = "", *, hint: str | None = None, **extra: Any) -> None:
         super().__init__(reason, hint=hint, **extra)

@@ -14,8 +14,9 @@ __all__ = ["Guardrail", "GuardrailFn", "check_guardrails"]
 Guardrail = Callable[[Any, RunContext[Any]], Any]
 """``(messages_or_output, ctx) -> None | bool | str`` (sync or async). ``None``, ``False`` or
 ``""`` lets the value pass; a non-empty string or ``True`` trips it, as does raising
-``GuardrailTripped``. Input guardrails get the run's new input as ``list[Message]``; output
-guardrails get the final output."""
+``GuardrailTripped``. Input guardrails get what the first model call will see as
+``list[Message]`` (system message, session history, the new input); output guardrails get the
+final output. A verdict trips with ``GuardrailTripped`` whose ``guardrail`` names the callable."""
 GuardrailFn = Guardrail
 
 
@@ -29,8 +30,8 @@ async def check_guardrails(
             verdict = await verdict
         if not verdict:
             continue
+        # the verdict is the reason; the guardrail's name is kept for logs and handlers
         name = getattr(guard, "__name__", type(guard).__name__)
-        hint = f"the {kind} guardrail {name!r} refused this run"
         if verdict is True:
-            raise GuardrailTripped(f"{kind} guardrail rejected the value", hint=hint)
-        raise GuardrailTripped(f"{kind} guardrail: {verdict}", hint=hint)
+            raise GuardrailTripped(f"{kind} guardrail rejected the value", guardrail=name)
+        raise GuardrailTripped(f"{kind} guardrail: {verdict}", guardrail=name)

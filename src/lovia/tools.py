@@ -9,7 +9,6 @@ becomes an error result the model sees (``is_error=True``), not a failed run.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import inspect
 import json
@@ -22,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from .errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolError, UserError
 from .run_context import RunContext
@@ -86,6 +86,7 @@ class Tool:
     on_resume: OnResume = "rerun"
     # a handoff's target agent: the loop applies the transfer itself and runs it alone
     handoff_target: Any = field(default=None, repr=False)
+    handoff: Any = field(default=None, repr=False)  # the ``Handoff`` it was built from
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
@@ -171,26 +172,14 @@ async def _apply_policy(
 
 def result_to_text(value: Any) -> str:
     """The text the model sees for a tool's return value: a ``str`` as it is, anything else
-    as JSON (pydantic models and dataclasses as their fields)."""
+    as JSON (pydantic models and dataclasses as their fields; dates, decimals, UUIDs, enums
+    and bytes as JSON strings), or ``str(value)`` when it has no JSON form."""
     if isinstance(value, str):
         return value
-    safe = _jsonable(value)
     try:
-        return json.dumps(safe, ensure_ascii=False)
-    except (TypeError, ValueError):
+        return json.dumps(to_jsonable_python(value), ensure_ascii=False)
+    except (PydanticSerializationError, TypeError, ValueError):
         return str(value)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(dataclasses.asdict(value))
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_jsonable(v) for v in value]
-    return value
 
 
 def _describe(exc: ValidationError) -> str:
@@ -321,8 +310,7 @@ def make_tool(
         )
     summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
     args_model, context_param = _arguments_model(fn, tool_name, arg_docs, localns)
-    schema = args_model.model_json_schema()
-    schema.pop("title", None)
+    schema = strip_titles(args_model.model_json_schema())
     if strict:
         schema["additionalProperties"] = False
         schema["required"] = list(schema.get("properties", {}))
@@ -333,6 +321,21 @@ def make_tool(
         invoke=_invoker(fn, tool_name, args_model, context_param),
         **options,
     )
+
+
+def strip_titles(schema: Any) -> Any:
+    """``schema`` without the ``title`` pydantic derives from every class and field name: the
+    model reads the names already, and each title costs prompt tokens. A property that is
+    itself called ``title`` stays (its value is a schema, not a string)."""
+    if isinstance(schema, dict):
+        return {
+            k: strip_titles(v)
+            for k, v in schema.items()
+            if not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(schema, list):
+        return [strip_titles(v) for v in schema]
+    return schema
 
 
 def _invoker(
@@ -385,6 +388,12 @@ def _arguments_model(
             )
         annotation = hints.get(pname, Any)
         if _is_run_context(annotation):
+            if context_param is not None:
+                raise UserError(
+                    f"tool {tool_name!r} can take at most one RunContext parameter,"
+                    f" got {context_param!r} and {pname!r}",
+                    hint="keep one RunContext parameter and reach anything else through ctx.deps",
+                )
             context_param = pname
             continue
         annotation, info = _field_for(annotation, param, arg_docs.get(pname))
@@ -478,8 +487,14 @@ def _indent_of(lines: list[str], name: str) -> int:
 
 
 def truncate_output(output: str, limit: int) -> str:
-    """Cut ``output`` to ``limit`` characters, ending with a marker that says what was cut."""
+    """Cut ``output`` to ``limit`` characters: the first 80% and the last 20% (many tools end
+    with totals or errors), with a marker between them that says how much was kept."""
     if len(output) <= limit:
         return output
-    cut = len(output) - limit
-    return f"{output[:limit]}\n[lovia: output truncated, {cut} of {len(output)} characters cut]"
+    limit = max(1, limit)
+    head = max(1, limit * 4 // 5)
+    tail = limit - head
+    marker = (
+        f"\n\n[... tool output truncated: kept {head + tail:,} of {len(output):,} chars ...]\n\n"
+    )
+    return output[:head] + marker + (output[-tail:] if tail else "")

@@ -8,37 +8,4 @@ compare NAME`` shows each difference in full.
 
 from __future__ import annotations
 
-KNOWN_GAPS: dict[str, tuple[str, ...]] = {
-    "p02_tool_call": ("tool_fields",),
-    "p15_input_guardrails": (
-        "receives_messages",
-        "stream_ends_in_run_failed",
-    ),
-    "p16_output_guardrails": (
-        "first_violation_wins",
-        "string_reason",
-        "true_trips",
-    ),
-    "p18_tool_decorator": ("two_context_params",),
-    "p20_handoff": (
-        "handoff_fields",
-        "run",
-    ),
-    "p33_errors_and_hints": ("output_validation_error_fields",),
-    "p34_import_paths": ("lovia.providers",),
-    "p36_structured_output": (
-        "pydantic",
-        "repair",
-    ),
-    "p41_agent_as_tool": (
-        "custom_name",
-        "delegation",
-    ),
-    "p42_output_shaping": ("default",),
-    "p50_handoff_edges": (
-        "custom_tool_name",
-        "first_handoff_wins",
-        "slugged_names",
-    ),
-    "p60_budget_details": ("sub_run_budget_is_a_tool_error",),
-}
+KNOWN_GAPS: dict[str, tuple[str, ...]] = {}

@@ -608,10 +608,11 @@ async def test_handoff_becomes_transfer_tool_and_only_system_prompt_changes() ->
 
 
 async def test_handoff_object_with_name_and_first_handoff_of_turn_wins() -> None:
-    """api.md Handoffs: Handoff(target, name=None, description=None); first handoff wins."""
+    """api.md Handoffs: Handoff(target, name=None, description=None); first handoff wins.
+    ``name`` is the whole tool name, as in 0.9.119 (issue 12)."""
     m = ScriptedProvider(
         [
-            batch(("transfer_to_one", {}), ("transfer_to_two", {})),
+            batch(("one", {}), ("two", {})),
             text("from one"),
         ]
     )

@@ -164,3 +164,125 @@ async def test_output_guardrail_trips_by_raising() -> None:
     assert not any(isinstance(e, RunCompleted) for e in events)
     with pytest.raises(GuardrailTripped, match="impolite"):
         await handle.result()
+
+
+async def test_input_guardrail_sees_system_history_and_new_input() -> None:
+    from lovia import InMemorySession
+
+    seen: list[list[tuple[str, Any]]] = []
+
+    def look(messages: list[Message], ctx: RunContext[None]) -> None:
+        seen.append([(m.role, m.content) for m in messages])
+
+    session = InMemorySession()
+    agent = Agent(
+        "a",
+        instructions="Be brief.",
+        model=ScriptedProvider([text("one"), text("two")]),
+        input_guardrails=[look],
+    )
+    await Runner.run(agent, "first", session=session, session_id="s")
+    await Runner.run(agent, "second", session=session, session_id="s")
+    assert all(isinstance(m, tuple) for m in seen[0])
+    assert seen == [
+        [("system", "Be brief."), ("user", "first")],
+        [("system", "Be brief."), ("user", "first"), ("assistant", "one"), ("user", "second")],
+    ]
+
+
+async def test_guardrail_verdicts_true_string_and_order() -> None:
+    def first(output: Any, ctx: RunContext[None]) -> str:
+        return "first reason"
+
+    def second(output: Any, ctx: RunContext[None]) -> str:  # never reached
+        raise AssertionError("the first violation wins")
+
+    agent = Agent("a", model=ScriptedProvider([text("x")]), output_guardrails=[first, second])
+    with pytest.raises(GuardrailTripped) as caught:
+        await Runner.run(agent, "q")
+    assert str(caught.value) == "output guardrail: first reason"
+    assert caught.value.guardrail == "first" and caught.value.hint is None
+
+    passing = [lambda o, c: None, lambda o, c: False, lambda o, c: ""]
+    agent = Agent("a", model=ScriptedProvider([text("ok")]), output_guardrails=passing)
+    assert (await Runner.run(agent, "q")).output == "ok"
+
+    agent = Agent("a", model=ScriptedProvider([text("x")]), input_guardrails=[lambda m, c: True])
+    handle = Runner.stream(agent, "q")
+    events = [e async for e in handle]
+    assert events[-1].type == "run_failed"
+    assert str(events[-1].error) == "input guardrail rejected the value"  # type: ignore[attr-defined]
+
+
+async def test_handoff_on_handoff_runs_before_the_transfer_with_the_reason() -> None:
+    log: list[Any] = []
+
+    async def noted(args: dict[str, Any], ctx: RunContext[None]) -> None:
+        log.append((args, ctx.agent.name))
+
+    billing = Agent("billing", model=ScriptedProvider([text("refunded")]))
+    triage = Agent(
+        "triage",
+        model=ScriptedProvider([call("transfer_to_billing", {"reason": "twice"}, call_id="h")]),
+        handoffs=[Handoff(billing, on_handoff=noted)],
+    )
+    result = await Runner.run(triage, "charged twice")
+    assert log == [({"reason": "twice"}, "triage")]
+    assert result.final_agent is billing and result.output == "refunded"
+    outputs = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
+    assert outputs == ["Transferred to billing (twice)"]
+
+
+async def test_a_failing_on_handoff_is_a_tool_error_and_no_transfer() -> None:
+    def refuse(args: dict[str, Any], ctx: RunContext[None]) -> None:
+        raise ValueError("billing is closed")
+
+    billing = Agent("billing", model=ScriptedProvider([]))
+    triage = Agent(
+        "triage",
+        model=ScriptedProvider([call("transfer_to_billing", call_id="h"), text("I will help")]),
+        handoffs=[Handoff(billing, on_handoff=refuse)],
+    )
+    result = await Runner.run(triage, "q")
+    assert result.final_agent is triage and result.output == "I will help"
+    (res,) = [e for e in result.entries if isinstance(e, ToolResultEntry)]
+    assert res.is_error and "billing is closed" in res.output
+
+
+async def test_only_the_first_handoff_of_a_turn_fires() -> None:
+    fired: list[str] = []
+    alpha = Agent("alpha", model=ScriptedProvider([text("alpha here")]))
+    beta = Agent("beta", model=ScriptedProvider([]))
+    triage = Agent(
+        "triage",
+        model=ScriptedProvider(
+            [batch(("transfer_to_alpha", {}, "h1"), ("transfer_to_beta", {}, "h2"))]
+        ),
+        handoffs=[
+            Handoff(alpha, on_handoff=lambda a, c: fired.append("alpha")),
+            Handoff(beta, on_handoff=lambda a, c: fired.append("beta")),
+        ],
+    )
+    result = await Runner.run(triage, "q")
+    assert fired == ["alpha"] and result.final_agent is alpha
+    errors = [(e.call_id, e.is_error) for e in result.entries if isinstance(e, ToolResultEntry)]
+    assert errors == [("h1", False), ("h2", True)]
+
+
+async def test_handoff_tool_names_custom_and_slugged() -> None:
+    target = Agent("billing", model=ScriptedProvider([text("billing here")]))
+    triage = Agent(
+        "t",
+        model=ScriptedProvider([call("go_billing", {"reason": "money"})]),
+        handoffs=[Handoff(target, name="go_billing")],
+    )
+    assert (await Runner.run(triage, "q")).output == "billing here"
+    names = [
+        Handoff(Agent(n)).tool_name
+        for n in ("Billing Team", "Crème brûlée", "a-b", "日本", "x" * 80)
+    ]
+    assert names[:3] == ["transfer_to_billing_team", "transfer_to_crme_brle", "transfer_to_a_b"]
+    assert (
+        names[3].startswith("transfer_to_agent_") and len(names[3]) == len("transfer_to_agent_") + 8
+    )
+    assert len(names[4]) == 64 and names[4] != Handoff(Agent("x" * 81)).tool_name

@@ -75,3 +75,15 @@ def test_stores_know_nothing_of_the_loop() -> None:
     for path in (SRC / "stores").rglob("*.py"):
         text = path.read_text()
         assert "from ..run" not in text and "lovia.run" not in text, path
+
+
+def test_providers_module_exports_the_provider_classes_and_settings() -> None:
+    import lovia.providers as providers
+    from lovia import ModelSettings
+    from lovia.providers.anthropic import AnthropicProvider
+    from lovia.providers.openai import OpenAIChatProvider
+
+    assert providers.ModelSettings is ModelSettings
+    assert providers.OpenAIChatProvider is OpenAIChatProvider
+    assert providers.AnthropicProvider is AnthropicProvider
+    assert {"Provider", "model_from_env", "ModelSettings"} <= set(providers.__all__)

@@ -295,9 +295,10 @@ async def test_structured_output_is_validated() -> None:
     agent, _ = agent_with([text('{"city": "Oslo", "celsius": 3}')], output_type=Answer)
     result = await Runner.run(agent, "x")
     assert result.output == Answer(city="Oslo", celsius=3)
-    agent2, _ = agent_with([text("not json")], output_type=Answer)
-    with pytest.raises(OutputValidationError):
+    agent2, model2 = agent_with([text("not json"), text("still not json")], output_type=Answer)
+    with pytest.raises(OutputValidationError) as caught:  # one repair, then it fails
         await Runner.run(agent2, "x")
+    assert caught.value.raw == "still not json" and len(model2.calls) == 2
 
 
 async def test_agent_is_frozen_and_clone_replaces_fields() -> None:
@@ -318,3 +319,40 @@ async def test_parallel_calls_of_one_turn_in_the_transcript() -> None:
     calls = [e.call_id for e in result.entries if isinstance(e, ToolCallEntry)]
     res = [e.call_id for e in result.entries if isinstance(e, ToolResultEntry)]
     assert calls == ["call_0_echo", "call_1_echo"] and sorted(res) == sorted(calls)
+
+
+async def test_render_system_prompt_joins_instructions_fragments_and_extra() -> None:
+    from lovia import RunContext
+
+    agent = Agent("a", instructions=lambda ctx: f"BASE for {ctx.deps}")
+
+    @agent.instruction
+    async def tier(ctx: RunContext[str]) -> str:
+        return "tier=gold"
+
+    @agent.instruction
+    def nothing(ctx: RunContext[str]) -> str:
+        return ""
+
+    twin = agent.with_instructions(lambda ctx: "TWIN")
+    ctx: RunContext[str] = RunContext(deps="ada", agent=agent)
+    assert await agent.render_system_prompt(ctx) == "BASE for ada\n\ntier=gold"
+    assert await agent.render_system_prompt(ctx, extra="EXTRA") == (
+        "BASE for ada\n\ntier=gold\n\nEXTRA"
+    )
+    assert await twin.render_system_prompt(ctx) == "BASE for ada\n\ntier=gold\n\nTWIN"
+    # a run's system message starts with the same text
+    model = ScriptedProvider([text("ok")])
+    await Runner.run(agent.clone(model=model), "hi", deps="ada", extra_instructions="Be brief.")
+    assert model.calls[0][0].content == "BASE for ada\n\ntier=gold\n\nBe brief."
+
+
+async def test_resolve_provider_and_a_list_of_models_is_refused() -> None:
+    model = ScriptedProvider([text("x")])
+    assert Agent("a", model=model).resolve_provider() is model
+    listed = Agent("a", model=[model])
+    with pytest.raises(UserError, match="one model, not a list") as caught:
+        listed.resolve_provider()
+    assert "gateway" in (caught.value.hint or "")
+    with pytest.raises(UserError, match="one model, not a list"):
+        await Runner.run(listed, "hi")

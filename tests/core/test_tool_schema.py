@@ -34,7 +34,7 @@ def test_lists_optional_and_literal() -> None:
         return ""
 
     props = f.parameters["properties"]
-    assert props["tags"] == {"items": {"type": "string"}, "title": "Tags", "type": "array"}
+    assert props["tags"] == {"items": {"type": "string"}, "type": "array"}  # no derived title
     assert {"type": "null"} in props["limit"]["anyOf"]
     assert props["mode"]["enum"] == ["a", "b"]
     assert f.parameters["required"] == ["tags"]
@@ -110,3 +110,40 @@ def test_bad_declarations_are_clear_errors() -> None:
         tool(name="has space")(lambda: "")
     with pytest.raises(UserError, match="timeout"):
         tool(name="ok", timeout=0)(lambda: "")
+
+
+def test_schema_has_no_derived_titles_but_keeps_a_field_called_title() -> None:
+    class Page(BaseModel):
+        title: str
+        tags: list[str] = []
+
+    @tool
+    def save(page: Page, title: str, n: int = Field(3, title="N", description="how many")) -> str:
+        """Save."""
+        return ""
+
+    def titles(node: object) -> list[object]:
+        if isinstance(node, dict):
+            own = [node["title"]] if isinstance(node.get("title"), str) else []
+            return own + [t for v in node.values() for t in titles(v)]
+        return [t for v in node for t in titles(v)] if isinstance(node, list) else []
+
+    assert titles(save.parameters) == []
+    assert save.parameters["properties"]["title"] == {"type": "string"}
+    assert save.parameters["properties"]["n"] == {
+        "default": 3,
+        "description": "how many",
+        "type": "integer",
+    }
+    assert save.parameters["$defs"]["Page"]["properties"]["title"] == {"type": "string"}
+
+
+def test_two_run_context_parameters_are_refused() -> None:
+    with pytest.raises(UserError, match="RunContext") as caught:
+
+        @tool
+        def bad(a: RunContext, b: RunContext) -> str:  # type: ignore[type-arg]
+            """Bad."""
+            return ""
+
+    assert caught.value.hint

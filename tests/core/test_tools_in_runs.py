@@ -81,15 +81,16 @@ async def test_a_tool_timeout_is_an_error_result() -> None:
     assert res.is_error and "timed out" in res.output
 
 
-async def test_long_output_is_truncated_with_a_marker() -> None:
+async def test_long_output_keeps_its_head_and_tail_around_a_marker() -> None:
     @tool
     def big() -> str:
-        return "x" * 500
+        return "h" * 400 + "t" * 100
 
     agent, _ = agent_with([call("big"), text("ok")], tools=[big], max_tool_output_chars=100)
     result = await Runner.run(agent, "x")
     out = results(result.entries)["call_big"].output
-    assert out.startswith("x" * 100) and "400 of 500 characters cut" in out
+    assert out.startswith("h" * 80 + "\n\n[") and out.endswith("]\n\n" + "t" * 20)
+    assert "tool output truncated: kept 100 of 500 chars" in out
     assert len(out) < 200
 
 
@@ -100,7 +101,8 @@ async def test_per_tool_max_output_chars_wins() -> None:
 
     agent, _ = agent_with([call("big"), text("ok")], tools=[big])
     result = await Runner.run(agent, "x")
-    assert results(result.entries)["call_big"].output.startswith("y" * 10 + "\n")
+    out = results(result.entries)["call_big"].output
+    assert out.startswith("y" * 8 + "\n") and "kept 10 of 50 chars" in out
 
 
 async def test_structured_and_non_json_outputs() -> None:
@@ -245,3 +247,18 @@ async def test_sync_tools_do_not_block_the_event_loop() -> None:
     agent, _ = agent_with([call("blocking"), text("ok")], tools=[blocking])
     await asyncio.gather(Runner.run(agent, "x"), ticker())
     assert len(ticks) == 5  # the ticker kept running while the tool slept
+
+
+async def test_no_output_cap_stores_a_long_output_whole() -> None:
+    @tool
+    def runaway() -> str:
+        return "z" * 250_000
+
+    agent, _ = agent_with([call("runaway"), text("ok")], tools=[runaway])
+    capped = results((await Runner.run(agent, "x")).entries)["call_runaway"].output
+    assert len(capped) < 200_200 and "kept 200,000 of 250,000 chars" in capped
+    agent, _ = agent_with(
+        [call("runaway"), text("ok")], tools=[runaway], max_tool_output_chars=None
+    )
+    whole = results((await Runner.run(agent, "x")).entries)["call_runaway"].output
+    assert whole == "z" * 250_000

@@ -33,10 +33,13 @@ def test_lovia_model_string_resolves_to_a_provider(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     monkeypatch.setenv("LOVIA_MODEL", spec)
 
-    model = model_from_env()
+    assert model_from_env() == spec  # the string, as in 0.9.119
+    model = Agent("helper", model=model_from_env()).resolve_provider()
 
     assert isinstance(model, cls)
     assert model.model == name
+    env_model = Agent("helper").resolve_provider()  # model=None reads LOVIA_MODEL too
+    assert isinstance(env_model, cls) and env_model.model == name
 
 
 def test_a_bare_name_with_a_colon_hints_at_the_openai_prefix(
@@ -62,10 +65,14 @@ def test_unknown_provider_prefix_is_a_user_error_with_a_hint(
     assert info.value.hint is not None and "openai:" in info.value.hint
 
 
-def test_no_lovia_model_is_a_user_error_naming_it() -> None:
+def test_no_lovia_model_is_a_user_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LOVIA_MODEL", raising=False)
     with pytest.raises(UserError) as info:
         model_from_env()
     assert info.value.hint is not None and "LOVIA_MODEL" in info.value.hint
+    assert model_from_env(required=False) is None
+    monkeypatch.setenv("OPENAI_DEFAULT_MODEL", "gpt-x")  # only LOVIA_MODEL counts
+    assert model_from_env(required=False) is None
 
 
 async def test_openai_run_from_environment_alone(
@@ -150,7 +157,7 @@ def test_lovia_0_9_119_prefix_aliases_and_any_case_are_read(
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     monkeypatch.setenv("LOVIA_MODEL", spec)
-    assert isinstance(model_from_env(), cls)
+    assert isinstance(Agent("helper", model=model_from_env()).resolve_provider(), cls)
 
 
 def test_a_bare_claude_name_warns_at_the_agent_and_its_missing_key_names_the_fix(
@@ -177,5 +184,5 @@ def test_a_bare_claude_name_still_goes_to_the_openai_compatible_server(
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     monkeypatch.setenv("LOVIA_MODEL", "claude-sonnet-4-5")
     with pytest.warns(UserWarning):
-        model = model_from_env()
+        model = Agent("helper", model=model_from_env()).resolve_provider()
     assert isinstance(model, OpenAIChatProvider) and model.model == "claude-sonnet-4-5"

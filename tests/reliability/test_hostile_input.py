@@ -138,7 +138,7 @@ async def test_a_50_mb_tool_output_is_cut_to_the_agents_limit_with_a_marker() ->
     )
     out = next(e for e in result.entries if isinstance(e, ToolResultEntry))
     assert len(out.output) < 200_200
-    assert "characters cut" in out.output
+    assert "tool output truncated" in out.output
 
 
 class Weird:

@@ -1,6 +1,17 @@
 """Model providers: the only code that knows a wire format."""
 
+from ..settings import ModelSettings
+from .anthropic import AnthropicProvider
 from .base import Provider, ToolSpec
+from .openai import OpenAIChatProvider
 from .registry import model_from_env, resolve_model
 
-__all__ = ["Provider", "ToolSpec", "model_from_env", "resolve_model"]
+__all__ = [
+    "AnthropicProvider",
+    "ModelSettings",
+    "OpenAIChatProvider",
+    "Provider",
+    "ToolSpec",
+    "model_from_env",
+    "resolve_model",
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import warnings
-from typing import Any
+from typing import Any, Literal, overload
 
 from ..errors import UserError
 from .base import Provider
@@ -26,6 +26,12 @@ def resolve_model(model: Any) -> Provider:
         model = env
     if isinstance(model, str):
         return _from_string(model)
+    if isinstance(model, (list, tuple)):
+        raise UserError(
+            "an agent takes one model, not a list",
+            hint="pass one model; for failover between vendors point base_url at a routing "
+            "gateway (LiteLLM, OpenRouter) and use retry=RetryPolicy(...) for transient errors",
+        )
     if callable(getattr(model, "stream", None)):  # duck-typed: a runtime Protocol check is slow
         provider: Provider = model
         return provider
@@ -35,9 +41,34 @@ def resolve_model(model: Any) -> Provider:
     )
 
 
-def model_from_env() -> Provider:
-    """The provider named by ``LOVIA_MODEL`` (``UserError`` with a hint when unset)."""
-    return resolve_model(None)
+@overload
+def model_from_env() -> str: ...
+@overload
+def model_from_env(*, required: Literal[True]) -> str: ...
+@overload
+def model_from_env(*, required: bool) -> str | None: ...
+
+
+def model_from_env(*, required: bool = True) -> str | None:
+    """The model string ``LOVIA_MODEL`` holds, for ``Agent(model=model_from_env())``.
+
+    Unset, it raises ``UserError`` with a hint (``required=False``: returns ``None``, for code
+    with a fallback of its own). A string with an unknown provider prefix raises here, on the
+    caller's line; ``resolve_model`` turns the string into its provider.
+    """
+    value = os.environ.get("LOVIA_MODEL")
+    if not value:
+        if not required:
+            return None
+        raise UserError(
+            "no model configured in the environment",
+            hint="set LOVIA_MODEL (e.g. 'openai:gpt-4.1', or 'anthropic:claude-sonnet-4-5' "
+            "with ANTHROPIC_API_KEY)",
+        )
+    with warnings.catch_warnings():  # the Agent built with it gives the bare-name warning
+        warnings.simplefilter("ignore")
+        _parse(value)
+    return value
 
 
 # The prefixes lovia 0.9.119 also reads, by the provider they name.

@@ -429,7 +429,7 @@ class ToolPhase:
 
     # -- handoffs --------------------------------------------------------------------------
 
-    async def _handoff(self, call: ToolCallEntry, tool: Tool, done: Agent | None) -> Agent:
+    async def _handoff(self, call: ToolCallEntry, tool: Tool, done: Agent | None) -> Agent | None:
         d, state = self.d, self.state
         if done is not None:
             text = (
@@ -439,14 +439,22 @@ class ToolPhase:
             await self._record_and_announce([(call, Outcome(text, True))])
             return done
         target: Agent = tool.handoff_target
-        reason = None
         try:
             args = json.loads(call.arguments or "{}")
-            if isinstance(args, dict) and isinstance(args.get("reason"), str):
-                reason = args["reason"]
         except json.JSONDecodeError:
-            pass
+            args = {}
+        args = args if isinstance(args, dict) else {}
+        reason = args["reason"] if isinstance(args.get("reason"), str) else None
         await d.emit(ev.ToolCallStarted(as_call(call)))
+        try:  # on_handoff sees ctx.agent as the agent handing off; if it raises, no transfer
+            await tool.invoke(args, d.ctx)
+        except (RunCancelled, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.warning("on_handoff of %s failed: %r", tool.name, exc)
+            text = f"Tool error: {str(exc) or type(exc).__name__}"
+            await self._record_and_announce([(call, Outcome(text, True, raw=text, error=exc))])
+            return done
         text = f"Transferred to {target.name}" + (f" ({reason})" if reason else "")
         with (
             tool_call_span(d.tracer, name=tool.name, call_id=call.call_id),

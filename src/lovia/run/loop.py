@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import uuid
 from typing import Any
@@ -34,6 +35,7 @@ from ..errors import (
 )
 from ..guardrails import check_guardrails
 from ..hooks import AgentHooks
+from ..output import json_candidates, output_instructions, repair_strategy
 from ..plugins.base import PluginInstance
 from ..providers.base import Provider
 from ..providers.registry import resolve_model
@@ -63,6 +65,7 @@ from ..transcript import (
     entries_to_messages,
     to_entries,
 )
+from ..usage import Usage
 from .calls import ToolPhase
 from .emit import Channel, Emitter
 from .model import stream_turn
@@ -90,6 +93,7 @@ class RunOptions:
         "mailbox",
         "max_turns",
         "output_type",
+        "parent_usage",
         "retry",
         "session",
         "session_id",
@@ -126,6 +130,7 @@ class RunOptions:
         self.session_id = session_id
         self.checkpoint = checkpoint
         self.tracer = tracer if tracer is not None else NoopTracer()
+        self.parent_usage: Usage | None = None  # an agent-as-tool sub-run counts in its caller's
 
 
 class _Tooling:
@@ -181,6 +186,7 @@ class RunDriver:
             tracer=options.tracer,
         )
         self.handoff_from: Agent | None = None
+        self._repairs = 0  # output repairs asked for so far
         self._started = False
         self._providers: dict[int, Provider] = {}
         self._tooling: dict[int, _Tooling] = {}
@@ -392,35 +398,28 @@ class RunDriver:
         new_input = to_entries(self.input)
         guards = [*self.entry_agent.input_guardrails, *self._plugin_guards("input")]
         if guards:
-            await check_guardrails(guards, entries_to_messages(new_input), self.ctx, "input")
+            # the whole transcript the first model call will see: system, history, new input
+            seen = [*state.system_entries, *state.history, *state.entries, *new_input]
+            await check_guardrails(guards, entries_to_messages(seen), self.ctx, "input")
         state.entries.extend(new_input)
         await self.save()
 
     async def render_system(self) -> None:
         """The system entry for the active agent: instructions, fragments, plugins, extra."""
         agent = self.state.agent
-        texts = [await self._render(agent.instructions, agent)]
-        for fragment in agent._fragments:
-            texts.append(await self._render(fragment, agent))
+        texts = [await agent.render_system_prompt(self.ctx)]
         for inst in self._plugins.get(id(agent), ()):
             if inst.instructions:
                 texts.append(inst.instructions)
         if self.o.extra_instructions:
             texts.append(self.o.extra_instructions)
+        output_type = self.output_type(agent)
+        if output_type is not str and not getattr(
+            self.provider(agent), "supports_json_schema", False
+        ):  # no native JSON-schema output: the schema goes in the system prompt
+            texts.append(output_instructions(output_type))
         text = "\n\n".join(t for t in texts if t)
         self.state.system_entries = [InputEntry(role="system", content=text)] if text else []
-
-    async def _render(self, source: Any, agent: Agent) -> str:
-        text = source(self.ctx) if callable(source) else source
-        if inspect.isawaitable(text):
-            text = await text
-        if text is None:
-            return ""
-        if not isinstance(text, str):
-            raise UserError(
-                f"instructions of agent {agent.name!r} returned {type(text).__name__}, not str"
-            )
-        return text
 
     # -- turns ------------------------------------------------------------------------------
 
@@ -452,8 +451,32 @@ class RunDriver:
             calls = [e for e in message if isinstance(e, ToolCallEntry)]
             if not calls:
                 await self.emit(ev.TurnEnded(state.agent, state.turn))
+                if await self._ask_for_repair():
+                    continue
                 return await self._finish()
             await self._tools(calls, resumed=False)
+
+    async def _ask_for_repair(self) -> bool:
+        """A final answer that does not fit ``output_type``: when the agent's ``output_repair``
+        gives a prompt for it, add that as a user message (the next turn answers it)."""
+        agent = self.state.agent
+        output_type = self.output_type(agent)
+        if output_type is str:
+            return False
+        try:
+            _parse_output(agent, output_type, _final_text(self.state.entries))
+            return False
+        except OutputValidationError as exc:
+            strategy = repair_strategy(agent.output_repair)
+            if strategy is None:
+                return False  # _finish raises it
+            self._repairs += 1
+            prompt = strategy.build_prompt(exc, self._repairs)
+        if prompt is None:
+            return False
+        self.state.entries.append(InputEntry(role="user", content=prompt))
+        await self.save()
+        return True
 
     async def _tools(self, calls: list[ToolCallEntry], *, resumed: bool) -> None:
         state = self.state
@@ -542,6 +565,8 @@ class RunDriver:
                 attempt = 1
                 continue
             state.usage = state.usage + turn.usage
+            if self.o.parent_usage is not None:
+                self.o.parent_usage.add(turn.usage)
             state.reported_input_tokens = turn.usage.input_tokens or None
             state.finish_reason = turn.finish_reason
             result: list[TranscriptEntry] = turn.entries
@@ -798,18 +823,28 @@ def _parse_output(agent: Agent, output_type: Any, text: str) -> tuple[Any, Any]:
     if output_type is str:
         return text, text
     adapter = _adapter(output_type)
+    candidates = json_candidates(text)
+    document = next((c for c in candidates if _is_json(c)), candidates[-1])
     try:
-        value = adapter.validate_json(_strip_fences(text))
+        value = adapter.validate_json(document)
     except ValidationError as exc:
         raise OutputValidationError(
             f"the final answer of agent {agent.name!r} does not fit its output_type: "
             f"{exc.errors()[0].get('msg') if exc.errors() else exc}",
-            hint="describe the expected JSON in the instructions, or use a provider that "
-            "supports JSON schema output",
-            raw=text,
+            hint="keep Agent(output_repair=True) so the model gets another try, or describe "
+            "the expected JSON in the instructions",
+            raw=text if len(text) <= 200 else text[:200] + "…",
             output_type_name=getattr(output_type, "__name__", str(output_type)),
         ) from exc
     return value, adapter.dump_python(value, mode="json")
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _revive_output(agent: Agent, output_type: Any, stored: Any) -> Any:
@@ -822,15 +857,6 @@ def _revive_output(agent: Agent, output_type: Any, stored: Any) -> Any:
             f"the stored output no longer fits the output_type of agent {agent.name!r}",
             hint="replay with the agent version that produced it, or restart the run",
         ) from exc
-
-
-def _strip_fences(text: str) -> str:
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        if stripped.rstrip().endswith("```"):
-            stripped = stripped.rstrip()[:-3]
-    return stripped
 
 
 def _conflicted(snapshot: RunSnapshot | None) -> bool:

@@ -57,10 +57,12 @@ class Runner:
         return RunHandle(start, opts.cancel_token, approvals)
 
 
-_KNOWN = frozenset(RunOptions.__slots__)
+_KNOWN = frozenset(RunOptions.__slots__) - {"parent_usage"}
 
 
 def _options(options: dict[str, Any]) -> RunOptions:
+    options = dict(options)
+    parent_usage = options.pop("_parent_usage", None)  # Agent.as_tool's sub-runs only
     unknown = sorted(set(options) - _KNOWN)
     if unknown:
         import difflib
@@ -73,7 +75,9 @@ def _options(options: dict[str, Any]) -> RunOptions:
             if close
             else "known arguments: " + ", ".join(sorted(_KNOWN)),
         )
-    return RunOptions(**options)
+    opts = RunOptions(**options)
+    opts.parent_usage = parent_usage
+    return opts
 
 
 install_runtime(Runner)
