@@ -1,13 +1,14 @@
 """The run driver: the one async object that does a run's I/O, in fixed phases.
 
-    setup     plan (run/plan.py) -> plugins -> history -> system prompt -> input guardrails
-    turn      limits -> mailbox -> context view -> model (run/model.py) -> save
-              -> tools (run/calls.py: preflight, approval, execute, save per result) -> handoff
-    finish    output -> output guardrails -> checkpoint completed -> session append
+    setup     plan (plan.py), or replay (replay.py) -> setup.py: plugins -> history
+              -> system prompt -> input guardrails
+    turn      limits -> mailbox -> context view and model call (turn.py, model.py) -> save
+              -> tools (calls.py: preflight, approval, execute, save per result) -> handoff
+    finish    output (output.py) -> output guardrails -> checkpoint completed -> session append
 
 Resume is the same loop entered with the snapshot's entries: unanswered calls of the last
 turn run first (with that turn's number), then the loop goes on. Every event goes through one
-``Emitter`` (run/emit.py); ``RunState`` (run/state.py) is the only mutable run state.
+``Emitter`` (emit.py); ``RunState`` (state.py) is the only mutable run state.
 """
 
 from __future__ import annotations
