@@ -24,7 +24,7 @@ import httpx
 
 from lovia import Agent, SQLiteCheckpointer, SQLiteSession
 from lovia.chats import chat_claim_key
-from lovia.run.lease import RunLease
+from lovia.stores.run_lease import RunLease
 from lovia.testing import ScriptedProvider, text
 from lovia.web import create_app
 

@@ -55,5 +55,8 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--kb", type=int, default=200)
     parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="40 runs of 20 KB, 5 requests")
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.kb, args.requests = 40, 20, 5
     print(json.dumps(asyncio.run(main(args.runs, args.kb, args.requests))))

@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import approvals, events
+from ._run.handle import RunHandle
+from ._run.result import RunResult
+from ._run.runner import Runner
 from ._version import __version__ as __version__
 from .agent import Agent
 from .context import (
@@ -47,9 +50,6 @@ from .plugins import Plugin, PluginInstance
 from .providers.base import Provider
 from .providers.registry import model_from_env
 from .reliability import CancelToken, RunBudget
-from .run.handle import RunHandle
-from .run.result import RunResult
-from .run.runner import Runner
 from .run_context import RunContext
 from .settings import ModelSettings, RetryPolicy
 from .steering import Mailbox

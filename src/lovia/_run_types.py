@@ -1,6 +1,6 @@
 """The plain types of a run that the layers below the runtime may name: ``RunResult`` (what a
 finished run returns), ``RunHandle`` (a streamed run) and ``Channel`` (the rendezvous between a
-run and its reader). The runtime in ``lovia.run`` builds them; ``Agent``, the events and the
+run and its reader). The runtime in ``lovia._run`` builds them; ``Agent``, the events and the
 hooks only name them, so nothing below the runtime imports it."""
 
 from __future__ import annotations

@@ -208,7 +208,7 @@ class Agent:
 
 
 class Runtime(Protocol):
-    """What runs an agent (``lovia.run.runner.Runner``); the shorthands above call it.
+    """What runs an agent (``lovia._run.runner.Runner``); the shorthands above call it.
 
     The agent is a layer below the runtime, so it names the runtime's interface and the
     runtime installs itself when it is imported (``import lovia`` imports it)."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .run.handle import RunHandle
-from .run.result import RunResult
-from .run.runner import Runner
+from ._run.handle import RunHandle
+from ._run.result import RunResult
+from ._run.runner import Runner
 
 __all__ = ["RunHandle", "RunResult", "Runner"]

@@ -56,10 +56,10 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.jobs import Job
 from arq.worker import func
 
+from ._run.runner import Runner
 from .agent import Agent
 from .approvals import decide as decide_approvals
 from .errors import ApprovalPending, RunBusy, SessionConflict, UserError
-from .run.runner import Runner
 from .stores.checkpoint import CheckpointOptions, validate_id
 from .stores.lease import check_lease_args
 from .stores.open import open_stores
@@ -255,7 +255,7 @@ class AgentQueue:
 
     def _entry_of(self, *names: str | None) -> str | None:
         """The name of this queue's agent from which every agent in ``names`` is reached."""
-        from .run.resume import find_agent
+        from ._run.resume import find_agent
 
         for key, agent in self.agents.items():
             try:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._run.resume import reachable_agents
 from ..agent import Agent
 from ..errors import LoviaError
 from ..providers.registry import resolve_model
-from ..run.resume import reachable_agents
 
 __all__ = ["SetupCheck", "SetupProblem", "model_problem", "unreachable_problem"]
 

@@ -18,13 +18,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from .. import approvals
+from .._run.handle import RunHandle
+from .._run.resume import reachable_agents
+from .._run.runner import Runner
 from ..agent import Agent
 from ..errors import ApprovalPending, RunBusy, RunCancelled, UserError
 from ..events import ApprovalRequired
 from ..reliability import CancelToken
-from ..run.handle import RunHandle
-from ..run.resume import reachable_agents
-from ..run.runner import Runner
 from ..steering import Mailbox
 from ..stores.checkpoint import CheckpointOptions, IfRunExists, RunSnapshot
 from ..stores.lease import LeaseStore

@@ -279,7 +279,7 @@ async def runs_show(args: argparse.Namespace) -> int:
 
 
 async def runs_resume(args: argparse.Namespace) -> int:
-    from ..run.runner import Runner
+    from .._run.runner import Runner
     from .common import NO_MODEL_HINT
 
     agents = load_agents(args.app, args.demo)

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LoviaError, SessionConflict
 from ..session import NOTICE_META_KEY, STATE_META_KEY, TIMING_META_KEY
@@ -27,6 +27,9 @@ from ..stores.run_lease import RunLease
 from ..stores.session import Session
 from ..tracing import record_checkpoint_save, record_session_append
 from ..transcript import TranscriptEntry
+
+if TYPE_CHECKING:
+    from .state import RunState
 
 __all__ = ["RunRecorder"]
 
@@ -75,7 +78,7 @@ class RunRecorder:
 
     def head(
         self,
-        state: Any,
+        state: RunState,
         status: RunStatus = "running",
         *,
         output: Any = None,
@@ -108,7 +111,7 @@ class RunRecorder:
             **extra,
         )
 
-    async def save(self, state: Any, status: RunStatus = "running", **head: Any) -> None:
+    async def save(self, state: RunState, status: RunStatus = "running", **head: Any) -> None:
         """Append the entries since the last save and replace the head."""
         cp = self.checkpointer
         if cp is None:
@@ -141,7 +144,7 @@ class RunRecorder:
             if status == "completed":  # also when its awaiter was cancelled meanwhile
                 self.completed = True
 
-    async def complete(self, state: Any, stored_output: Any) -> None:
+    async def complete(self, state: RunState, stored_output: Any) -> None:
         """Checkpoint completed, then session append, then delete_on_success."""
         await self.save(state, "completed", output=stored_output)
         try:
@@ -209,7 +212,7 @@ class RunRecorder:
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)
 
-    async def end_badly(self, state: Any, error: BaseException) -> None:
+    async def end_badly(self, state: RunState, error: BaseException) -> None:
         """Record a failed or interrupted run; never raises over the run's own error."""
         if self.checkpointer is None or self.completed:
             return  # C12: a failed session append leaves the run completed, for replay to repair
@@ -227,13 +230,13 @@ class RunRecorder:
         except Exception as exc:  # the run's own error is what the caller must see
             log.warning("could not record run %s as %s: %s", self.run_id, status, exc)
 
-    async def park(self, state: Any) -> None:
+    async def park(self, state: RunState) -> None:
         """The run waits for approvals: ``interrupted``, with its pending calls in the head."""
         if self.checkpointer is None or self.completed:
             return
         await self.save(state, "interrupted")
 
-    async def mark_interrupted(self, state: Any) -> None:
+    async def mark_interrupted(self, state: RunState) -> None:
         """Best effort after asyncio cancellation: the head says ``interrupted``."""
         if self.checkpointer is None or self.completed:
             return

@@ -13,66 +13,27 @@ import inspect
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .. import events as ev
 from ..approvals import Decision, argument_digest, handler_decision, new_pending
 from ..errors import ApprovalPending, BudgetExceeded, RunCancelled, UserError
-from ..messages import ToolCall
 from ..parts import coerce_parts, project_parts
 from ..tools import Tool, result_to_text, run_tool, truncate_output
 from ..tracing import handoff_span, tool_call_span
 from ..transcript import ToolCallEntry, ToolResultEntry
+from .outcome import Outcome, Ready, as_call, batches, json_safe, storable
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from .loop import RunDriver
+    from .state import RunState
 
 __all__ = ["ToolPhase", "batches"]
 
 log = logging.getLogger("lovia.run")
+Verdict = Literal["allow", "deny"]
 _KEEP_RAW_MAX_CHARS = 20_000
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What one call produced: the text the model sees and what the tool returned."""
-
-    output: str
-    is_error: bool = False
-    raw: Any = None
-    parts: list[Any] | None = None
-    error: BaseException | None = None
-
-
-@dataclass(slots=True)
-class Ready:
-    call: ToolCallEntry
-    tool: Tool
-    args: dict[str, Any]
-
-
-def as_call(entry: ToolCallEntry) -> ToolCall:
-    return ToolCall(id=entry.call_id, name=entry.name, arguments=entry.arguments)
-
-
-def batches(calls: Sequence[ToolCallEntry], tools: dict[str, Tool]) -> list[list[ToolCallEntry]]:
-    """Group calls: runs of parallel tools together; a sequential tool or handoff alone."""
-    groups: list[list[ToolCallEntry]] = []
-    current: list[ToolCallEntry] = []
-    for call in calls:
-        tool = tools.get(call.name)
-        if tool is not None and (not tool.parallel or tool.handoff_target is not None):
-            if current:
-                groups.append(current)
-                current = []
-            groups.append([call])
-        else:
-            current.append(call)
-    if current:
-        groups.append(current)
-    return groups
 
 
 class ToolPhase:
@@ -84,7 +45,7 @@ class ToolPhase:
         self.parked: list[ToolCallEntry] = []
 
     @property
-    def state(self) -> Any:
+    def state(self) -> RunState:
         return self.d.state
 
     async def run(self, calls: Sequence[ToolCallEntry]) -> Agent | None:
@@ -207,7 +168,7 @@ class ToolPhase:
             verdict = stored.decision
             del state.pending_approvals[i]  # consumed by the save that starts the call
             if verdict in ("allow", "deny"):
-                return Decision(verdict, stored.reason)
+                return Decision(cast(Verdict, verdict), stored.reason)
             break  # still undecided: ask again (event, handler), which may park it again
         channel = d.approvals
         channel.register(call.call_id)
@@ -331,7 +292,7 @@ class ToolPhase:
         if parts is not None:
             text, raw = project_parts(parts), None
         else:
-            renderer = r.tool.result_renderer or agent.tool_result_renderer
+            renderer: Any = r.tool.result_renderer or agent.tool_result_renderer
             try:
                 text = renderer(value, d.ctx) if renderer is not None else result_to_text(value)
                 if inspect.isawaitable(text):
@@ -347,7 +308,7 @@ class ToolPhase:
             text, raw, parts = truncate_output(text, limit), None, None
         elif len(text) > _KEEP_RAW_MAX_CHARS:
             raw = None
-        return Outcome(_storable(text), False, raw=raw, parts=parts)
+        return Outcome(storable(text), False, raw=raw, parts=parts)
 
     async def _collect(  # noqa: C901
         self, tasks: dict[asyncio.Future[Outcome], ToolCallEntry]
@@ -408,7 +369,7 @@ class ToolPhase:
                     call_id=call.call_id,
                     output=outcome.output,
                     is_error=outcome.is_error,
-                    raw=outcome.raw if _json_safe(outcome.raw) else None,
+                    raw=outcome.raw if json_safe(outcome.raw) else None,
                     parts=outcome.parts,
                 )
             )
@@ -467,31 +428,3 @@ class ToolPhase:
             await d.render_system()
         await d.emit(ev.ToolCallCompleted(as_call(call), text, False, text))
         return target
-
-
-def _json_safe(value: Any) -> bool:
-    """Whether ``raw`` can be stored as it is (JSON, UTF-8); else only ``output`` is kept."""
-    if value is None or isinstance(value, (int, float, bool)):
-        return True
-    if isinstance(value, (str, list, dict)):
-        try:
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
-        except (TypeError, ValueError, UnicodeEncodeError):
-            return False
-        return True
-    return False
-
-
-def _storable(text: str) -> str:
-    """Escape lone surrogates (text decoded with ``surrogateescape``, odd file names): UTF-8
-    JSON cannot hold them, so the next save would fail, and fail again on every resume."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
-
-
-def outcome(output: str, is_error: bool = False) -> Outcome:
-    """An ``on_resume`` callable may return this to record a result without running the tool."""
-    return Outcome(output, is_error, raw=output)

@@ -1,0 +1,125 @@
+"""What a run resolves per agent, once: its provider, its tools (own, plugins', context
+policy's, handoffs'), and its plugins' instances (set up when the agent first acts in the run,
+closed when the run ends)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..agent import Agent
+from ..context.policy import ContextPolicy
+from ..errors import UserError
+from ..hooks import AgentHooks
+from ..plugins.base import PluginInstance
+from ..providers.base import Provider
+from ..providers.registry import resolve_model
+from ..run_context import RunContext
+from ..tools import Tool
+from .options import RunOptions
+from .resume import reachable_agents
+
+__all__ = ["AgentKit"]
+
+log = logging.getLogger("lovia.run")
+
+
+class _Tooling:
+    """An agent's tools (own, plugins', context policy's, handoffs') resolved once per run."""
+
+    __slots__ = ("by_name", "specs")
+
+    def __init__(self, tools: list[Tool]) -> None:
+        self.by_name = {t.name: t for t in tools}
+        self.specs = [t.schema() for t in tools]
+
+
+class AgentKit:
+    """The per-agent resolutions of one run (cached for the run)."""
+
+    def __init__(self, entry_agent: Agent, options: RunOptions, ctx: RunContext[Any]) -> None:
+        self.entry_agent = entry_agent
+        self.o = options
+        self.ctx = ctx
+        self._providers: dict[int, Provider] = {}
+        self._tooling: dict[int, _Tooling] = {}
+        self._plugins: dict[int, list[PluginInstance]] = {}
+        self._plugin_order: list[PluginInstance] = []
+
+    async def activate_plugins(self, agent: Agent) -> None:
+        if id(agent) in self._plugins or not agent.plugins:
+            self._plugins.setdefault(id(agent), [])
+            return
+        instances: list[PluginInstance] = []
+        self._plugins[id(agent)] = instances
+        for plugin in agent.plugins:
+            inst = await plugin.setup(self.ctx)
+            if not isinstance(inst, PluginInstance):
+                raise UserError(
+                    f"plugin {getattr(plugin, 'name', plugin)!r}.setup() returned "
+                    f"{type(inst).__name__}, not PluginInstance"
+                )
+            instances.append(inst)
+            self._plugin_order.append(inst)
+        self._tooling.pop(id(agent), None)
+
+    def plugin_hooks(self, agent: Agent) -> list[AgentHooks]:
+        instances = self._plugins.get(id(agent))
+        if not instances:  # asked for every event: most agents have no plugins
+            return []
+        return [i.hooks for i in instances if i.hooks]
+
+    def plugin_instances(self, agent: Agent) -> list[PluginInstance]:
+        return self._plugins.get(id(agent), [])
+
+    def plugin_guards(self, agent: Agent, kind: str) -> list[Any]:
+        out: list[Any] = []
+        for inst in self._plugins.get(id(agent), ()):
+            out.extend(inst.input_guardrails if kind == "input" else inst.output_guardrails)
+        return out
+
+    async def close_plugins(self) -> None:
+        while self._plugin_order:
+            inst = self._plugin_order.pop()
+            try:
+                await inst.aclose()
+            except Exception as exc:
+                log.warning("a plugin failed to close: %r", exc)
+
+    def provider(self, agent: Agent) -> Provider:
+        key = id(agent)
+        found = self._providers.get(key)
+        if found is None:
+            found = self._providers[key] = resolve_model(agent.model)
+        return found
+
+    def policy(self, agent: Agent) -> ContextPolicy:
+        return self.o.context_policy or agent.context_policy
+
+    def output_type(self, agent: Agent) -> Any:
+        return self.o.output_type if self.o.output_type is not None else agent.output_type
+
+    def all_tools(self, agent: Agent) -> list[Tool]:
+        tools = agent.all_tools(self.policy(agent))
+        plugin_tools = [t for i in self._plugins.get(id(agent), ()) for t in i.tools]
+        if plugin_tools:
+            names = {t.name for t in tools}
+            for t in plugin_tools:
+                if t.name in names:
+                    raise UserError(
+                        f"agent {agent.name!r} has two tools named {t.name!r} (one from a plugin)",
+                        hint="rename one of them",
+                    )
+                names.add(t.name)
+            tools = [*tools, *plugin_tools]
+        return tools
+
+    def tooling(self, agent: Agent) -> _Tooling:
+        key = id(agent)
+        found = self._tooling.get(key)
+        if found is None:
+            found = self._tooling[key] = _Tooling(self.all_tools(agent))
+        return found
+
+    def known_agents(self) -> dict[str, Agent]:
+        return reachable_agents(self.entry_agent)

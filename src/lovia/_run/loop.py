@@ -1,0 +1,384 @@
+"""The run driver: the one async object that does a run's I/O, in fixed phases.
+
+    setup     plan (plan.py), or replay (replay.py) -> setup.py: plugins -> history
+              -> system prompt -> input guardrails
+    turn      limits -> mailbox -> context view and model call (turn.py, model.py) -> save
+              -> tools (calls.py: preflight, approval, execute, save per result) -> handoff
+    finish    output (output.py) -> output guardrails -> checkpoint completed -> session append
+
+Resume is the same loop entered with the snapshot's entries: unanswered calls of the last
+turn run first (with that turn's number), then the loop goes on. Every event goes through one
+``Emitter`` (emit.py); ``RunState`` (state.py) is the only mutable run state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+from .. import events as ev
+from ..agent import Agent
+from ..approvals import ApprovalChannel, unspent_approvals
+from ..errors import (
+    ApprovalPending,
+    MaxTurnsExceeded,
+    OutputValidationError,
+    RunCancelled,
+)
+from ..guardrails import check_guardrails
+from ..output import repair_strategy
+from ..run_context import RunContext
+from ..stores.checkpoint import RunSnapshot
+from ..stores.run_lease import RunLease
+from ..tracing import (
+    link_context,
+    record_run_end,
+    run_span,
+)
+from ..transcript import (
+    AssistantTextEntry,
+    InputEntry,
+    ToolCallEntry,
+    dangling_tool_calls,
+)
+from .agents import AgentKit
+from .calls import ToolPhase
+from .emit import Channel, Emitter
+from .options import RunOptions
+from .output import final_text, parse_output
+from .persist import RunRecorder
+from .plan import Plan, plan
+from .replay import replay, replay_from_session
+from .result import RunResult
+from .resume import find_agent
+from .setup import check_arguments, render_system, setup, start_new
+from .state import RunState
+from .turn import model_turn
+
+__all__ = ["RunDriver", "RunOptions"]
+
+log = logging.getLogger("lovia.run")
+
+
+class RunDriver:
+    """Drives one run from setup to its single terminal event."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        input: Any,
+        options: RunOptions,
+        *,
+        channel: Channel | None = None,
+        approvals: ApprovalChannel | None = None,
+    ) -> None:
+        self.entry_agent = agent
+        self.input = input
+        self.o = options
+        self.cancel_token = options.cancel_token
+        self.budget = options.budget
+        self.checkpoint = options.checkpoint
+        self.tracer = options.tracer
+        self.approvals = approvals if approvals is not None else ApprovalChannel()
+        self.state = RunState(agent)
+        self.emitter = Emitter(agent.hooks, self.state, channel)
+        self.run_id = self._run_id()
+        self.recorder = RunRecorder(
+            self.run_id,
+            checkpointer=self.checkpoint.checkpointer if self.checkpoint else None,
+            session=options.session,
+            session_id=options.session_id,
+            delete_on_success=bool(self.checkpoint and self.checkpoint.delete_on_success),
+        )
+        self.lease = RunLease.for_run(self.checkpoint)  # held from before planning to the end
+        self.recorder.lease = self.lease
+        self.ctx: RunContext[Any] = RunContext(
+            deps=options.deps,
+            run_id=self.run_id,
+            session_id=options.session_id,
+            budget=options.budget,
+            cancel_token=options.cancel_token,
+            mailbox=options.mailbox,
+            state=self.state,
+            tracer=options.tracer,
+        )
+        self.handoff_from: Agent | None = None
+        self._repairs = 0  # output repairs asked for so far
+        self._started = False
+        self.history_read: tuple[list[Any], int | None] | None = None  # setup's one read
+        kit = self.kit = AgentKit(agent, options, self.ctx)
+        self.provider = kit.provider
+        self.policy = kit.policy
+        self.output_type = kit.output_type
+        self.all_tools = kit.all_tools
+        self.tooling = kit.tooling
+        self.known_agents = kit.known_agents
+        self.emitter.bind(self.ctx, lambda: kit.plugin_hooks(self.state.agent))
+
+    def _run_id(self) -> str:
+        opts = self.checkpoint
+        if opts is None:
+            return uuid.uuid4().hex
+        if opts.resume_from is not None:
+            return opts.run_id or opts.resume_from.run_id
+        return opts.run_id or uuid.uuid4().hex
+
+    # -- the whole run ----------------------------------------------------------------------
+
+    async def run(self) -> RunResult:
+        self.recorder.tracer = self.tracer
+        span_cm: Any = None
+        span: Any = None
+        try:
+            check_arguments(self)
+            stored = await self._load()
+            if not self._replays_without_lease(stored):
+                await self.lease.acquire()
+                if self.checkpoint is not None and self.checkpoint.resume_from is None:
+                    stored = await self._load()  # what the store holds now that we own it
+            span_cm = run_span(
+                self.tracer,
+                agent=self.entry_agent.name,
+                run_id=self.run_id,
+                session_id=self.o.session_id,
+                resume_link=getattr(stored, "trace", None),
+            )
+            span = span_cm.__enter__()
+            span.set_attribute("resumed", stored is not None and stored.status != "completed")
+            self.recorder.trace_link = link_context(self.tracer)
+            result = await self._run(stored)
+            record_run_end(
+                span,
+                turns=result.turns,
+                total_tokens=result.usage.total_tokens,
+                input_tokens=result.usage.input_tokens,
+                output_tokens=result.usage.output_tokens,
+                tracer=self.tracer,
+            )
+            return result
+        except asyncio.CancelledError:
+            if self._started:
+                await self.recorder.mark_interrupted(self.state)
+                # hooks only: a stream reader that is gone (abandoned handle) cannot take it
+                event = ev.RunFailed(RunCancelled("the task running this run was cancelled"))
+                for hooks in self.emitter.hook_sets():
+                    await hooks.dispatch(event, self.ctx)
+            raise
+        except BaseException as exc:
+            if self._started:
+                if isinstance(exc, ApprovalPending):
+                    await self.recorder.park(self.state)
+                else:
+                    await self.recorder.end_badly(self.state, exc)
+            if span is not None:
+                span.record_exception(exc)
+            await self._emit_failed(exc)
+            raise
+        finally:
+            if span_cm is not None:
+                span_cm.__exit__(None, None, None)
+            await self.kit.close_plugins()
+            await self.lease.release()
+
+    def _replays_without_lease(self, stored: RunSnapshot | None) -> bool:
+        """A completed run is only replayed (no model, no tools; the session append is
+        idempotent), so it needs no lease: replays stay one read."""
+        opts = self.checkpoint
+        return (
+            opts is not None
+            and stored is not None
+            and stored.status == "completed"
+            and opts.resume_from is None
+            and opts.if_run_exists in ("resume", "resume_only")
+            and not opts.delete_on_success
+        )
+
+    async def _load(self) -> RunSnapshot | None:
+        opts = self.checkpoint
+        if opts is None:
+            return None
+        if opts.resume_from is not None:
+            return opts.resume_from
+        snap: RunSnapshot | None = await opts.checkpointer.load(self.run_id)
+        return snap
+
+    async def _run(self, loaded: RunSnapshot | None) -> RunResult:
+        opts = self.checkpoint
+        stored = loaded if opts is not None and opts.resume_from is None else None
+        decided = plan(opts, self.run_id, stored)
+        if decided.action == "replay":
+            assert decided.snapshot is not None
+            return await replay(self, decided.snapshot)
+        if opts is not None and decided.action == "restart":
+            await opts.checkpointer.delete(self.run_id)
+        if opts is not None and opts.resume_from is not None and decided.action == "resume":
+            # make the store agree with the snapshot the caller holds, so saves append
+            # an approval the stored run already used is not used again from a stale copy
+            snap = unspent_approvals(opts.resume_from, await opts.checkpointer.load(self.run_id))
+            decided = Plan("resume", snap)
+            await opts.checkpointer.delete(self.run_id)
+            await opts.checkpointer.append(self.run_id, snap.entries, snap.head)
+        snapshot = decided.snapshot if decided.action == "resume" else None
+        if snapshot is not None:  # an unreachable agent is refused before anything is written
+            find_agent(self.entry_agent, snapshot.agent_name)
+            if snapshot.turn_agent is not None:
+                find_agent(self.entry_agent, snapshot.turn_agent)
+        self._started = True  # from here on a failure is recorded in the checkpoint
+        if snapshot is None and stored is None and opts is not None:
+            replayed = await replay_from_session(self)
+            if replayed is not None:
+                return replayed
+        await setup(self, snapshot)
+        self.provider(self.state.agent)  # no model configured: fail before any event
+        await self.emit(
+            ev.RunStarted(
+                self.state.agent,
+                run_id=self.run_id,
+                session_id=self.o.session_id,
+                resumed=snapshot is not None,
+            )
+        )
+        if snapshot is None:
+            await start_new(self)
+        return await self._loop(resumed=snapshot is not None)
+
+    async def render_system(self) -> None:
+        """The system entry for the active agent (again after a handoff)."""
+        await render_system(self)
+
+    # -- turns ------------------------------------------------------------------------------
+
+    async def _loop(self, *, resumed: bool) -> RunResult:
+        state = self.state
+        pending = dangling_tool_calls(state.entries) if resumed else []
+        if pending:  # a resumed run: finish the interrupted turn first
+            state.turn_agent = state.turn_agent or state.agent
+            await self.emit(ev.TurnStarted(state.turn_agent, state.turn))
+            await self._tools(pending, resumed=True)
+        elif resumed and state.turn and isinstance(state.entries[-1], AssistantTextEntry):
+            return await self._finish()  # the final answer was saved before a crash
+        while True:
+            self._check_limits()
+            state.turn += 1
+            state.turn_agent = state.agent
+            await self.emit(ev.TurnStarted(state.agent, state.turn))
+            await self._drain_mailbox()
+            try:
+                message = await model_turn(self)
+            except BaseException:
+                state.turn -= 1  # a model call that produced nothing is not a turn
+                raise
+            state.entries.extend(message)
+            await self.save()
+            await self.emit(ev.MessageCompleted(message))
+            if self.budget is not None:
+                self.budget.check(state.usage)
+            calls = [e for e in message if isinstance(e, ToolCallEntry)]
+            if not calls:
+                await self.emit(ev.TurnEnded(state.agent, state.turn))
+                if await self._ask_for_repair():
+                    continue
+                return await self._finish()
+            await self._tools(calls, resumed=False)
+
+    async def _ask_for_repair(self) -> bool:
+        """A final answer that does not fit ``output_type``: when the agent's ``output_repair``
+        gives a prompt for it, add that as a user message (the next turn answers it)."""
+        agent = self.state.agent
+        output_type = self.output_type(agent)
+        if output_type is str:
+            return False
+        try:
+            parse_output(agent, output_type, final_text(self.state.entries))
+            return False
+        except OutputValidationError as exc:
+            strategy = repair_strategy(agent.output_repair)
+            if strategy is None:
+                return False  # _finish raises it
+            self._repairs += 1
+            prompt = strategy.build_prompt(exc, self._repairs)
+        if prompt is None:
+            return False
+        self.state.entries.append(InputEntry(role="user", content=prompt))
+        await self.save()
+        return True
+
+    async def _tools(self, calls: list[ToolCallEntry], *, resumed: bool) -> None:
+        state = self.state
+        turn_agent = state.turn_agent or state.agent
+        self.handoff_from = None
+        await ToolPhase(self, resumed=resumed).run(calls)
+        await self.emit(ev.TurnEnded(turn_agent, state.turn))
+        if self.handoff_from is not None:
+            await self.kit.activate_plugins(state.agent)
+            await self.render_system()
+            await self.emit(ev.HandoffOccurred(self.handoff_from, state.agent))
+
+    def _check_limits(self) -> None:
+        if self.state.turn >= self.o.max_turns:
+            raise MaxTurnsExceeded(
+                f"the run used all {self.o.max_turns} turns without a final answer",
+                hint="raise Runner.run(max_turns=...) or make the task smaller",
+            )
+        self.cancel_token.check()
+        if self.budget is not None:
+            self.budget.check(self.state.usage)
+
+    async def _drain_mailbox(self) -> None:
+        items = self.o.mailbox.drain_tokens()
+        if not items:
+            return
+        for token, content in items:
+            self.state.entries.append(InputEntry(role="user", content=content))
+            await self.emit(ev.UserMessageInjected(content, self.state.turn, token=token))
+        await self.save()  # drained messages exist nowhere else: keep them before the model call
+
+    async def save(self) -> None:
+        await self.recorder.save(self.state)
+
+    # -- the end ----------------------------------------------------------------------------
+
+    async def _finish(self) -> RunResult:
+        state = self.state
+        agent = state.agent
+        text = final_text(state.entries)
+        output, stored = parse_output(agent, self.output_type(agent), text)
+        guards = [*agent.output_guardrails, *self.kit.plugin_guards(agent, "output")]
+        if guards:
+            await check_guardrails(guards, output, self.ctx, "output")
+        await self.recorder.complete(state, stored)
+        result = RunResult(
+            output=output,
+            entries=list(state.entries),
+            usage=state.usage,
+            turns=state.turn,
+            finish_reason=state.finish_reason,
+            final_agent=agent,
+            run_id=self.run_id,
+            session_id=self.o.session_id,
+            last_input_tokens=state.reported_input_tokens,
+        )
+        await self.emit(ev.RunCompleted(result))
+        return result
+
+    # -- events -----------------------------------------------------------------------------
+
+    async def emit(self, event: ev.Event) -> None:
+        await self.emitter.emit(event)
+
+    async def send(self, event: ev.Event) -> None:
+        """To the stream only (replays invoke no hooks)."""
+        if self.emitter.channel is not None:
+            await self.emitter.channel.send(event)
+
+    async def _emit_failed(self, exc: BaseException) -> None:
+        event = ev.RunFailed(exc)
+        try:
+            if self._started:
+                await self.emit(event)
+            else:
+                await self.send(event)
+        except BaseException as send_exc:  # the reader left; the run's own error wins
+            log.debug("could not deliver RunFailed: %r", send_exc)

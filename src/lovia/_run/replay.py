@@ -1,0 +1,94 @@
+"""Answering a run that already ran: a completed checkpoint replayed (no model, no tools, no
+hooks; the session append re-applied idempotently), or a run whose checkpoint was deleted on
+success answered from its session segment. Also the one session read a run's setup uses."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import events as ev
+from ..stores.checkpoint import RunSnapshot
+from ..stores.maintenance import keeps_versions
+from .output import parse_output, revive_output
+from .plan import segment_answer
+from .result import RunResult
+from .resume import replay_agent
+
+if TYPE_CHECKING:
+    from .loop import RunDriver
+
+__all__ = ["conflicted", "read_history", "replay", "replay_from_session"]
+
+
+async def replay(d: RunDriver, snap: RunSnapshot) -> RunResult:
+    """No model, no hooks, no guardrails; only the terminal event; session re-applied."""
+    agent = replay_agent(d.entry_agent, snap.agent_name)
+    output = revive_output(agent, d.output_type(agent), snap.output)
+    await d.recorder.finish_replay(snap)
+    result = RunResult(
+        output=output,
+        entries=list(snap.entries),
+        usage=snap.usage,
+        turns=snap.turns,
+        finish_reason=None,
+        final_agent=agent,
+        run_id=snap.run_id,
+        session_id=d.o.session_id,
+        replayed=True,
+        last_input_tokens=getattr(snap, "last_input_tokens", None),
+    )
+    await d.send(ev.RunCompleted(result))
+    return result
+
+
+async def replay_from_session(d: RunDriver) -> RunResult | None:
+    """A run already in the session under this run id (its checkpoint deleted on success)
+    is answered from its segment, not run again."""
+    o = d.o
+    if o.session is None or o.session_id is None or d.checkpoint is None:
+        return None
+    if d.checkpoint.if_run_exists in ("restart", "fail"):
+        return None
+    # the run's history when it is not in the session: _setup takes it from here
+    d.history_read = await read_history(d)
+    for seg in d.history_read[0]:
+        if seg.run_id != d.run_id:
+            continue
+        answer = segment_answer(list(seg.entries))
+        if answer is None:
+            return None
+        agent = d.entry_agent
+        output, _ = parse_output(agent, d.output_type(agent), answer)
+        result = RunResult(
+            output=output,
+            entries=list(seg.entries),
+            usage=d.state.usage,
+            turns=0,
+            finish_reason=None,
+            final_agent=agent,
+            run_id=d.run_id,
+            session_id=o.session_id,
+            replayed=True,
+        )
+        await d.send(ev.RunCompleted(result))
+        return result
+    return None
+
+
+async def read_history(d: RunDriver) -> tuple[list[Any], int | None]:
+    """The session's segments and (a store that keeps one) its version, in one read."""
+    session, session_id = d.o.session, d.o.session_id
+    assert session is not None and session_id is not None
+    if keeps_versions(session):
+        history = await session.history(session_id)  # type: ignore[attr-defined]
+        return history.segments, history.version
+    return await session.segments(session_id), None
+
+
+def conflicted(snapshot: RunSnapshot | None) -> bool:
+    """A run whose final session append was refused as a conflict (its head says so)."""
+    return (
+        snapshot is not None
+        and snapshot.status == "failed"
+        and (snapshot.error or {}).get("type") == "SessionConflict"
+    )

@@ -1,0 +1,125 @@
+"""A run's setup phase: arguments checked, the resumed snapshot or the session's history
+loaded into the run state, plugins set up, the system prompt rendered, and a new run's input
+guarded and saved."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ..agent import Agent
+from ..errors import UserError
+from ..guardrails import check_guardrails
+from ..output import output_instructions
+from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
+from ..transcript import InputEntry, entries_to_messages, to_entries
+from .replay import conflicted, read_history
+from .resume import find_agent
+
+if TYPE_CHECKING:
+    from .loop import RunDriver
+
+__all__ = ["check_arguments", "render_system", "setup", "start_new"]
+
+log = logging.getLogger("lovia.run")
+
+
+def check_arguments(d: RunDriver) -> None:
+    o = d.o
+    if not isinstance(d.entry_agent, Agent):
+        raise UserError(
+            f"Runner.run needs an Agent, got {type(d.entry_agent).__name__}",
+            hint="pass Agent(name=..., ...) as the first argument",
+        )
+    if not isinstance(o.max_turns, int) or o.max_turns < 0:
+        raise UserError(f"max_turns must be an int >= 0, got {o.max_turns!r}")
+    if o.session is not None:
+        if o.session_id is None:
+            raise UserError(
+                "a session needs a session_id",
+                hint="pass Runner.run(..., session=s, session_id='user-42')",
+            )
+        for name in ("segments", "load", "append", "clear"):
+            if not callable(getattr(o.session, name, None)):
+                raise UserError(
+                    f"{type(o.session).__name__} is not a session: it has no {name}()",
+                    hint="pass SQLiteSession(path), InMemorySession(), or an object with "
+                    "segments/load/append/clear",
+                )
+    elif o.session_id is not None:
+        # Logged, not a Python warning: 0.9.119 accepts this silently, and a user's suite
+        # that turns warnings into errors must keep passing; the log still tells them.
+        log.warning(
+            "session_id=%r without session=: this run has no memory of earlier runs and "
+            "is not remembered; pass session=SQLiteSession(path) too",
+            o.session_id,
+        )
+    if o.session_id is not None:
+        validate_id(o.session_id, "session_id")
+    if d.checkpoint is not None and not isinstance(d.checkpoint, CheckpointOptions):
+        raise UserError(
+            f"checkpoint= takes CheckpointOptions, got {type(d.checkpoint).__name__}",
+            hint="checkpoint=CheckpointOptions(SQLiteCheckpointer('runs.db'), run_id='job-1')",
+        )
+    d.kit.all_tools(d.entry_agent)  # two tools with one name fail before any work
+
+
+async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
+    state = d.state
+    o = d.o
+    if snapshot is not None:
+        state.agent = find_agent(d.entry_agent, snapshot.agent_name)
+        state.entries = list(snapshot.entries)
+        state.usage = snapshot.usage.clone()
+        state.turn = snapshot.turns
+        state.context_state = dict(snapshot.context_state)
+        state.started_calls = list(snapshot.started_calls)
+        state.pending_approvals = list(getattr(snapshot, "pending_approvals", ()) or ())
+        state.budget_state = dict(getattr(snapshot, "budget", None) or {})
+        if snapshot.started_at is not None:
+            state.started_at = snapshot.started_at
+        if d.budget is not None and state.budget_state:
+            d.budget.restore(state.budget_state)
+        if snapshot.turn_agent is not None:
+            state.turn_agent = find_agent(d.entry_agent, snapshot.turn_agent)
+        d.recorder.saved = len(state.entries)
+    if o.session is not None and o.session_id is not None:
+        read, d.history_read = d.history_read, None
+        if snapshot is not None or read is None:  # read again on resume: the version moves on
+            read = await read_history(d)
+        segments, state.session_version = read
+        if conflicted(snapshot):  # its answer never saw the other run: still refused
+            state.session_version = snapshot.session_version  # type: ignore[union-attr]
+        state.history = [e for seg in segments for e in seg.entries]
+        if snapshot is None and segments and segments[-1].meta:
+            state.context_state = dict(segments[-1].meta.get("context_state") or {})
+    await d.kit.activate_plugins(state.agent)
+    await render_system(d)
+
+
+async def start_new(d: RunDriver) -> None:
+    state = d.state
+    new_input = to_entries(d.input)
+    guards = [*d.entry_agent.input_guardrails, *d.kit.plugin_guards(d.entry_agent, "input")]
+    if guards:
+        # the whole transcript the first model call will see: system, history, new input
+        seen = [*state.system_entries, *state.history, *state.entries, *new_input]
+        await check_guardrails(guards, entries_to_messages(seen), d.ctx, "input")
+    state.entries.extend(new_input)
+    await d.save()
+
+
+async def render_system(d: RunDriver) -> None:
+    """The system entry for the active agent: instructions, fragments, plugins, extra."""
+    agent = d.state.agent
+    texts = [await agent.render_system_prompt(d.ctx)]
+    for inst in d.kit.plugin_instances(agent):
+        if inst.instructions:
+            texts.append(inst.instructions)
+    if d.o.extra_instructions:
+        texts.append(d.o.extra_instructions)
+    output_type = d.output_type(agent)
+    if output_type is not str and not getattr(d.provider(agent), "supports_json_schema", False):
+        texts.append(output_instructions(output_type))  # no native JSON-schema output
+    text = "\n\n".join(t for t in texts if t)
+    d.state.system_entries = [InputEntry(role="system", content=text)] if text else []
