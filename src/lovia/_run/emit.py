@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._run_types import Channel
-from ..events import Event
+from ..events import Event, HandoffOccurred
 
 if TYPE_CHECKING:
     from ..hooks import AgentHooks
@@ -38,13 +38,21 @@ class Emitter:
         self._ctx = ctx
         self._plugin_hooks = plugin_hooks
 
-    def hook_sets(self) -> list[AgentHooks]:
+    def hook_sets(self, event: Event | None = None) -> list[AgentHooks]:
+        """The entry agent's hooks, the acting agent's (the one whose turn it is: a handoff's
+        own completion and its turn's end belong to the agent handing off) and its plugins';
+        a handoff is also told to the agent receiving it."""
         out: list[AgentHooks] = []
         if self._entry_hooks:
             out.append(self._entry_hooks)
-        active = self.state.agent.hooks
-        if active and active is not self._entry_hooks:
-            out.append(active)
+        state = self.state
+        acting = (state.turn_agent or state.agent).hooks
+        if acting and acting not in out:
+            out.append(acting)
+        if isinstance(event, HandoffOccurred):
+            receiving = event.to_agent.hooks
+            if receiving and receiving not in out:
+                out.append(receiving)
         plugins = self._plugin_hooks()
         if plugins:
             out.extend(h for h in plugins if h and h not in out)
@@ -59,7 +67,7 @@ class Emitter:
     async def emit(self, event: Event) -> None:
         ctx = self._ctx
         if ctx is not None:
-            hook_sets = self.hook_sets()
+            hook_sets = self.hook_sets(event)
             if hook_sets:  # most runs have none: no loop, no awaits
                 for hooks in hook_sets:
                     await hooks.dispatch(event, ctx)
