@@ -93,6 +93,21 @@ def _pay_then_answer(messages: list[Message]) -> AssistantTurn:
 paying = {"payer": Agent("payer", model=Stateless(_pay_then_answer), tools=[pay])}
 """Asks to pay (a tool that needs approval), then reports the tool's result."""
 
+HIDDEN_PAYEE = "\u202emoc.live\u202c bob\u200b"
+"""A payee whose invisible characters (a right-to-left override, a zero-width space) would
+make the approval card show another text than the one the call carries."""
+
+
+def _pay_hidden_then_answer(messages: list[Message]) -> AssistantTurn:
+    last = messages[-1]
+    if last.role == "tool":
+        return text(f"after the payment: {last.content}")
+    return call("pay", {"amount": 5, "to": HIDDEN_PAYEE}, call_id=f"call_pay_{len(messages)}")
+
+
+paying_hidden = {"payer": Agent("payer", model=Stateless(_pay_hidden_then_answer), tools=[pay])}
+"""Asks to pay someone whose name hides characters; then reports the tool's result."""
+
 
 @tool
 async def nap() -> str:

@@ -34,7 +34,10 @@ LOVIA = Path(sys.executable).with_name("lovia")
 class Servers:
     """``lovia web`` processes serving ``tests.web.apps:paying`` on one database."""
 
-    def __init__(self, db: str, ledger: Path, prefix: str | None = None) -> None:
+    def __init__(
+        self, db: str, ledger: Path, prefix: str | None = None, lease_ttl: str | None = "2"
+    ) -> None:
+        self.lease_ttl = lease_ttl  # None: the server's default
         self.db = db
         self.ledger = ledger
         self.prefix = prefix
@@ -47,7 +50,8 @@ class Servers:
         else:
             command = [sys.executable, "-m", "tests.web.serve", "--app", "tests.web.apps:paying"]
             command += ["--db", self.db, "--prefix", self.prefix]
-        proc, base = _start([*command, "--lease-ttl", "2"])
+        ttl = [] if self.lease_ttl is None else ["--lease-ttl", self.lease_ttl]
+        proc, base = _start([*command, *ttl])
         self.procs.append(proc)
         return base
 
@@ -100,7 +104,7 @@ def park(base: str, chat: str) -> dict[str, Any]:
 
 def decide(base: str, chat: str, call_id: str, approve: bool, reason: str | None = None) -> Any:
     body = {"approve": approve, "reason": reason}
-    return httpx.post(f"{base}/api/chats/{chat}/approvals/{call_id}", json=body, timeout=30)
+    return httpx.post(f"{base}/api/chats/{chat}/approvals/{call_id}", json=body, timeout=60)
 
 
 def stored(db: str, chat: str) -> list[Any]:
@@ -172,6 +176,36 @@ def test_approve_after_a_restart_runs_the_tool_once(servers: Servers) -> None:
         assert "waiting for a decision" in again.json()["detail"]
     assert rows(servers.db) == before
     assert servers.payments() == [f"5 {PAYEE}"]
+
+
+def test_with_the_default_lease_deciding_and_stopping_do_not_wait_for_it(tmp_path: Path) -> None:
+    """Approve, Reject, Stop and a new message on a waiting call, with the server's default
+    lease_ttl: the server must not wait for a lease it holds itself (it did, then answered
+    500 with nothing decided once the 30 s wait ran out; a short --lease-ttl hid it)."""
+    found = Servers(str(tmp_path / "lovia.db"), tmp_path / "paid.txt", lease_ttl=None)
+    os.environ["LOVIA_TEST_PAID"] = str(found.ledger)
+    try:
+        base = found.start()
+        call_id = park(base, "c1")["approvals"][0]["call_id"]
+        approved = decide(base, "c1", call_id, True)
+        assert approved.status_code == 200, approved.text
+        assert events(approved)[-1]["type"] == "run_completed"
+        assert found.payments() == [f"5 {PAYEE}"]
+        call_id = park(base, "c2")["approvals"][0]["call_id"]
+        rejected = decide(base, "c2", call_id, False, "no")
+        assert events(rejected)[-1]["result"]["output"].endswith("Reason: no")
+        run_id = park(base, "c3")["run_id"]
+        stopped = httpx.post(f"{base}/api/chats/c3/stop", timeout=60)
+        assert stopped.status_code == 200, stopped.text
+        assert snapshot(found.db, run_id) is None
+        first = park(base, "c4")["run_id"]
+        sent = httpx.post(f"{base}/api/chats/c4/messages", json={"content": "hi"}, timeout=60)
+        assert events(sent)[-1]["type"] == "run_failed"  # it asks again: a new run parks
+        assert snapshot(found.db, first) is None
+        assert found.payments() == [f"5 {PAYEE}"]
+    finally:
+        found.stop()
+        os.environ.pop("LOVIA_TEST_PAID", None)
 
 
 def test_reject_with_a_reason_shows_the_model_its_refusal(servers: Servers) -> None:

@@ -668,6 +668,33 @@ def test_an_approval_given_after_a_restart_runs_the_tool_once(
     assert ledger.read_text().splitlines() == [f"5 {PAYEE}"]
 
 
+def test_invisible_characters_in_arguments_are_shown_not_obeyed(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person approves what the card shows: a right-to-left override or a zero-width
+    character in the model's arguments must not make it show another text (the bytes of
+    the call and the shown text would differ); they are shown as escapes."""
+    import unicodedata
+
+    from .apps import paying_hidden
+
+    monkeypatch.setenv("LOVIA_TEST_PAID", str(tmp_path / "paid.txt"))
+    with Server(tmp_path / "hidden.db", agents=paying_hidden) as server:
+        context, p, errors = _open(browser, server.url)
+        _send(p, "pay bob")
+        card = p.locator("[data-testid=approval]")
+        card.wait_for()
+        shown = card.locator("[data-testid=approval-args]").inner_text()
+        hidden = [c for c in shown if unicodedata.category(c) == "Cf"]
+        assert hidden == [], [f"U+{ord(c):04X}" for c in hidden]
+        for escape in ("\\u202e", "\\u202c", "\\u200b"):
+            assert escape in shown.lower(), shown
+        tool = p.locator("[data-testid=tool-call]").first
+        assert not [c for c in tool.inner_text() if unicodedata.category(c) == "Cf"]
+        context.close()
+        assert errors == []
+
+
 def test_a_rejection_with_a_reason_shows_the_models_follow_up(
     browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

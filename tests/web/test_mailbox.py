@@ -239,3 +239,29 @@ def test_a_message_for_a_run_on_another_server_is_refused_and_not_written(
     assert refused.status_code == 409, refused.text
     assert "another server" in refused.json()["detail"]
     assert users(segments(tmp_path, "o")) == [["a"]]
+
+
+def test_a_message_that_cannot_be_sent_does_not_join_the_live_run(
+    start: Any, tmp_path: Path
+) -> None:
+    """A refused message changes nothing, live run or not: an unknown agent, or a message of
+    invisible characters only, is refused and the run hears only what it was sent."""
+    base, _ = start(nap=1.5)
+
+    async def scenario() -> tuple[list[httpx.Response], list[dict[str, Any]]]:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+            async with c.stream("POST", "/api/chats/r/messages", json={"content": "a"}) as first:
+                first_events = sse(first)
+                await until(first_events, "tool_call_started")
+                refused = [
+                    await c.post("/api/chats/r/messages", json={"content": "b", "agent": "nope"}),
+                    await c.post("/api/chats/r/messages", json={"content": "\u200b\u00a0\u2060"}),
+                ]
+                rest = [e async for e in first_events]
+            return refused, rest
+
+    refused, rest = asyncio.run(scenario())
+    assert [r.status_code for r in refused] == [400, 422], [r.text for r in refused]
+    assert "queued" not in " ".join(e["type"] for e in rest)
+    assert rest[-1]["result"]["output"] == "heard: a"
+    assert users(segments(tmp_path, "r")) == [["a"]]

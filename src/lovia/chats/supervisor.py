@@ -263,6 +263,8 @@ class RunSupervisor:
         mailbox, injected at its next turn), else starts a run. Returns the run and, when
         the message joined it, the number of the run's event that says so (else ``None``).
         ``ChatBusy`` (nothing written) when another server drives the chat."""
+        if agent_name is not None:
+            self.agent(agent_name)  # an unknown agent is refused, not joined to a live run
         for _ in range(3):  # a run that is just ending hands over to the one after it
             live = self.live.get(chat_id)
             if live is None:

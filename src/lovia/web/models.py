@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -38,7 +39,7 @@ def _checked_reason(value: str | None) -> str | None:
 def _checked_text(value: str) -> str:
     """A message must say something and be storable as it is: not blank, no NUL character,
     no unpaired surrogate (what a terminal sends for a stray byte); refused before any write."""
-    if not value.strip():
+    if all(c.isspace() or unicodedata.category(c) == "Cf" for c in value):
         raise ValueError("the message is blank: write something")
     if "\x00" in value:
         raise ValueError("the message contains a NUL character (U+0000): remove it")

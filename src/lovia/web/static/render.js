@@ -48,11 +48,24 @@ export function el(tag, className, text) {
   return node;
 }
 
+// Invisible and direction-changing characters (format characters such as U+202E or
+// U+200B, line and paragraph separators, controls other than newline and tab) written as
+// \uXXXX escapes: a tool call's arguments come from the model, and a person approving it
+// must see the text the call carries, not what such characters make it look like.
+const HIDDEN = /[\p{Cf}\p{Zl}\p{Zp}\p{Co}\u0000-\u0008\u000b-\u001f\u007f-\u009f]/gu;
+
+export function visible(text) {
+  return String(text).replace(HIDDEN, (c) => {
+    const code = c.codePointAt(0);
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
 export function prettyJSON(text) {
   try {
-    return JSON.stringify(JSON.parse(text), null, 2);
+    return visible(JSON.stringify(JSON.parse(text), null, 2));
   } catch (_) {
-    return text;
+    return visible(text);
   }
 }
 
