@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool
 
 __all__ = [
     "CALL_ID_PATTERN",
@@ -93,7 +93,7 @@ class Decision(_Body):
     """A person's decision on a tool call waiting for approval: ``approve`` runs it once,
     ``false`` refuses it; ``reason`` (optional) is shown to the model with a refusal."""
 
-    approve: bool
+    approve: StrictBool  # a consequential yes must be a JSON true, not 1 or "yes"
     reason: Annotated[
         str | None,
         Field(default=None, max_length=MAX_REASON_CHARS),
