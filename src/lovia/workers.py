@@ -334,9 +334,12 @@ async def enqueue_run(
 
 
 async def _keep_both(checkpointer: Any, session: Any, run_id: str, session_id: str) -> None:
-    """Append a completed run whose session moved on, without the version check."""
+    """Append a finished run whose session moved on, without the version check. Such a run
+    ends ``failed`` with the conflict (its answer complete in the checkpoint); resuming it
+    afterwards finishes it, and its own append is then a no-op (idempotent by run id)."""
     snap = await checkpointer.load(run_id)
-    if snap is None or snap.status != "completed":
+    conflicted = snap is not None and (snap.error or {}).get("type") == "SessionConflict"
+    if snap is None or (snap.status != "completed" and not conflicted):
         return
     meta = {"context_state": snap.context_state} if snap.context_state else None
     await session.append(session_id, snap.entries, run_id=run_id, meta=meta)
