@@ -276,7 +276,12 @@ def _claim(partial: str, path: str) -> str:
 def migrate(conn: sqlite3.Connection, path: str, *, begin: bool = True) -> LegacyReport | None:
     """Migrate the 0.9.119 file behind ``conn`` (autocommit) in place; ``None`` when it is
     not one (any more: another process may have migrated it meanwhile)."""
-    if check(conn) is None:  # every row decodes before anything is written
+    conn.execute("BEGIN")  # one read snapshot: another process cannot drop the tables mid-read
+    try:
+        checked = check(conn)  # every row decodes before anything is written
+    finally:
+        conn.execute("ROLLBACK")
+    if checked is None:
         return None
     target, digest = _write_backup(conn, path)
     for _attempt in range(3):
