@@ -26,7 +26,7 @@ from lovia.web.sse import decode_sse
 
 from ..stores.pg import drop_prefix, fresh_prefix, postgres_dsn
 from .apps import PAYEE
-from .test_two_servers import _start
+from .test_two_servers import _start, _stop
 
 LOVIA = Path(sys.executable).with_name("lovia")
 
@@ -57,15 +57,7 @@ class Servers:
 
     def stop(self, base: str | None = None) -> None:
         for proc in self.procs:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-            if proc.stdout:
-                proc.stdout.close()
+            _stop(proc)
         self.procs.clear()
 
     def payments(self) -> list[str]:

@@ -24,7 +24,7 @@ import pytest
 
 from lovia import SQLiteSession
 
-from .test_two_servers import _start
+from .test_two_servers import _start, _stop
 
 LOVIA = Path(sys.executable).with_name("lovia")
 
@@ -48,15 +48,7 @@ def start(tmp_path: Path) -> Iterator[Callable[..., tuple[str, subprocess.Popen[
         yield run
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-            if proc.stdout:
-                proc.stdout.close()
+            _stop(proc)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -5,7 +5,6 @@ and its connection is closed, on ``lovia web`` itself; a complete request is ser
 from __future__ import annotations
 
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ import pytest
 
 from lovia.web.serving import header_timeout_protocol
 
-from .test_two_servers import _start
+from .test_two_servers import _start, _stop
 
 LOVIA = Path(sys.executable).with_name("lovia")
 
@@ -28,14 +27,7 @@ def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     try:
         yield int(base.rsplit(":", 1)[1])
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
+        _stop(proc)
 
 
 def _answer(conn: socket.socket) -> str:

@@ -33,6 +33,19 @@ def _free_port() -> int:
         return port
 
 
+def _stop(proc: subprocess.Popen[Any]) -> None:
+    """Stop a server started by ``_start``: SIGTERM, then SIGKILL after 10 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if proc.stdout:
+        proc.stdout.close()
+
+
 def _start(command: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     proc = subprocess.Popen(
@@ -79,15 +92,9 @@ def servers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
         yield bases[0], bases[1]
     finally:
         for proc in procs:
-            proc.terminate()
+            proc.terminate()  # all at once, then wait for each
         for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            if proc.stdout:
-                proc.stdout.close()
+            _stop(proc)
         if cleanup is not None:
             drop_prefix(*cleanup)
 

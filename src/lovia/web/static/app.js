@@ -184,6 +184,15 @@ function button(label, testid, onClick, className = "link") {
   return b;
 }
 
+
+// Stop the chat's unfinished run (calls waiting for approval are rejected), then show the chat.
+async function stopPending() {
+  try {
+    await send("POST", chatPath(state.chatId, "/stop"));
+    await openChat(state.chatId);
+  } catch (err) { showError(err); }
+}
+
 function renderApprovals(answer, p) {
   // a run parked until a person decides: each waiting call with its tool, its arguments
   // (untrusted: text only) and Approve / Reject; Stop rejects them all
@@ -218,12 +227,7 @@ function renderApprovals(answer, p) {
     status.append(card);
   }
   const actions = el("div", "actions");
-  actions.append(button("Stop (reject all)", "stop-pending", async () => {
-    try {
-      await send("POST", chatPath(state.chatId, "/stop"));
-      await openChat(state.chatId);
-    } catch (err) { showError(err); }
-  }, "small"));
+  actions.append(button("Stop (reject all)", "stop-pending", stopPending, "small"));
   status.append(actions);
   answer.body.append(status);
 }
@@ -261,12 +265,7 @@ function renderPending(box, p) {
     const label = p.status === "failed" ? "Retry" : "Resume";
     actions.append(button(label, "resume", () => run(chatPath(state.chatId, "/resume"), {}, null), "small"));
   }
-  actions.append(button("Keep as is", "discard", async () => {
-    try {
-      await send("POST", chatPath(state.chatId, "/stop"));
-      await openChat(state.chatId);
-    } catch (err) { showError(err); }
-  }, "small"));
+  actions.append(button("Keep as is", "discard", stopPending, "small"));
   status.append(actions);
   answer.body.append(status);
   return exchanges;
