@@ -19,7 +19,14 @@ from ..transcript import TranscriptEntry
 from ._codec import decode_snapshot, encode_head
 from ._sqlite import Migrations, SQLiteStore
 from ._text import encode_entries
-from .checkpoint import RunHead, RunSnapshot, check_statuses, check_updated, validate_id
+from .checkpoint import (
+    RunHead,
+    RunInfo,
+    RunSnapshot,
+    check_statuses,
+    check_updated,
+    validate_id,
+)
 from .lease import LeaseClock, held_lease
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 from .sqlite_lease import SQLiteLeases, check_lease_fence, has_leases
@@ -48,6 +55,9 @@ MIGRATIONS: Migrations = {
             PRIMARY KEY (run_key, seq)
         ) WITHOUT ROWID""",
     ),
+    # a chat's (a session's) runs are found without reading every head: the web page asks
+    # for one chat's unfinished run on each request
+    2: ("CREATE INDEX checkpoint_runs_session ON checkpoint_runs (session_id)",),
 }
 
 _UPDATE_HEAD = (
@@ -215,6 +225,32 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
         rows = await self._db.read_snapshot(read)
         return [_snapshot(self.path, row, blobs) for row, blobs in rows]
 
+    async def list_run_heads(
+        self, *, statuses: Sequence[str] | None = None, session_id: str | None = None
+    ) -> list[RunInfo]:
+        """Like ``list_runs`` without the entries: each run's id, head and entry count,
+        newest first (the entries are never read, however long the runs are)."""
+        wanted = check_statuses(statuses)
+        if session_id is not None:
+            validate_id(session_id, "session_id")
+        if wanted == ():
+            return []
+        path = self.path
+
+        def read(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
+            where, params = _head_filter(wanted, session_id)
+            return conn.execute(
+                "SELECT run_id, head, entry_count FROM checkpoint_runs"
+                + where
+                + " ORDER BY updated_at DESC, run_key DESC",
+                params,
+            ).fetchall()
+
+        return [
+            RunInfo(rid, decode_snapshot(rid, head, [], backup="file", place=path).head, count)
+            for rid, head, count in await self._db.read_snapshot(read)
+        ]
+
     async def prune(
         self,
         *,
@@ -252,6 +288,21 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
             return len(keys)
 
         return await self._db.write(drop)
+
+
+def _head_filter(
+    wanted: tuple[str, ...] | None, session_id: str | None
+) -> tuple[str, tuple[str, ...]]:
+    """The ``WHERE`` clause (and its parameters) of a listing by status and session."""
+    where: list[str] = []
+    params: tuple[str, ...] = ()
+    if wanted is not None:
+        where.append(f"status IN ({', '.join('?' * len(wanted))})")
+        params = wanted
+    if session_id is not None:
+        where.append("session_id = ?")  # the checkpoint_runs_session index
+        params = (*params, session_id)
+    return (" WHERE " + " AND ".join(where) if where else ""), params
 
 
 def _batches(conn: sqlite3.Connection, run_key: int) -> list[bytes]:
