@@ -28,7 +28,6 @@ from ..reliability import CancelToken
 from ..steering import Mailbox
 from ..stores.checkpoint import CheckpointOptions, IfRunExists, RunSnapshot
 from ..stores.lease import LeaseStore
-from ..stores.maintenance import title_of
 from ..stores.run_lease import RunLease, default_owner, holder_is_dead
 from ..transcript import (
     AssistantTextEntry,
@@ -441,7 +440,7 @@ class RunSupervisor:
         The chat's claim and the run's lease are taken before the decision is written:
         ``ChatBusy`` when another server drives the chat, ``ApprovalConflict`` when the call
         was decided otherwise or waits for nothing; either way nothing was written."""
-        parked = await self.chats.pending_run(chat_id)
+        parked = await self.chats.pending_head(chat_id)
         if parked is None or not any(p.call_id == call_id for p in parked.pending_approvals):
             raise ApprovalConflict(
                 f"chat {chat_id!r} has no call {call_id!r} waiting for a decision",
@@ -467,7 +466,7 @@ class RunSupervisor:
                         f"chat {chat_id!r}: {exc.message}",
                         hint="a decision is final; reload the chat to see where it stands",
                     ) from exc
-            return title_of(parked.entries)
+            return await self.chats.run_title(parked)
 
         return await self.begin(chat_id, prepare, agent_name=entry.name, resume_run_id=run_id)
 
@@ -574,7 +573,7 @@ class RunSupervisor:
 
         ``ChatBusy`` when that run is live, here or on another server sharing the stores.
         The caller holds the chat's claim (``claimed`` or ``begin``)."""
-        pending = await self.chats.pending_run(chat_id)
+        pending = await self.chats.pending_head(chat_id)
         if pending is None:
             return None
         live_here = {r.run_id for r in self.live.values()} | self._resuming
@@ -587,7 +586,7 @@ class RunSupervisor:
         """Stop the chat's unfinished run that is not live anywhere: calls waiting for an
         approval are rejected (reason "stopped"), and the run is kept as a stopped answer,
         so no approval is left pending. The caller holds the chat's claim."""
-        pending = await self.chats.pending_run(chat_id)
+        pending = await self.chats.pending_head(chat_id)
         if pending is None:
             return None
         return await self.settle_pending(
@@ -598,7 +597,7 @@ class RunSupervisor:
         """Delete the chat and its runs' checkpoints; ``ChatBusy`` while a run of it is live,
         here or on another server (that server would write the chat back when it ends)."""
         async with self.claimed(chat_id):
-            pending = await self.chats.pending_run(chat_id)
+            pending = await self.chats.pending_head(chat_id)
             if pending is None:
                 return await self.chats.delete(chat_id)
             async with self._holding(chat_id, pending.run_id):
