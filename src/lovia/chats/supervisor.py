@@ -41,10 +41,12 @@ from .book import ChatBook, chat_claim_key
 from .setup import SetupCheck
 
 __all__ = [
+    "MAILBOX_LIMIT",
     "NO_MODEL_HINT",
     "ApprovalConflict",
     "ChatBusy",
     "LiveRun",
+    "MailboxFull",
     "RunSupervisor",
     "chat_claim_key",
     "entry_agent",
@@ -64,6 +66,15 @@ def entry_agent(agents: Mapping[str, Agent], active_name: str) -> Agent | None:
 
 class ChatBusy(UserError):
     """The chat already has a live run (the API answers 409)."""
+
+
+MAILBOX_LIMIT = 32
+"""Messages that may wait in a live run's mailbox; one more is refused (``MailboxFull``)."""
+
+
+class MailboxFull(UserError):
+    """The chat's live run has ``MAILBOX_LIMIT`` messages waiting already (the API answers
+    429; the message was not queued)."""
 
 
 class ApprovalConflict(ChatBusy):
@@ -155,6 +166,7 @@ class RunSupervisor:
         # False leaves it to the agent's approval_handler, else it is refused (fail closed)
         self.park_approvals = park_approvals
         self.lease_ttl = lease_ttl  # how long a crashed server's run stays locked
+        self.mailbox_limit = MAILBOX_LIMIT  # messages waiting for a live run, at most
         self.chats = chats
         self.live: dict[str, LiveRun] = {}
         self._reserved: set[str] = set()
@@ -269,6 +281,13 @@ class RunSupervisor:
             if live is None:
                 break
             if live.accepts_messages():
+                if len(live.mailbox) >= self.mailbox_limit:
+                    raise MailboxFull(
+                        f"chat {chat_id!r} has {len(live.mailbox)} messages waiting for its "
+                        "live run already; this one was not sent",
+                        hint="wait until the run reads them (at its next step) or stop it, "
+                        "then send again",
+                    )
                 token = live.mailbox.push(text)
                 event = {"type": "user_message_queued", "content": text, "token": token}
                 return live, await live.publish(event)
