@@ -101,11 +101,15 @@ class ChatBook:
         if key in self._titles:
             return self._titles[key]
         snapshot = await self.checkpointer.load(run.run_id)
-        title = None if snapshot is None else title_of(snapshot.entries)
+        return None if snapshot is None else self._remember(run, snapshot.entries)
+
+    def _remember(self, run: RunInfo | RunSnapshot, entries: list[TranscriptEntry]) -> str | None:
+        """The title of ``run`` from its ``entries``, remembered when it has one."""
+        title = title_of(entries)
         if title is not None:
             if len(self._titles) >= _TITLES_KEPT:
                 self._titles.pop(next(iter(self._titles)))
-            self._titles[key] = title
+            self._titles[(run.run_id, run.started_at)] = title
         return title
 
     async def _heads(self, statuses: tuple[str, ...] | None, chat_id: str | None) -> list[RunInfo]:
@@ -130,9 +134,7 @@ class ChatBook:
         for run in runs:
             if chat_id is None or run.session_id == chat_id:
                 out.append(RunInfo(run.run_id, run.head, len(run.entries)))
-                title = title_of(run.entries)
-                if title is not None:
-                    self._titles[(run.run_id, run.started_at)] = title
+                self._remember(run, run.entries)
         return out
 
     async def summaries(self, pending: list[RunInfo] | None = None) -> list[dict[str, Any]]:
@@ -191,8 +193,10 @@ class ChatBook:
                 shown.append(item)
                 entries.append(e)
         head = await self.pending_head(chat_id)  # this chat's only
-        summary = await self.summary(chat_id, [] if head is None else [head])
         pending = None if head is None else await self.checkpointer.load(head.run_id)
+        if pending is not None:
+            self._remember(pending, pending.entries)  # the summary's title, if it needs one
+        summary = await self.summary(chat_id, [] if head is None else [head])
         if pending is not None and pending.status not in PENDING_STATUSES:
             pending = None  # it completed since the head was read
         return {
