@@ -208,3 +208,18 @@ async def test_a_version_1_postgres_database_gets_the_index_on_open_for_writing(
         assert len(indexes) == 1 and version == "3"
     finally:
         drop_prefix(dsn, prefix)
+
+
+async def test_a_run_saved_under_another_session_is_listed_under_that_one(
+    checkpointer: Any,
+) -> None:
+    await checkpointer.append("r", [user("x")], head("running", "s1", 1.0))
+    await checkpointer.append("r", [user("y")], head("running", "s1", 2.0))
+    await checkpointer.append("r", [user("z")], head("failed", "s2", 3.0))
+    assert await checkpointer.list_run_heads(session_id="s1") == []
+    [moved] = await checkpointer.list_run_heads(session_id="s2")
+    assert (moved.run_id, moved.status, moved.entry_count) == ("r", "failed", 3)
+    assert [r.run_id for r in await checkpointer.list_runs(session_id="s2")] == ["r"]
+    await checkpointer.append("r", [], head("failed", None, 4.0))
+    assert await checkpointer.list_run_heads(session_id="s2") == []
+    assert [r.session_id for r in await checkpointer.list_run_heads()] == [None]

@@ -60,10 +60,13 @@ MIGRATIONS: Migrations = {
     2: ("CREATE INDEX checkpoint_runs_session ON checkpoint_runs (session_id)",),
 }
 
+# session_id is set only when it changes (_MOVE_RUN): a column in an UPDATE's SET list makes
+# SQLite rewrite its index entry, one more page written by every save
 _UPDATE_HEAD = (
-    "UPDATE checkpoint_runs SET head = ?, status = ?, session_id = ?,"
-    " entry_count = entry_count + ?, next_seq = next_seq + ?, updated_at = ? WHERE run_id = ?"
+    "UPDATE checkpoint_runs SET head = ?, status = ?,"
+    " entry_count = entry_count + ?, next_seq = next_seq + ?, updated_at = ? WHERE run_key = ?"
 )
+_MOVE_RUN = "UPDATE checkpoint_runs SET session_id = ? WHERE run_key = ?"
 
 _Row = tuple[int, str, str, str]  # run_key, run_id, head JSON, status
 
@@ -106,12 +109,14 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
         def save(conn: sqlite3.Connection) -> None:
             check_lease_fence(conn, run_id, held)  # a worker that lost its lease must not write
             now = head.updated_at  # the head's own time orders list_runs on every backend
-            values = (head_json, head.status, head.session_id, count, bump, now, run_id)
             row = conn.execute(
-                "SELECT run_key, next_seq FROM checkpoint_runs WHERE run_id = ?", (run_id,)
+                "SELECT run_key, next_seq, session_id FROM checkpoint_runs WHERE run_id = ?",
+                (run_id,),
             ).fetchone()
             if row is not None:
-                conn.execute(_UPDATE_HEAD, values)
+                conn.execute(_UPDATE_HEAD, (head_json, head.status, count, bump, now, row[0]))
+                if row[2] != head.session_id:
+                    conn.execute(_MOVE_RUN, (head.session_id, row[0]))
             if row is None:
                 cur = conn.execute(
                     "INSERT INTO checkpoint_runs (run_id, head, status, session_id, entry_count,"
