@@ -1,8 +1,10 @@
 """How long one chat's request takes when other chats hold many unfinished runs.
 
 400 failed runs of 200 KB each in other chats, one SQLite file; prints JSON with the median
-time of ``GET /api/chats/{id}`` for a chat with no run of its own (ASGI in process, so the
-figure is the server's work). ``python benchmarks/web_pending.py [--runs N] [--kb K]``.
+time of ``GET /api/chats/{id}`` for a chat with no run of its own, and of ``GET /api/chats``
+(the sidebar, which lists every chat's unfinished run: its first request, and the median of
+the rest) (ASGI in process, so the figure is the server's work).
+``python benchmarks/web_pending.py [--runs N] [--kb K]``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from lovia.web import create_app
 
 
 async def main(runs: int, kb: int, requests: int) -> dict[str, float | int]:
+    requests = max(requests, 2)
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "lovia.db"
         cp = SQLiteCheckpointer(db, wal=True)
@@ -33,21 +36,29 @@ async def main(runs: int, kb: int, requests: int) -> dict[str, float | int]:
         await session.append("mine", [InputEntry(content="hello")], run_id="m0")
         app = create_app(demo_agent(delay=0), session=session, checkpointer=cp)
         transport = httpx.ASGITransport(app=app)
-        times = []
+        times: dict[str, list[float]] = {"/api/chats/mine": [], "/api/chats": []}
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
-            for _ in range(requests):
-                start = time.perf_counter()
-                response = await c.get("/api/chats/mine")
-                times.append(time.perf_counter() - start)
-                assert response.status_code == 200
+            for url, spent in times.items():
+                for _ in range(requests):
+                    start = time.perf_counter()
+                    response = await c.get(url)
+                    spent.append(time.perf_counter() - start)
+                    assert response.status_code == 200
+            assert len(response.json()) == runs + 1  # every chat listed, with its title
         await session.close()
         await cp.close()
     return {
         "other_runs": runs,
         "run_kb": kb,
         "requests": requests,
-        "median_ms": round(statistics.median(times) * 1000, 2),
+        "median_ms": ms(statistics.median(times["/api/chats/mine"])),
+        "chat_list_first_ms": ms(times["/api/chats"][0]),
+        "chat_list_median_ms": ms(statistics.median(times["/api/chats"][1:])),
     }
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ async def test_stores_record_their_schema_versions(dsn: str, prefix: str) -> Non
         await s.append("s", [user("x")])
     async with PostgresCheckpointer(dsn, table_prefix=prefix) as cp:
         await cp.append("r", [user("x")], RunHead(agent_name="a"))
-    assert meta(dsn, prefix) == {"schema:session": "2", "schema:checkpoint": "2"}
+    assert meta(dsn, prefix) == {"schema:session": "2", "schema:checkpoint": "3"}
 
 
 async def test_a_newer_schema_is_refused_and_left_unchanged(dsn: str, prefix: str) -> None:

@@ -220,7 +220,7 @@ async def test_sqlite_records_its_schema_version(tmp_path: Path) -> None:
     path = tmp_path / "cp.db"
     async with SQLiteCheckpointer(path) as cp:
         await cp.append("r", [user("x")], head())
-    assert _tables(path)["schema:checkpoint"] == "1"
+    assert _tables(path)["schema:checkpoint"] == "2"
 
 
 async def test_sqlite_refuses_a_newer_schema_and_leaves_the_file_unchanged(
@@ -331,7 +331,7 @@ async def test_sqlite_shares_one_file_with_the_session_store(tmp_path: Path) -> 
         await session.close()
         await cp.close()
     meta = _tables(path)
-    assert meta["schema:checkpoint"] == "1"
+    assert meta["schema:checkpoint"] == "2"
     assert "schema:session" in meta
 
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..stores.checkpoint import Checkpointer, RunSnapshot
+from ..stores.checkpoint import Checkpointer, RunInfo, RunSnapshot
 from ..stores.lease import LeaseStore
 from ..stores.maintenance import rewind_plan, title_of
 from ..stores.run_lease import holder_is_dead
@@ -37,6 +37,8 @@ log = logging.getLogger("lovia.web")
 
 PENDING_STATUSES = ("running", "interrupted", "failed")
 """Head statuses of a run that did not complete: offered for resume (or retry)."""
+
+_TITLES_KEPT = 4096  # titles of unfinished runs remembered (the oldest is dropped first)
 
 
 def chat_claim_key(chat_id: str) -> str:
@@ -63,39 +65,79 @@ class ChatBook:
         self.checkpointer = checkpointer
         # chats seen by this process, for session stores without list_sessions()
         self._seen: dict[str, tuple[float, float, str | None]] = {}
+        # titles of unfinished runs by (run id, started_at): a run's first message stays
+        self._titles: dict[tuple[str, float | None], str] = {}
 
     def touch(self, chat_id: str, title: str | None) -> None:
         """Note that ``chat_id`` was written now (its first title is kept)."""
         created, _, old = self._seen.get(chat_id, (time.time(), 0.0, None))
         self._seen[chat_id] = (created, time.time(), old or title)
 
-    async def pending_runs(self) -> list[RunSnapshot]:
-        """Runs of a chat that did not complete, newest first."""
-        list_runs = getattr(self.checkpointer, "list_runs", None)
-        if list_runs is None:
-            return []
-        runs: list[RunSnapshot] = await list_runs(statuses=PENDING_STATUSES)
-        return [r for r in runs if r.session_id]
+    async def pending_runs(self) -> list[RunInfo]:
+        """Runs of a chat that did not complete, newest first: their heads, not their
+        entries (read with ``load`` when needed), so the cost does not grow with runs' size."""
+        return [r for r in await self._heads(PENDING_STATUSES, None) if r.session_id]
 
-    async def pending_run(self, chat_id: str) -> RunSnapshot | None:
-        """The chat's newest run that did not complete; only that chat's runs are read
-        when the checkpointer can filter by session (the built-in ones can)."""
-        for run in await self._pending_of(chat_id):
+    async def pending_head(self, chat_id: str) -> RunInfo | None:
+        """The head of the chat's newest run that did not complete; only that chat's runs
+        are looked at when the checkpointer can filter by session (the built-in ones can)."""
+        for run in await self._heads(PENDING_STATUSES, chat_id):
             if run.session_id == chat_id:
                 return run
         return None
 
-    async def _pending_of(self, chat_id: str) -> list[RunSnapshot]:
-        list_runs = getattr(self.checkpointer, "list_runs", None)
+    async def pending_run(self, chat_id: str) -> RunSnapshot | None:
+        """The chat's newest run that did not complete, with its entries."""
+        found = await self.pending_head(chat_id)
+        if found is None:
+            return None
+        run = await self.checkpointer.load(found.run_id)
+        return run if run is not None and run.status in PENDING_STATUSES else None
+
+    async def run_title(self, run: RunInfo) -> str | None:
+        """The title of a run's chat from its first user message: read once per run (its
+        entries are only ever appended to), then remembered."""
+        key = (run.run_id, run.started_at)
+        if key in self._titles:
+            return self._titles[key]
+        snapshot = await self.checkpointer.load(run.run_id)
+        return None if snapshot is None else self._remember(run, snapshot.entries)
+
+    def _remember(self, run: RunInfo | RunSnapshot, entries: list[TranscriptEntry]) -> str | None:
+        """The title of ``run`` from its ``entries``, remembered when it has one."""
+        title = title_of(entries)
+        if title is not None:
+            if len(self._titles) >= _TITLES_KEPT:
+                self._titles.pop(next(iter(self._titles)))
+            self._titles[(run.run_id, run.started_at)] = title
+        return title
+
+    async def _heads(self, statuses: tuple[str, ...] | None, chat_id: str | None) -> list[RunInfo]:
+        """Runs (heads only) with these statuses, of ``chat_id`` or of every chat; through
+        ``list_run_heads`` when the checkpointer has it, else from ``list_runs``."""
+        store = self.checkpointer
+        list_heads = getattr(store, "list_run_heads", None)
+        if list_heads is not None:
+            heads: list[RunInfo] = await list_heads(statuses=statuses, session_id=chat_id)
+            return heads
+        list_runs = getattr(store, "list_runs", None)
         if list_runs is None:
             return []
         params = inspect.signature(list_runs).parameters.values()
-        if any(p.name == "session_id" or p.kind is p.VAR_KEYWORD for p in params):
-            runs: list[RunSnapshot] = await list_runs(statuses=PENDING_STATUSES, session_id=chat_id)
-            return runs
-        return await self.pending_runs()  # a checkpointer that cannot filter: done here
+        if chat_id is not None and any(
+            p.name == "session_id" or p.kind is p.VAR_KEYWORD for p in params
+        ):
+            runs: list[RunSnapshot] = await list_runs(statuses=statuses, session_id=chat_id)
+        else:  # a checkpointer that cannot filter by session: done here
+            runs = await list_runs(statuses=statuses)
+        out = []
+        for run in runs:
+            if chat_id is None or run.session_id == chat_id:
+                out.append(RunInfo(run.run_id, run.head, len(run.entries)))
+                self._remember(run, run.entries)
+        return out
 
-    async def summaries(self, pending: list[RunSnapshot] | None = None) -> list[dict[str, Any]]:
+    async def summaries(self, pending: list[RunInfo] | None = None) -> list[dict[str, Any]]:
         """Every chat, most recently updated first (``pending``: the pending runs, if the
         caller has them already)."""
         chats: dict[str, dict[str, Any]] = {}
@@ -115,9 +157,8 @@ class ChatBook:
             sid = run.session_id or ""
             found = chats.get(sid)
             if found is None:
-                found = chats[sid] = _summary(
-                    sid, title_of(run.entries), run.updated_at, run.updated_at
-                )
+                title = await self.run_title(run)  # a chat whose first run did not complete
+                found = chats[sid] = _summary(sid, title, run.updated_at, run.updated_at)
             found["pending"] = {
                 "run_id": run.run_id,
                 "status": run.status,
@@ -126,7 +167,7 @@ class ChatBook:
         return sorted(chats.values(), key=lambda c: c["updated_at"], reverse=True)
 
     async def summary(
-        self, chat_id: str, pending: list[RunSnapshot] | None = None
+        self, chat_id: str, pending: list[RunInfo] | None = None
     ) -> dict[str, Any] | None:
         for chat in await self.summaries(pending):
             if chat["id"] == chat_id:
@@ -151,9 +192,13 @@ class ChatBook:
                             item["ended_hint"] = str(error["hint"])
                 shown.append(item)
                 entries.append(e)
-        runs = await self._pending_of(chat_id)  # this chat's: one read for both uses
-        summary = await self.summary(chat_id, runs)
-        pending = next((r for r in runs if r.session_id == chat_id), None)
+        head = await self.pending_head(chat_id)  # this chat's only
+        pending = None if head is None else await self.checkpointer.load(head.run_id)
+        if pending is not None:
+            self._remember(pending, pending.entries)  # the summary's title, if it needs one
+        summary = await self.summary(chat_id, [] if head is None else [head])
+        if pending is not None and pending.status not in PENDING_STATUSES:
+            pending = None  # it completed since the head was read
         return {
             "claimed": await self.claim_holder(chat_id) is not None,
             "id": chat_id,
@@ -190,9 +235,7 @@ class ChatBook:
     async def delete(self, chat_id: str) -> list[str]:
         """Forget the chat: its session and the checkpoints of its runs. Returns those runs."""
         run_ids = [s.run_id for s in await self.session.segments(chat_id)]
-        list_runs = getattr(self.checkpointer, "list_runs", None)
-        if list_runs is not None:
-            run_ids += [r.run_id for r in await list_runs() if r.session_id == chat_id]
+        run_ids += [r.run_id for r in await self._heads(None, chat_id)]
         for run_id in dict.fromkeys(run_ids):
             await self.checkpointer.delete(run_id)
         await self.session.clear(chat_id)
@@ -216,7 +259,7 @@ _FINAL_ERRORS = frozenset(
 )
 
 
-def can_retry(run: RunSnapshot) -> bool:
+def can_retry(run: RunSnapshot | RunInfo) -> bool:
     """Whether resuming ``run`` can work: an interrupted run always can; a failed one when
     its error was passing (a dropped connection, a rate limit, a server error), not when the
     setup or the input was wrong (no key, unknown model, context too long...)."""
@@ -234,7 +277,7 @@ def can_retry(run: RunSnapshot) -> bool:
     return str(error.get("type")) not in _FINAL_ERRORS and error.get("type") is not None
 
 
-def awaiting_approval(run: RunSnapshot) -> bool:
+def awaiting_approval(run: RunSnapshot | RunInfo) -> bool:
     """Whether ``run`` is parked until a person decides on some of its tool calls."""
     return run.status == "interrupted" and any(p.decision is None for p in run.pending_approvals)
 

@@ -28,7 +28,6 @@ from ..reliability import CancelToken
 from ..steering import Mailbox
 from ..stores.checkpoint import CheckpointOptions, IfRunExists, RunSnapshot
 from ..stores.lease import LeaseStore
-from ..stores.maintenance import title_of
 from ..stores.run_lease import RunLease, default_owner, holder_is_dead
 from ..transcript import (
     AssistantTextEntry,
@@ -42,10 +41,12 @@ from .book import ChatBook, chat_claim_key
 from .setup import SetupCheck
 
 __all__ = [
+    "MAILBOX_LIMIT",
     "NO_MODEL_HINT",
     "ApprovalConflict",
     "ChatBusy",
     "LiveRun",
+    "MailboxFull",
     "RunSupervisor",
     "chat_claim_key",
     "entry_agent",
@@ -65,6 +66,15 @@ def entry_agent(agents: Mapping[str, Agent], active_name: str) -> Agent | None:
 
 class ChatBusy(UserError):
     """The chat already has a live run (the API answers 409)."""
+
+
+MAILBOX_LIMIT = 32
+"""Messages that may wait in a live run's mailbox; one more is refused (``MailboxFull``)."""
+
+
+class MailboxFull(UserError):
+    """The chat's live run has ``MAILBOX_LIMIT`` messages waiting already (the API answers
+    429; the message was not queued)."""
 
 
 class ApprovalConflict(ChatBusy):
@@ -156,6 +166,7 @@ class RunSupervisor:
         # False leaves it to the agent's approval_handler, else it is refused (fail closed)
         self.park_approvals = park_approvals
         self.lease_ttl = lease_ttl  # how long a crashed server's run stays locked
+        self.mailbox_limit = MAILBOX_LIMIT  # messages waiting for a live run, at most
         self.chats = chats
         self.live: dict[str, LiveRun] = {}
         self._reserved: set[str] = set()
@@ -270,6 +281,13 @@ class RunSupervisor:
             if live is None:
                 break
             if live.accepts_messages():
+                if len(live.mailbox) >= self.mailbox_limit:
+                    raise MailboxFull(
+                        f"chat {chat_id!r} has {len(live.mailbox)} messages waiting for its "
+                        "live run already; this one was not sent",
+                        hint="wait until the run reads them (at its next step) or stop it, "
+                        "then send again",
+                    )
                 token = live.mailbox.push(text)
                 event = {"type": "user_message_queued", "content": text, "token": token}
                 return live, await live.publish(event)
@@ -441,7 +459,7 @@ class RunSupervisor:
         The chat's claim and the run's lease are taken before the decision is written:
         ``ChatBusy`` when another server drives the chat, ``ApprovalConflict`` when the call
         was decided otherwise or waits for nothing; either way nothing was written."""
-        parked = await self.chats.pending_run(chat_id)
+        parked = await self.chats.pending_head(chat_id)
         if parked is None or not any(p.call_id == call_id for p in parked.pending_approvals):
             raise ApprovalConflict(
                 f"chat {chat_id!r} has no call {call_id!r} waiting for a decision",
@@ -467,7 +485,7 @@ class RunSupervisor:
                         f"chat {chat_id!r}: {exc.message}",
                         hint="a decision is final; reload the chat to see where it stands",
                     ) from exc
-            return title_of(parked.entries)
+            return await self.chats.run_title(parked)
 
         return await self.begin(chat_id, prepare, agent_name=entry.name, resume_run_id=run_id)
 
@@ -574,7 +592,7 @@ class RunSupervisor:
 
         ``ChatBusy`` when that run is live, here or on another server sharing the stores.
         The caller holds the chat's claim (``claimed`` or ``begin``)."""
-        pending = await self.chats.pending_run(chat_id)
+        pending = await self.chats.pending_head(chat_id)
         if pending is None:
             return None
         live_here = {r.run_id for r in self.live.values()} | self._resuming
@@ -587,7 +605,7 @@ class RunSupervisor:
         """Stop the chat's unfinished run that is not live anywhere: calls waiting for an
         approval are rejected (reason "stopped"), and the run is kept as a stopped answer,
         so no approval is left pending. The caller holds the chat's claim."""
-        pending = await self.chats.pending_run(chat_id)
+        pending = await self.chats.pending_head(chat_id)
         if pending is None:
             return None
         return await self.settle_pending(
@@ -598,7 +616,7 @@ class RunSupervisor:
         """Delete the chat and its runs' checkpoints; ``ChatBusy`` while a run of it is live,
         here or on another server (that server would write the chat back when it ends)."""
         async with self.claimed(chat_id):
-            pending = await self.chats.pending_run(chat_id)
+            pending = await self.chats.pending_head(chat_id)
             if pending is None:
                 return await self.chats.delete(chat_id)
             async with self._holding(chat_id, pending.run_id):

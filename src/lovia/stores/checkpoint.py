@@ -24,6 +24,7 @@ __all__ = [
     "OnBusy",
     "PendingApproval",
     "RunHead",
+    "RunInfo",
     "RunSnapshot",
     "RunStatus",
 ]
@@ -269,6 +270,44 @@ class RunSnapshot:
     @classmethod
     def from_json(cls, payload: str | bytes) -> RunSnapshot:
         return cls.from_dict(json.loads(payload))
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A stored run without its entries, as ``list_run_heads`` lists it: its id, its head
+    and how many entries it holds (read without reading them)."""
+
+    run_id: str
+    head: RunHead
+    entry_count: int = 0
+
+    @property
+    def status(self) -> RunStatus:
+        return self.head.status
+
+    @property
+    def session_id(self) -> str | None:
+        return self.head.session_id
+
+    @property
+    def agent_name(self) -> str:
+        return self.head.agent_name
+
+    @property
+    def updated_at(self) -> float:
+        return self.head.updated_at
+
+    @property
+    def started_at(self) -> float | None:
+        return self.head.started_at
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        return self.head.error
+
+    @property
+    def pending_approvals(self) -> tuple[PendingApproval, ...]:
+        return self.head.pending_approvals
 
 
 _CONFORMING: set[tuple[type, type]] = set()

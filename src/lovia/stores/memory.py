@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from ..errors import UserError
 from ..transcript import TranscriptEntry
 from ._text import escape_entries, escape_head, escape_meta, plain_text
-from .checkpoint import RunHead, RunSnapshot, check_updated, validate_id
+from .checkpoint import RunHead, RunInfo, RunSnapshot, check_statuses, check_updated, validate_id
 from .lease import LeaseClock, MemoryLeases
 from .maintenance import (
     Append,
@@ -191,6 +191,22 @@ class InMemoryCheckpointer(MemoryLeases):
             and (session_id is None or h.session_id == session_id)
         ]
         return sorted(out, key=lambda s: s.updated_at, reverse=True)
+
+    async def list_run_heads(
+        self, *, statuses: Sequence[str] | None = None, session_id: str | None = None
+    ) -> list[RunInfo]:
+        """Like ``list_runs`` without the entries: each run's id, head and entry count,
+        newest first."""
+        wanted = check_statuses(statuses)
+        if session_id is not None:
+            validate_id(session_id, "session_id")
+        out = [
+            RunInfo(rid, _copy_head(h), len(e))
+            for rid, (e, h) in self._runs.items()
+            if (wanted is None or h.status in wanted)
+            and (session_id is None or h.session_id == session_id)
+        ]
+        return sorted(out, key=lambda r: r.updated_at, reverse=True)
 
     async def prune(
         self,

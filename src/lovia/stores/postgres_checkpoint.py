@@ -18,7 +18,14 @@ from ..transcript import TranscriptEntry
 from ._codec import decode_snapshot, encode_head
 from ._postgres import Conn, Migrations, PostgresStore
 from ._text import encode_entries
-from .checkpoint import RunHead, RunSnapshot, check_statuses, check_updated, validate_id
+from .checkpoint import (
+    RunHead,
+    RunInfo,
+    RunSnapshot,
+    check_statuses,
+    check_updated,
+    validate_id,
+)
 from .lease import LeaseClock, check_fence, check_lease_args, held_lease, hold_lease
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 
@@ -56,6 +63,9 @@ MIGRATIONS: Migrations = {
     # the fencing token: it grows whenever another owner takes the run; a released lease
     # keeps its row (expired) so the next holder's token is still higher
     2: ("ALTER TABLE {run_leases} ADD COLUMN token bigint NOT NULL DEFAULT 1",),
+    # a chat's (a session's) runs are found without reading every head: the web page asks
+    # for one chat's unfinished run on each request
+    3: ("CREATE INDEX ON {checkpoint_runs} (session_id)",),
 }
 
 _UPSERT = """INSERT INTO {checkpoint_runs} AS r (run_id, head, status, session_id,
@@ -233,6 +243,40 @@ class PostgresCheckpointer(PostgresStore):
             if batch is not None:
                 found[2].append(batch)
         return [_snapshot(rid, h, batches) for rid, h, batches in grouped.values()]
+
+    async def list_run_heads(
+        self, *, statuses: Sequence[str] | None = None, session_id: str | None = None
+    ) -> list[RunInfo]:
+        """Like ``list_runs`` without the entries: each run's id, head and entry count,
+        newest first (the entries are never read, however long the runs are)."""
+        wanted = check_statuses(statuses)
+        if session_id is not None:
+            validate_id(session_id, "session_id")
+        if wanted == ():
+            return []
+        conditions: list[str] = []
+        params: tuple[Any, ...] = ()
+        if wanted is not None:
+            conditions.append("status = ANY(%s)")
+            params = (list(wanted),)
+        if session_id is not None:
+            conditions.append("session_id = %s")
+            params = (*params, session_id)
+        where = " WHERE " + " AND ".join(conditions) if conditions else ""
+        query = self._db.q(
+            "SELECT run_id, head, entry_count FROM {checkpoint_runs}"
+            + where
+            + " ORDER BY updated_at DESC, run_key DESC"
+        )
+
+        async def read(conn: Conn) -> list[Any]:
+            cur = await conn.execute(query, params)
+            return await cur.fetchall()
+
+        return [
+            RunInfo(rid, _snapshot(rid, head, []).head, int(count))
+            for rid, head, count in await self._db.read(read)
+        ]
 
     async def prune(
         self,

@@ -19,7 +19,14 @@ from ..transcript import TranscriptEntry
 from ._codec import decode_snapshot, encode_head
 from ._sqlite import Migrations, SQLiteStore
 from ._text import encode_entries
-from .checkpoint import RunHead, RunSnapshot, check_statuses, check_updated, validate_id
+from .checkpoint import (
+    RunHead,
+    RunInfo,
+    RunSnapshot,
+    check_statuses,
+    check_updated,
+    validate_id,
+)
 from .lease import LeaseClock, held_lease
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 from .sqlite_lease import SQLiteLeases, check_lease_fence, has_leases
@@ -48,12 +55,18 @@ MIGRATIONS: Migrations = {
             PRIMARY KEY (run_key, seq)
         ) WITHOUT ROWID""",
     ),
+    # a chat's (a session's) runs are found without reading every head: the web page asks
+    # for one chat's unfinished run on each request
+    2: ("CREATE INDEX checkpoint_runs_session ON checkpoint_runs (session_id)",),
 }
 
+# session_id is set only when it changes (_MOVE_RUN): a column in an UPDATE's SET list makes
+# SQLite rewrite its index entry, one more page written by every save
 _UPDATE_HEAD = (
-    "UPDATE checkpoint_runs SET head = ?, status = ?, session_id = ?,"
-    " entry_count = entry_count + ?, next_seq = next_seq + ?, updated_at = ? WHERE run_id = ?"
+    "UPDATE checkpoint_runs SET head = ?, status = ?,"
+    " entry_count = entry_count + ?, next_seq = next_seq + ?, updated_at = ? WHERE run_key = ?"
 )
+_MOVE_RUN = "UPDATE checkpoint_runs SET session_id = ? WHERE run_key = ?"
 
 _Row = tuple[int, str, str, str]  # run_key, run_id, head JSON, status
 
@@ -96,12 +109,14 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
         def save(conn: sqlite3.Connection) -> None:
             check_lease_fence(conn, run_id, held)  # a worker that lost its lease must not write
             now = head.updated_at  # the head's own time orders list_runs on every backend
-            values = (head_json, head.status, head.session_id, count, bump, now, run_id)
             row = conn.execute(
-                "SELECT run_key, next_seq FROM checkpoint_runs WHERE run_id = ?", (run_id,)
+                "SELECT run_key, next_seq, session_id FROM checkpoint_runs WHERE run_id = ?",
+                (run_id,),
             ).fetchone()
             if row is not None:
-                conn.execute(_UPDATE_HEAD, values)
+                conn.execute(_UPDATE_HEAD, (head_json, head.status, count, bump, now, row[0]))
+                if row[2] != head.session_id:
+                    conn.execute(_MOVE_RUN, (head.session_id, row[0]))
             if row is None:
                 cur = conn.execute(
                     "INSERT INTO checkpoint_runs (run_id, head, status, session_id, entry_count,"
@@ -215,6 +230,32 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
         rows = await self._db.read_snapshot(read)
         return [_snapshot(self.path, row, blobs) for row, blobs in rows]
 
+    async def list_run_heads(
+        self, *, statuses: Sequence[str] | None = None, session_id: str | None = None
+    ) -> list[RunInfo]:
+        """Like ``list_runs`` without the entries: each run's id, head and entry count,
+        newest first (the entries are never read, however long the runs are)."""
+        wanted = check_statuses(statuses)
+        if session_id is not None:
+            validate_id(session_id, "session_id")
+        if wanted == ():
+            return []
+        path = self.path
+
+        def read(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
+            where, params = _head_filter(wanted, session_id)
+            return conn.execute(
+                "SELECT run_id, head, entry_count FROM checkpoint_runs"
+                + where
+                + " ORDER BY updated_at DESC, run_key DESC",
+                params,
+            ).fetchall()
+
+        return [
+            RunInfo(rid, decode_snapshot(rid, head, [], backup="file", place=path).head, count)
+            for rid, head, count in await self._db.read_snapshot(read)
+        ]
+
     async def prune(
         self,
         *,
@@ -252,6 +293,21 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
             return len(keys)
 
         return await self._db.write(drop)
+
+
+def _head_filter(
+    wanted: tuple[str, ...] | None, session_id: str | None
+) -> tuple[str, tuple[str, ...]]:
+    """The ``WHERE`` clause (and its parameters) of a listing by status and session."""
+    where: list[str] = []
+    params: tuple[str, ...] = ()
+    if wanted is not None:
+        where.append(f"status IN ({', '.join('?' * len(wanted))})")
+        params = wanted
+    if session_id is not None:
+        where.append("session_id = ?")  # the checkpoint_runs_session index
+        params = (*params, session_id)
+    return (" WHERE " + " AND ".join(where) if where else ""), params
 
 
 def _batches(conn: sqlite3.Connection, run_key: int) -> list[bytes]:

@@ -24,7 +24,7 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from ..agent import Agent
 from ..chats.book import ChatBook
-from ..chats.supervisor import ChatBusy, RunSupervisor
+from ..chats.supervisor import ChatBusy, MailboxFull, RunSupervisor
 from ..errors import LoviaError, UserError
 from ..stores.checkpoint import Checkpointer
 from ..stores.memory import InMemoryCheckpointer, InMemorySession
@@ -132,6 +132,8 @@ def create_app(
     async def lovia_error(_: Request, exc: LoviaError) -> JSONResponse:
         status = 409 if isinstance(exc, ChatBusy) else 400 if isinstance(exc, UserError) else 500
         body = {"detail": _text(exc.message), "hint": _text(exc.hint) if exc.hint else None}
+        if isinstance(exc, MailboxFull):  # too many messages waiting: later, not never
+            return JSONResponse(body, status_code=429, headers={"Retry-After": "1"})
         return JSONResponse(body, status_code=status)
 
     app.include_router(router, prefix="/api", dependencies=[Depends(require_token)])

@@ -7,7 +7,9 @@ servers on one host keep their own) and ``SameOriginWrites`` refuses a state-cha
 request that a page of another origin (another port included) sends with it. Scripts send
 ``Authorization: Bearer <token>``. With no token configured (loopback only) ``LoopbackOnly``
 guards instead: a request must name a loopback Host (a DNS-rebinding page names its own
-domain), and a state-changing one from a page must come from a loopback Origin.
+domain), and a state-changing one from a page must come from a loopback Origin and not be
+marked by the browser as sent from another origin (``Sec-Fetch-Site``): a page on another
+port of 127.0.0.1 is "same-site" for a browser, and its Origin is a loopback one.
 """
 
 from __future__ import annotations
@@ -71,11 +73,14 @@ def token_matches(expected: str, authorization: str | None, cookie: str | None) 
 
 class LoopbackOnly:
     """ASGI middleware for a server without a token: 400 unless the ``Host`` header names a
-    loopback address (any port), 403 for a POST/DELETE/... whose ``Origin`` is not loopback.
+    loopback address (any port), 403 for a POST/DELETE/... whose ``Origin`` is not loopback
+    or that the browser marks ``Sec-Fetch-Site: same-site`` or ``cross-site``.
 
     A page on another site that re-points its domain at 127.0.0.1 (DNS rebinding) still
     sends its own domain as Host, so it cannot read the chats; another site's form or fetch
-    carries its Origin, so it cannot start, stop or delete anything either.
+    carries its Origin, so it cannot start, stop or delete anything either; nor can a page
+    served on another port of this host (another local program's), which browsers send as
+    ``same-site``. Clients that are not browsers send no ``Sec-Fetch-Site`` and pass.
     """
 
     SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -96,6 +101,14 @@ class LoopbackOnly:
         unsafe = scope.get("method", "GET") not in self.SAFE_METHODS
         if unsafe and origin is not None and not _is_loopback_origin(origin.decode("latin-1")):
             await _refuse(send, 403, "requests from other sites are refused")
+            return
+        if unsafe and _from_another_origin(headers):
+            await _refuse(
+                send,
+                403,
+                "requests from pages of other origins (another port of this host included) "
+                "are refused",
+            )
             return
         await self.app(scope, receive, send)
 
@@ -122,9 +135,8 @@ class SameOriginWrites:
         ):
             await self.app(scope, receive, send)
             return
-        site = headers.get(b"sec-fetch-site", b"").decode("latin-1").strip().lower()
         origin = headers.get(b"origin")
-        foreign = site in ("same-site", "cross-site")
+        foreign = _from_another_origin(headers)
         if origin is not None and not foreign:
             host = headers.get(b"host", b"").decode("latin-1")
             foreign = not _same_place(origin.decode("latin-1"), host)
@@ -138,6 +150,14 @@ class SameOriginWrites:
             )
             return
         await self.app(scope, receive, send)
+
+
+def _from_another_origin(headers: Mapping[bytes, bytes]) -> bool:
+    """Whether the browser says a page of another origin sent the request: ``Sec-Fetch-Site``
+    is ``same-site`` (another port or subdomain) or ``cross-site``. ``same-origin``, ``none``
+    (typed in the address bar) and no header at all (a script, an old browser) pass."""
+    site = headers.get(b"sec-fetch-site", b"").decode("latin-1").strip().lower()
+    return site in ("same-site", "cross-site")
 
 
 def _same_place(origin: str, host: str) -> bool:

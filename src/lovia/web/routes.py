@@ -19,7 +19,6 @@ from .. import __version__
 from ..chats.book import awaiting_approval
 from ..chats.supervisor import NO_MODEL_HINT, LiveRun, RunSupervisor
 from ..errors import UserError
-from ..stores.maintenance import title_of
 from ..transcript import InputEntry, TranscriptEntry
 from .models import (
     CALL_ID_PATTERN,
@@ -247,11 +246,11 @@ async def follow(
     response_class=StreamingResponse,
 )
 async def resume(chat_id: ChatId, sup: Sup) -> StreamingResponse:
-    pending = await sup.chats.pending_run(chat_id)
+    pending = await sup.chats.pending_head(chat_id)
     if pending is None:
         raise HTTPException(404, detail=f"chat {chat_id!r} has no unfinished run")
     entry = sup.entry_agent_for(pending.agent_name)
-    title = title_of(pending.entries)
+    title = await sup.chats.run_title(pending)
 
     async def prepare() -> str | None:
         return title
@@ -276,7 +275,7 @@ async def resumable(sup: Sup) -> list[dict[str, Any]]:
                 "status": run.status,
                 "agent_name": run.agent_name,
                 "updated_at": run.updated_at,
-                "title": title_of(run.entries),
+                "title": await sup.chats.run_title(run),
                 "error": run.error,
                 "awaiting_approval": awaiting_approval(run),
                 "busy_elsewhere": await sup.chats.claim_holder(chat_id) is not None,
