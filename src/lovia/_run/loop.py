@@ -115,7 +115,7 @@ class RunDriver:
         self.all_tools = kit.all_tools
         self.tooling = kit.tooling
         self.known_agents = kit.known_agents
-        self.emitter.bind(self.ctx, lambda: kit.plugin_hooks(self.state.agent))
+        self.emitter.bind(self.ctx, lambda: kit.plugin_hooks(self.state.agent), kit.plugin_order)
 
     def _run_id(self) -> str:
         opts = self.checkpoint
