@@ -92,7 +92,12 @@ class RunDriver:
             session_id=options.session_id,
             delete_on_success=bool(self.checkpoint and self.checkpoint.delete_on_success),
         )
-        self.lease = RunLease.for_run(self.checkpoint)  # held from before planning to the end
+        # held from before planning to the end; none without a checkpoint (no owner to name)
+        self.lease = (
+            RunLease.for_run(self.checkpoint)
+            if self.checkpoint is not None
+            else RunLease(None, None, owner="-")
+        )
         self.recorder.lease = self.lease
         self.ctx: RunContext[Any] = RunContext(
             deps=options.deps,
