@@ -301,3 +301,28 @@ async def test_a_version_1_file_has_session_versions_for_its_sessions(tmp_path: 
         assert conn.execute(
             "SELECT value FROM lovia_meta WHERE key = 'schema:session'"
         ).fetchone() == ("1",)
+
+
+async def test_segments_read_back_are_plain_segment_values_each_with_its_own_meta(
+    tmp_path: Path,
+) -> None:
+    """Meta is parsed when read; a caller changing its copy changes nothing stored."""
+    store = SQLiteSession(tmp_path / "s.db")
+    await store.append("s", [user("a")], run_id="r1", meta={"n": {"k": [1]}})
+    await store.append("s", [user("b")], run_id="r2")
+    first = await store.segments("s")
+    assert first == [
+        Segment("r1", [user("a")], {"n": {"k": [1]}}),
+        Segment("r2", [user("b")], None),
+    ]
+    assert Segment("r1", [user("a")], {"n": {"k": [1]}}) == first[0]
+    assert first[0] != Segment("r1", [user("a")], {"n": {"k": [2]}})
+    assert repr(first[1]) == repr(Segment("r2", [user("b")], None))
+    assert first[0].meta is not None
+    first[0].meta["n"]["k"].append(2)
+    first[0].entries.append(user("c"))
+    again = (await store.history("s")).segments
+    assert again[0].meta == {"n": {"k": [1]}} and again[0].entries == [user("a")]
+    loaded = await store.load("s")
+    loaded.append(user("d"))
+    assert await store.load("s") == [user("a"), user("b")]

@@ -45,6 +45,7 @@ class AgentKit:
         self._tooling: dict[int, _Tooling] = {}
         self._plugins: dict[int, list[PluginInstance]] = {}
         self._plugin_order: list[PluginInstance] = []
+        self.plugin_order = self._plugin_order  # read-only view: set up, not yet closed
 
     async def activate_plugins(self, agent: Agent) -> None:
         if id(agent) in self._plugins or not agent.plugins:

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from .. import events as ev
 from ..approvals import Decision, argument_digest, handler_decision, new_pending
 from ..errors import ApprovalPending, BudgetExceeded, RunCancelled, UserError
-from ..parts import coerce_parts, project_parts
-from ..tools import Tool, result_to_text, run_tool, truncate_output
+from ..tools import Tool, result_to_text, run_tool
 from ..tracing import handoff_span, tool_call_span
 from ..transcript import ToolCallEntry, ToolResultEntry
-from .outcome import Outcome, Ready, as_call, batches, json_safe, storable
+from .outcome import Outcome, Ready, as_call, batches, json_safe, rendered
+from .turn import until_cancelled
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -33,7 +33,6 @@ __all__ = ["ToolPhase", "batches"]
 
 log = logging.getLogger("lovia.run")
 Verdict = Literal["allow", "deny"]
-_KEEP_RAW_MAX_CHARS = 20_000
 
 
 class ToolPhase:
@@ -264,6 +263,9 @@ class ToolPhase:
         await d.save()  # in-doubt calls (and consumed approvals) are known before they start
         for r in ready:
             await d.emit(ev.ToolCallStarted(as_call(r.call)))
+        if len(ready) == 1:  # one call runs in this task: no task, same cancellation
+            await self._one(ready[0])
+            return
         tasks: dict[asyncio.Future[Outcome], ToolCallEntry] = {
             asyncio.ensure_future(self._call(r)): r.call for r in ready
         }
@@ -288,27 +290,23 @@ class ToolPhase:
                 span.record_exception(exc)
                 text = f"Tool error: {str(exc) or type(exc).__name__}"
                 return Outcome(text, True, raw=text, error=exc)
-        parts = coerce_parts(value) if not isinstance(value, str) else None
-        if parts is not None:
-            text, raw = project_parts(parts), None
-        else:
-            renderer: Any = r.tool.result_renderer or agent.tool_result_renderer
-            try:
-                text = renderer(value, d.ctx) if renderer is not None else result_to_text(value)
-                if inspect.isawaitable(text):
-                    text = await text
-                if not isinstance(text, str):
-                    text = str(text)
-            except Exception as exc:
-                text = f"Tool error: result rendering failed: {exc}"
-                return Outcome(text, True, raw=text, error=exc)
-            raw = value
-        limit = r.tool.max_output_chars or agent.max_tool_output_chars
-        if limit and len(text) > limit:
-            text, raw, parts = truncate_output(text, limit), None, None
-        elif len(text) > _KEEP_RAW_MAX_CHARS:
-            raw = None
-        return Outcome(storable(text), False, raw=raw, parts=parts)
+        return await rendered(r.tool, agent, value, d.ctx)
+
+    async def _one(self, r: Ready) -> None:
+        """Run a single call in the run's task. When the token fires the call is cancelled
+        (one that finished first keeps its result); a call raising ``RunCancelled`` stays
+        without a result and cancels the run."""
+        d = self.d
+        try:
+            outcome = await until_cancelled(d, self._call(r), keep_finished=True)
+        except RunCancelled as exc:
+            if not d.cancel_token.cancelled:
+                d.cancel_token.cancel(exc.message)
+            d.cancel_token.check()
+            raise
+        await self._record_and_announce([(r.call, outcome)])
+        if d.cancel_token.cancelled:
+            d.cancel_token.check()
 
     async def _collect(  # noqa: C901
         self, tasks: dict[asyncio.Future[Outcome], ToolCallEntry]

@@ -20,7 +20,7 @@ __all__ = ["Channel", "Emitter"]
 class Emitter:
     """Delivers each event to the hooks that apply and then to the stream."""
 
-    __slots__ = ("_ctx", "_entry_hooks", "_plugin_hooks", "channel", "state")
+    __slots__ = ("_ctx", "_entry_hooks", "_plugin_hooks", "_plugins", "channel", "state")
 
     def __init__(
         self,
@@ -33,10 +33,19 @@ class Emitter:
         self.channel = channel
         self._ctx: RunContext[Any] | None = None
         self._plugin_hooks: Callable[[], list[AgentHooks]] = list
+        self._plugins: list[Any] = []
 
-    def bind(self, ctx: RunContext[Any], plugin_hooks: Callable[[], list[AgentHooks]]) -> None:
+    def bind(
+        self,
+        ctx: RunContext[Any],
+        plugin_hooks: Callable[[], list[AgentHooks]],
+        plugins: list[Any] | None = None,
+    ) -> None:
+        """``plugins``: the run's plugin instances (a live list, empty in most runs)."""
         self._ctx = ctx
         self._plugin_hooks = plugin_hooks
+        if plugins is not None:
+            self._plugins = plugins
 
     def hook_sets(self, event: Event | None = None) -> list[AgentHooks]:
         """The entry agent's hooks, the acting agent's (the one whose turn it is: a handoff's
@@ -58,6 +67,16 @@ class Emitter:
             out.extend(h for h in plugins if h and h not in out)
         return out
 
+    def _any_hooks(self, event: Event) -> bool:
+        """Cheap first look (asked for every event): whether any hook set may apply."""
+        state = self.state
+        return bool(
+            self._entry_hooks
+            or (state.turn_agent or state.agent).hooks
+            or isinstance(event, HandoffOccurred)
+            or (self._plugins and self._plugin_hooks())
+        )
+
     @property
     def listening(self) -> bool:
         """Whether an event would reach anyone (decided per event: the active agent and its
@@ -67,7 +86,7 @@ class Emitter:
     async def emit(self, event: Event) -> None:
         ctx = self._ctx
         if ctx is not None:
-            hook_sets = self.hook_sets(event)
+            hook_sets = self.hook_sets(event) if self._any_hooks(event) else None
             if hook_sets:  # most runs have none: no loop, no awaits
                 for hooks in hook_sets:
                     await hooks.dispatch(event, ctx)

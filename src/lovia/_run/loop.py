@@ -92,7 +92,12 @@ class RunDriver:
             session_id=options.session_id,
             delete_on_success=bool(self.checkpoint and self.checkpoint.delete_on_success),
         )
-        self.lease = RunLease.for_run(self.checkpoint)  # held from before planning to the end
+        # held from before planning to the end; none without a checkpoint (no owner to name)
+        self.lease = (
+            RunLease.for_run(self.checkpoint)
+            if self.checkpoint is not None
+            else RunLease(None, None, owner="-")
+        )
         self.recorder.lease = self.lease
         self.ctx: RunContext[Any] = RunContext(
             deps=options.deps,
@@ -115,7 +120,7 @@ class RunDriver:
         self.all_tools = kit.all_tools
         self.tooling = kit.tooling
         self.known_agents = kit.known_agents
-        self.emitter.bind(self.ctx, lambda: kit.plugin_hooks(self.state.agent))
+        self.emitter.bind(self.ctx, lambda: kit.plugin_hooks(self.state.agent), kit.plugin_order)
 
     def _run_id(self) -> str:
         opts = self.checkpoint

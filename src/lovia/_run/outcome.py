@@ -3,16 +3,29 @@ turn's calls are grouped (parallel runs together; a sequential tool or a handoff
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..messages import ToolCall
-from ..tools import Tool
+from ..parts import coerce_parts, project_parts
+from ..tools import Tool, result_to_text, truncate_output
 from ..transcript import ToolCallEntry
 
-__all__ = ["Outcome", "Ready", "as_call", "batches", "json_safe", "outcome", "storable"]
+__all__ = [
+    "Outcome",
+    "Ready",
+    "as_call",
+    "batches",
+    "json_safe",
+    "outcome",
+    "rendered",
+    "storable",
+]
+
+_KEEP_RAW_MAX_CHARS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +94,29 @@ def storable(text: str) -> str:
 def outcome(output: str, is_error: bool = False) -> Outcome:
     """An ``on_resume`` callable may return this to record a result without running the tool."""
     return Outcome(output, is_error, raw=output)
+
+
+async def rendered(tool: Tool, agent: Any, value: Any, ctx: Any) -> Outcome:
+    """The ``Outcome`` of a call that returned ``value``: parts projected, or the renderer's
+    text (the tool's, else the agent's), cut to the output limit."""
+    parts = coerce_parts(value) if not isinstance(value, str) else None
+    if parts is not None:
+        text, raw = project_parts(parts), None
+    else:
+        renderer: Any = tool.result_renderer or agent.tool_result_renderer
+        try:
+            text = renderer(value, ctx) if renderer is not None else result_to_text(value)
+            if inspect.isawaitable(text):
+                text = await text
+            if not isinstance(text, str):
+                text = str(text)
+        except Exception as exc:
+            text = f"Tool error: result rendering failed: {exc}"
+            return Outcome(text, True, raw=text, error=exc)
+        raw = value
+    limit = tool.max_output_chars or agent.max_tool_output_chars
+    if limit and len(text) > limit:
+        text, raw, parts = truncate_output(text, limit), None, None
+    elif len(text) > _KEEP_RAW_MAX_CHARS:
+        raw = None
+    return Outcome(storable(text), False, raw=raw, parts=parts)

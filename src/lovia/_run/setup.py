@@ -12,6 +12,7 @@ from ..errors import UserError
 from ..guardrails import check_guardrails
 from ..output import output_instructions
 from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
+from ..stores.sqlite_session import SQLiteSession
 from ..transcript import InputEntry, entries_to_messages, to_entries
 from .replay import conflicted, read_history
 from .resume import find_agent
@@ -85,14 +86,19 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
         d.recorder.saved = len(state.entries)
     if o.session is not None and o.session_id is not None:
         read, d.history_read = d.history_read, None
-        if snapshot is not None or read is None:  # read again on resume: the version moves on
-            read = await read_history(d)
-        segments, state.session_version = read
+        if (snapshot is not None or read is None) and type(o.session) is SQLiteSession:
+            # the built-in store hands over the entries without a Segment per stored run
+            state.history, meta, state.session_version = await o.session._run_history(o.session_id)
+        else:
+            if snapshot is not None or read is None:  # again on resume: the version moves on
+                read = await read_history(d)
+            segments, state.session_version = read
+            state.history = [e for seg in segments for e in seg.entries]
+            meta = segments[-1].meta if segments else None
         if conflicted(snapshot):  # its answer never saw the other run: still refused
             state.session_version = snapshot.session_version  # type: ignore[union-attr]
-        state.history = [e for seg in segments for e in seg.entries]
-        if snapshot is None and segments and segments[-1].meta:
-            state.context_state = dict(segments[-1].meta.get("context_state") or {})
+        if snapshot is None and meta:
+            state.context_state = dict(meta.get("context_state") or {})
     await d.kit.activate_plugins(state.agent)
     await render_system(d)
 

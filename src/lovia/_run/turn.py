@@ -4,7 +4,10 @@ its span (stopped at once when the run is cancelled), its usage added to the run
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
+import threading
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
@@ -104,21 +107,116 @@ async def _inject_views(d: RunDriver, entries: list[TranscriptEntry]) -> list[Tr
     return [*entries, *extra] if extra else entries
 
 
-async def until_cancelled(d: RunDriver, coro: Any) -> Any:
-    """Await ``coro``, stopping it when the cancel token fires (-> ``RunCancelled``)."""
+async def until_cancelled(d: RunDriver, coro: Any, *, keep_finished: bool = False) -> Any:
+    """Await ``coro`` in this task, stopping it when the cancel token fires (-> ``RunCancelled``).
+
+    The token's callback cancels the current task (as ``asyncio.timeout`` does) and the
+    ``CancelledError`` it causes is turned back into ``RunCancelled``; a cancellation from
+    outside stays a ``CancelledError``. No task per call.
+
+    With ``keep_finished`` (a tool call) a ``coro`` that finished although the token fired
+    returns its result, and the caller checks the token after keeping it; a token fired from
+    another thread (a sync tool stopping its own run) then lets the call finish.
+    """
     token = d.cancel_token
     if token.cancelled:
         coro.close()
         token.check()
-    task = asyncio.ensure_future(coro)
-    remove = token.add_callback(task.cancel)
+    task = asyncio.current_task()
+    if task is None:  # not in a task (cannot happen under asyncio.run): nothing to cancel
+        return await _InContext(coro)
+    stop = _Stop(task, keep_finished)
+    remove = token.add_callback(stop.fire)
     try:
-        return await task
-    except asyncio.CancelledError:
-        if token.cancelled and task.cancelled():
-            current = asyncio.current_task()
-            if current is None or not getattr(current, "cancelling", lambda: 0)():
+        try:
+            result = await _InContext(coro)
+        except asyncio.CancelledError:
+            stop.done = True
+            if stop.cancelled and stop.ours():
                 token.check()
-        raise
+            raise
+        stop.done = True
+        if stop.cancelled:  # cancelled during the call's last step: take that cancel here
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                pass
+            if not stop.ours():
+                raise asyncio.CancelledError
+        if stop.fired and not keep_finished:
+            token.check()
+        return result
     finally:
+        stop.done = True
         remove()
+
+
+class _InContext:
+    """Await a coroutine in a copy of the current context, as a task of its own would run
+    it: context variables it sets (a lease it takes, a span it opens) stay its own."""
+
+    __slots__ = ("context", "coro")
+
+    def __init__(self, coro: Any) -> None:
+        self.coro = coro
+        self.context = contextvars.copy_context()
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        run, coro = self.context.run, self.coro
+        send, throw = coro.send, coro.throw
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                step = run(send, value) if error is None else run(throw, error)
+            except StopIteration as done:
+                return done.value
+            try:
+                value, error = (yield step), None
+            except GeneratorExit:
+                run(coro.close)
+                raise
+            except BaseException as exc:  # thrown in by the task (a cancellation): pass it on
+                value, error = None, exc
+
+
+def _nothing() -> None:
+    pass
+
+
+class _Stop:
+    """Cancellation of one call running in ``task``, asked for by the cancel token."""
+
+    __slots__ = ("before", "cancelled", "done", "fired", "keep", "loop", "task", "thread")
+
+    def __init__(self, task: asyncio.Task[Any], keep_finished: bool) -> None:
+        self.task = task
+        self.keep = keep_finished
+        self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
+        self.before = task.cancelling() if hasattr(task, "cancelling") else 0
+        self.fired = self.cancelled = self.done = False
+
+    def fire(self) -> None:
+        """The token's callback (on the loop, or on a sync tool's thread)."""
+        if self.fired:
+            return
+        self.fired = True
+        if threading.get_ident() == self.thread:
+            self.cancel()
+        elif self.keep:
+            self.loop.call_soon_threadsafe(_nothing)  # wake the loop; the call finishes first
+        else:
+            self.loop.call_soon_threadsafe(self.cancel)
+
+    def cancel(self) -> None:
+        if not self.done and not self.cancelled:
+            self.cancelled = True
+            self.task.cancel()
+
+    def ours(self) -> bool:
+        """Take back the token's cancel; whether no one else cancelled the task too."""
+        if not hasattr(self.task, "uncancel"):
+            return True
+        left: int = self.task.uncancel()
+        return left <= self.before

@@ -94,9 +94,41 @@ class _Stored:
     meta: str | None  # JSON text: parsed afresh for each caller, so each gets its own copy
 
     def segment(self) -> Segment:
-        return Segment(
-            self.run_id, list(self.entries), json.loads(self.meta) if self.meta else None
-        )
+        return _Segment(self.run_id, list(self.entries), self.meta)
+
+
+class _Segment(Segment):
+    """A ``Segment`` whose ``meta`` is parsed from its JSON on first read: a run reads the
+    whole history but only the last segment's meta, and parsing every one made each run's
+    cost grow with the session. Equal to a ``Segment`` with the same values."""
+
+    def __init__(
+        self, run_id: str, entries: list[TranscriptEntry], meta: str | dict[str, Any] | None
+    ) -> None:
+        object.__setattr__(self, "run_id", run_id)
+        object.__setattr__(self, "entries", entries)
+        if isinstance(meta, str):
+            object.__setattr__(self, "_meta_text", meta)
+        else:
+            object.__setattr__(self, "_meta", meta)
+
+    @property
+    def meta(self) -> dict[str, Any] | None:
+        found = self.__dict__
+        if "_meta" not in found:
+            found["_meta"] = json.loads(found["_meta_text"]) if found["_meta_text"] else None
+        meta: dict[str, Any] | None = found["_meta"]
+        return meta
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Segment):
+            return NotImplemented
+        return (self.run_id, self.entries, self.meta) == (other.run_id, other.entries, other.meta)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Segment(run_id={self.run_id!r}, entries={self.entries!r}, meta={self.meta!r})"
 
 
 @dataclass(frozen=True)
@@ -107,6 +139,7 @@ class _Cached:
     rewrites: int
     last_seq: int
     stored: tuple[_Stored, ...]
+    entries: tuple[TranscriptEntry, ...] = ()  # all segments' entries, in order
 
 
 class SQLiteSession(SQLiteStore, SessionMaintenance):
@@ -135,19 +168,29 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
 
     async def segments(self, session_id: str) -> list[Segment]:
         validate_id(session_id, "session_id")
-        _, stored = await self._db.read(lambda conn: self._read(conn, session_id))
-        return [s.segment() for s in stored]
+        read = await self._db.read(lambda conn: self._read(conn, session_id))
+        return [s.segment() for s in read.stored]
 
     async def history(self, session_id: str) -> SessionHistory:
         """The session's segments and its version, read in one snapshot."""
         validate_id(session_id, "session_id")
-        version, stored = await self._db.read(lambda conn: self._read(conn, session_id))
-        return SessionHistory([s.segment() for s in stored], version)
+        read = await self._db.read(lambda conn: self._read(conn, session_id))
+        return SessionHistory([s.segment() for s in read.stored], read.revision)
+
+    async def _run_history(
+        self, session_id: str
+    ) -> tuple[list[TranscriptEntry], dict[str, Any] | None, int]:
+        """What a new run needs of the session, without a ``Segment`` per stored run: all
+        entries, the last segment's meta, the version (``history()`` in one read)."""
+        validate_id(session_id, "session_id")
+        read = await self._db.read(lambda conn: self._read(conn, session_id))
+        last = read.stored[-1].segment().meta if read.stored else None
+        return list(read.entries), last, read.revision
 
     async def load(self, session_id: str) -> list[TranscriptEntry]:
         validate_id(session_id, "session_id")
-        _, stored = await self._db.read(lambda conn: self._read(conn, session_id))
-        return [e for s in stored for e in s.entries]
+        read = await self._db.read(lambda conn: self._read(conn, session_id))
+        return list(read.entries)
 
     async def _append(self, request: Append) -> None:
         sid, rid = request.session_id, request.run_id
@@ -200,7 +243,7 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
         """Read, plan and apply in one write transaction, so no append slips in between."""
         return await self._db.write(lambda conn: _apply(conn, session_id, plan_for))
 
-    def _read(self, conn: sqlite3.Connection, session_id: str) -> tuple[int, tuple[_Stored, ...]]:
+    def _read(self, conn: sqlite3.Connection, session_id: str) -> _Cached:
         """The session's revision and decoded rows: from the cache, plus only the rows added
         since."""
         conn.execute("BEGIN")  # one snapshot for the head and the rows
@@ -210,24 +253,27 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
                 (session_id,),
             ).fetchone()
             if head is None:
-                return 0, ()
+                return _Cached(0, 0, 0, ())
             revision, rewrites = int(head[0]), int(head[1])
             cached = self._cache.get(session_id)
             if cached is not None and cached.revision == revision:
                 self._cache.move_to_end(session_id)
-                return revision, cached.stored
+                return cached
             if cached is None or cached.rewrites != rewrites:
                 cached = _Cached(0, rewrites, 0, ())  # trimmed, rewound or cleared: start over
             rows = conn.execute(_SELECT, (session_id, cached.last_seq)).fetchall()
         finally:
             conn.execute("COMMIT")
-        stored = cached.stored + tuple(_decode(session_id, row) for row in rows)
+        new = tuple(_decode(session_id, row) for row in rows)
         last_seq = int(rows[-1][0]) if rows else cached.last_seq
-        self._cache[session_id] = _Cached(revision, rewrites, last_seq, stored)
+        entries = cached.entries + tuple(e for s in new for e in s.entries)
+        read = self._cache[session_id] = _Cached(
+            revision, rewrites, last_seq, cached.stored + new, entries
+        )
         self._cache.move_to_end(session_id)
         while len(self._cache) > CACHED_SESSIONS:
             self._cache.popitem(last=False)
-        return revision, stored
+        return read
 
     def __repr__(self) -> str:
         return f"SQLiteSession({self._db.path!r}, wal={self._db.wal})"
