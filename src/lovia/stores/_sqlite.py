@@ -1,5 +1,8 @@
-"""The SQLite plumbing both SQLite stores share: one connection, one queue of calls,
+"""The SQLite plumbing both SQLite stores share: connections, one queue of calls per store,
 versioned schema, bounded retries on a busy file.
+
+A writable store takes a connection for each call from the idle ones of its file
+(``_conns``) and gives it back after, so stores opened per job read through a warm cache.
 
 Every statement goes through ``SQLiteDatabase.read`` / ``write`` (the one execute seam), so
 tracing or counting queries lives here. Calls run off the event loop, on threads all stores
