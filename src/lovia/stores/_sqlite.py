@@ -141,6 +141,7 @@ class SQLiteDatabase:
         self._calls = _CallQueue()
         self._key: _conns.Key | None = None  # the file this store uses, from its first call
         self._leave: weakref.finalize | None = None  # type: ignore[type-arg]
+        self._idle: list[sqlite3.Connection] | None = None  # the file's, once this store uses it
         self._closed = False
         self.legacy = False  # opened read-only on a file lovia 0.9.119 wrote
 
@@ -202,29 +203,50 @@ class SQLiteDatabase:
             try:
                 return job(conn)
             finally:
-                _conns.give_back(key, conn)
+                self._give_back(conn, key)
         except sqlite3.DatabaseError as exc:
             raise self._error(exc) from exc
 
     def _borrow(self) -> tuple[sqlite3.Connection, _conns.Key | None]:
         """A connection for one call: an idle one on this store's file when there is one
         (its schema checked once per store), else a new one."""
-        key = self._key or _conns.key_of(self.path, self.wal)
-        conn = _conns.take(key) if key is not None else None
-        if conn is None:
+        idle = self._idle
+        if idle is not None:  # not the first call: the file's idle list is this store's too
+            try:
+                return idle.pop(), self._key
+            except IndexError:
+                conn = self._open()
+                return conn, self._conn_key
+        # this store's first call
+        key = _conns.key_of(self.path, self.wal)
+        pooled = _conns.take(key) if key is not None else None
+        if pooled is None:
             conn = self._open()
             key = self._conn_key
-        elif self._key is None:
+        else:
+            conn = pooled
             try:
                 self._check_schema(conn)
             except BaseException:
                 _conns.give_back(key, conn)
                 raise
-        if self._key is None and key is not None:  # this store's first call
+        if key is not None:
             self._key = key
-            _conns.join(key)
+            self._idle = _conns.join(key)
             self._leave = weakref.finalize(self, _conns.leave, key)
         return conn, key
+
+    def _give_back(self, conn: sqlite3.Connection, key: _conns.Key) -> None:
+        idle = self._idle
+        if (
+            idle is not None
+            and key == self._key
+            and not conn.in_transaction
+            and len(idle) < _conns.MAX_IDLE
+        ):
+            idle.append(conn)
+        else:
+            _conns.give_back(key, conn)
 
     def _error(self, exc: sqlite3.DatabaseError) -> StoreError:
         if self.read_only and _is_readonly(exc):
