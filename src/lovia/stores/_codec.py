@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from ..errors import StoreError, UserError
 from ..transcript import TranscriptEntry, entries_from_json
@@ -128,18 +128,15 @@ def decode_snapshot(
 
 
 def _decode_batches(batches: Sequence[bytes | str]) -> list[TranscriptEntry]:
-    """Decode every batch with one parse: the arrays are joined into one JSON array."""
+    """Decode every batch with one parse: the arrays are read as one array of arrays."""
     if not batches:
         return []
     if len(batches) == 1:
         return restore_raw(entries_from_json(batches[0]))
-    inner: list[bytes | memoryview] = []
-    for batch in batches:
-        raw = batch.encode() if isinstance(batch, str) else batch
-        if raw[:1] == b"[" and raw[-1:] == b"]" and len(raw) > 16:  # as written: a view
-            part: bytes | memoryview = memoryview(raw)[1:-1]
-        else:
-            part = raw.strip()[1:-1].strip()
-        if len(part):
-            inner.append(part)
-    return restore_raw(entries_from_json(b"[" + b",".join(inner) + b"]"))
+    # a batch written as TEXT by another tool still decodes
+    parts = [b.encode() if isinstance(b, str) else b for b in batches]
+    nested = _BATCHES.validate_json(b"[" + b",".join(parts) + b"]")
+    return restore_raw([entry for batch in nested for entry in batch])
+
+
+_BATCHES: TypeAdapter[list[list[TranscriptEntry]]] = TypeAdapter(list[list[TranscriptEntry]])

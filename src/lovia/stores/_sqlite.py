@@ -1,5 +1,8 @@
-"""The SQLite plumbing both SQLite stores share: one connection, one queue of calls,
+"""The SQLite plumbing both SQLite stores share: connections, one queue of calls per store,
 versioned schema, bounded retries on a busy file.
+
+A writable store takes a connection for each call from the idle ones of its file
+(``_conns``) and gives it back after, so stores opened per job read through a warm cache.
 
 Every statement goes through ``SQLiteDatabase.read`` / ``write`` (the one execute seam), so
 tracing or counting queries lives here. Calls run off the event loop, on threads all stores
@@ -15,6 +18,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -23,7 +27,7 @@ from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
 
 from ..errors import SchemaError, StoreError, UserError
-from . import _legacy
+from . import _conns, _legacy
 from ._lifetime import ClosingStore
 from ._schema import MetaSql, Migrations, migrate, version_of
 
@@ -37,8 +41,7 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 5_000
 _LOCK_RETRIES = 5
 _OPEN_LOCK = threading.Lock()
-_OPEN_FILES: dict[tuple[int, int], int] = {}
-"""(device, inode) -> how many lovia connections this process has open on that file."""
+"""Held while a connection is opened: no other opens while a file's header is read."""
 _POOL_THREADS = 64
 """At most this many stores of one process run a call at the same moment (each store runs
 one at a time); threads start only when no idle one is there."""
@@ -59,8 +62,10 @@ def _pool() -> ThreadPoolExecutor:
 
 def _forget_pool() -> None:
     """In a forked child the parent's threads do not exist: start a fresh pool there."""
-    global _POOL
+    global _POOL, _OPEN_LOCK
     _POOL = None
+    _OPEN_LOCK = threading.Lock()
+    _conns.forget()
 
 
 if hasattr(os, "register_at_fork"):
@@ -131,9 +136,12 @@ class SQLiteDatabase:
         self.component = component
         self.migrations = migrations
         self.version = max(migrations)
-        self._conn: sqlite3.Connection | None = None
+        self._conn: sqlite3.Connection | None = None  # read-only, or a file with no inode
+        self._conn_key: _conns.Key | None = None
         self._calls = _CallQueue()
-        self._key: tuple[int, int] | None = None
+        self._key: _conns.Key | None = None  # the file this store uses, from its first call
+        self._leave: weakref.finalize | None = None  # type: ignore[type-arg]
+        self._idle: list[sqlite3.Connection] | None = None  # the file's, once this store uses it
         self._closed = False
         self.legacy = False  # opened read-only on a file lovia 0.9.119 wrote
 
@@ -176,6 +184,8 @@ class SQLiteDatabase:
         conn, self._conn = self._conn, None
         if conn is not None:
             self._release(conn)
+        if self._leave is not None:
+            self._leave()  # the last store of the file closes its idle connections
 
     async def _submit(self, job: Callable[[sqlite3.Connection], T]) -> T:
         if self._closed:
@@ -184,10 +194,59 @@ class SQLiteDatabase:
 
     def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
         try:
-            conn = self._conn or self._open()
-            return job(conn)
+            if self._conn is not None or self.read_only:
+                return job(self._conn or self._open())
+            conn, key = self._borrow()
+            if key is None:  # no file to share it by (":memory:"): this store keeps it
+                self._conn, self._conn_key = conn, None
+                return job(conn)
+            try:
+                return job(conn)
+            finally:
+                self._give_back(conn, key)
         except sqlite3.DatabaseError as exc:
             raise self._error(exc) from exc
+
+    def _borrow(self) -> tuple[sqlite3.Connection, _conns.Key | None]:
+        """A connection for one call: an idle one on this store's file when there is one
+        (its schema checked once per store), else a new one."""
+        idle = self._idle
+        if idle is not None:  # not the first call: the file's idle list is this store's too
+            try:
+                return idle.pop(), self._key
+            except IndexError:
+                conn = self._open()
+                return conn, self._conn_key
+        # this store's first call
+        key = _conns.key_of(self.path, self.wal)
+        pooled = _conns.take(key) if key is not None else None
+        if pooled is None:
+            conn = self._open()
+            key = self._conn_key
+        else:
+            conn = pooled
+            try:
+                self._check_schema(conn)
+            except BaseException:
+                _conns.give_back(key, conn)
+                raise
+        if key is not None:
+            self._key = key
+            self._idle = _conns.join(key)
+            self._leave = weakref.finalize(self, _conns.leave, key)
+        return conn, key
+
+    def _give_back(self, conn: sqlite3.Connection, key: _conns.Key) -> None:
+        idle = self._idle
+        if (
+            idle is not None
+            and key == self._key
+            and not conn.in_transaction
+            and len(idle) < _conns.MAX_IDLE
+        ):
+            idle.append(conn)
+        else:
+            _conns.give_back(key, conn)
 
     def _error(self, exc: sqlite3.DatabaseError) -> StoreError:
         if self.read_only and _is_readonly(exc):
@@ -223,18 +282,19 @@ class SQLiteDatabase:
     # -- opening and the schema -------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
+        """A new connection, checked and set up; read-only stores keep theirs as ``_conn``,
+        others have it in hand with its file's key in ``_conn_key``."""
         with _OPEN_LOCK:
             # Closing any descriptor of a file drops every POSIX lock this process holds on
             # it, so the header is read only while no other store here has the file open.
-            if not _OPEN_FILES.get(_file_key(self.path) or (-1, -1)):
+            if not _conns.count_open(self.path):
                 _check_header(self.path)
             if self.read_only:
                 conn = _connect_read_only(self.path)
             else:
                 conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._key = _file_key(self.path)
-            if self._key is not None:
-                _OPEN_FILES[self._key] = _OPEN_FILES.get(self._key, 0) + 1
+            self._conn_key = _conns.key_of(self.path, self.wal)
+            _conns.opened(self._conn_key)
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -242,12 +302,7 @@ class SQLiteDatabase:
                 self._prepare_read_only(conn)
                 self._conn = conn
                 return conn
-            if not self._schema_current(conn):  # else nothing to migrate: no write lock
-                # a file lovia 0.9.119 wrote is migrated first, in its own transaction
-                _legacy.migrate(conn, self.path)
-                # schema first: switching to WAL rewrites the file header, and a refused file
-                # (foreign or newer) must be left byte-for-byte unchanged
-                self._transaction(conn, self._ensure_schema)
+            self._check_schema(conn)
             if self.wal:
                 mode = _switch_to_wal(conn)
                 if str(mode).lower() != "wal":
@@ -259,17 +314,20 @@ class SQLiteDatabase:
         except BaseException:
             self._release(conn)
             raise
-        self._conn = conn
         return conn
 
+    def _check_schema(self, conn: sqlite3.Connection) -> None:
+        """Migrate the file to this store's schema unless it is current (one read)."""
+        if not self._schema_current(conn):  # else nothing to migrate: no write lock
+            # a file lovia 0.9.119 wrote is migrated first, in its own transaction
+            _legacy.migrate(conn, self.path)
+            # schema first: switching to WAL rewrites the file header, and a refused file
+            # (foreign or newer) must be left byte-for-byte unchanged
+            self._transaction(conn, self._ensure_schema)
+
     def _release(self, conn: sqlite3.Connection) -> None:
-        conn.close()
-        with _OPEN_LOCK:
-            key, self._key = self._key, None
-            if key is not None and _OPEN_FILES.get(key, 0) > 1:
-                _OPEN_FILES[key] -= 1
-            elif key is not None:
-                _OPEN_FILES.pop(key, None)
+        key, self._conn_key = self._conn_key, None
+        _conns.close(conn, key)
 
     def _prepare_read_only(self, conn: sqlite3.Connection) -> None:
         """Check the file without writing it; what it lacks is made in ``TEMP`` tables.
@@ -418,14 +476,6 @@ def _header_says_wal(path: str) -> bool:
     except OSError:
         return False
     return len(head) == 20 and head[18] == 2 and head[19] == 2
-
-
-def _file_key(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def _check_header(path: str) -> None:

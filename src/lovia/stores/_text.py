@@ -139,9 +139,11 @@ def restore_raw(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
     """Decoded ``entries`` with a tool result stored without ``raw`` given its ``output``
     as ``raw`` again (see ``encode_entries``); a stored ``"raw": null`` stays ``None``."""
     for e in entries:
-        if type(e) is ToolResultEntry and "raw" not in e.model_fields_set:
-            object.__setattr__(e, "raw", e.output)
-            e.model_fields_set.add("raw")
+        if type(e) is ToolResultEntry:
+            fields = e.__pydantic_fields_set__
+            if "raw" not in fields:
+                e.__dict__["raw"] = e.output  # as object.__setattr__ would, frozen or not
+                fields.add("raw")
     return entries
 
 
