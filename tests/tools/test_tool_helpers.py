@@ -8,7 +8,13 @@ import json
 from lovia import Agent, RunContext, Runner, ToolResultEntry, tool
 from lovia.testing import ScriptedProvider, call, text
 from lovia.tools import Tool, recall_tool_result, result_to_text
-from lovia.tools.base import clip_text, render_tool_result, run_tool, truncate_tool_output
+from lovia.tools.base import (
+    apply_tool_policies,
+    clip_text,
+    render_tool_result,
+    run_tool,
+    truncate_tool_output,
+)
 
 
 def test_clip_text_keeps_what_fits_and_says_what_it_cut() -> None:
@@ -75,3 +81,21 @@ async def test_recall_tool_result_gives_back_an_earlier_output() -> None:
     result = await Runner.run(agent, "go")
     outputs = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
     assert outputs == ["the long report", "the long report"]
+
+
+async def test_apply_tool_policies_wraps_one_attempt_first_policy_outermost() -> None:
+    order: list[str] = []
+
+    def named(label: str) -> object:
+        async def policy(invoke: object, args: dict[str, object], ctx: object) -> object:
+            order.append(label)
+            return f"{label}({await invoke(args, ctx)})"  # type: ignore[operator]
+
+        return policy
+
+    async def invoke(args: dict[str, object], ctx: object) -> object:
+        order.append("tool")
+        return args["x"]
+
+    out = await apply_tool_policies(invoke, [named("outer"), named("inner")], {"x": 1}, _ctx())  # type: ignore[list-item]
+    assert out == "outer(inner(1))" and order == ["outer", "inner", "tool"]

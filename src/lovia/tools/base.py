@@ -32,6 +32,7 @@ __all__ = [
     "ToolInvoker",
     "ToolPolicy",
     "ToolResultRenderer",
+    "apply_tool_policies",
     "clip_text",
     "make_tool",
     "render_tool_result",
@@ -159,6 +160,14 @@ async def run_tool(
             if attempt > retries:
                 raise
         await asyncio.sleep(min(5.0, 0.1 * 2 ** (attempt - 1)))
+
+
+async def apply_tool_policies(
+    invoke: ToolInvoker, policies: Sequence[ToolPolicy], args: dict[str, Any], ctx: RunContext[Any]
+) -> Any:
+    """Run ``invoke(args, ctx)`` through ``policies``, the first one outermost: one attempt,
+    without the retries and timeout that ``run_tool`` adds around it."""
+    return await _with_policies(invoke, tuple(policies), args, ctx)
 
 
 def _with_policies(
