@@ -16,7 +16,7 @@ from .hooks import AgentHooks
 from .output import repair_strategy
 from .run_context import RunContext
 from .settings import ModelSettings, RetryPolicy
-from .tools import Tool, make_tool
+from .tools.base import Tool, make_tool
 
 if TYPE_CHECKING:
     from ._run_types import RunHandle, RunResult

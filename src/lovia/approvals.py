@@ -16,6 +16,7 @@ were approved.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -48,59 +49,83 @@ class Decision:
 
 
 class ApprovalChannel:
-    """Decisions for a run's pending approvals, by call id (``RunHandle.approvals``)."""
+    """Decisions for a run's pending approvals, by call id (``RunHandle.approvals``).
+
+    ``scope`` keeps apart calls that share an id but belong to different runs or agents
+    using one channel; each method acts within one scope (``None`` by default).
+    ``register`` returns a future that a decision resolves: ``True`` allowed, ``False``
+    denied (a deferral leaves it pending; ``discard`` cancels it).
+    """
 
     def __init__(self) -> None:
-        self._open: set[str] = set()
-        self._decided: dict[str, Decision] = {}
+        self._open: dict[tuple[str | None, str], asyncio.Future[bool]] = {}
+        self._decided: dict[tuple[str | None, str], Decision] = {}
 
-    def register(self, call_id: str) -> None:
-        self._open.add(call_id)
+    def register(self, call_id: str, *, scope: str | None = None) -> asyncio.Future[bool]:
+        """Open ``call_id`` for a decision (from inside the event loop); the future resolves
+        when it is decided."""
+        key = (scope, call_id)
+        future = self._open.get(key)
+        if future is None:
+            future = asyncio.get_running_loop().create_future()
+            self._open[key] = future
+        return future
 
-    def is_pending(self, call_id: str) -> bool:
+    def is_pending(self, call_id: str, *, scope: str | None = None) -> bool:
         """``True`` while the run waits for a decision on ``call_id``."""
-        return call_id in self._open and call_id not in self._decided
+        key = (scope, call_id)
+        return key in self._open and key not in self._decided
 
     @property
     def pending_ids(self) -> list[str]:
-        return [c for c in self._open if c not in self._decided]
+        return [c for (s, c) in self._open if self.is_pending(c, scope=s)]
 
-    def resolve(self, call_id: str, decision: bool, *, reason: str | None = None) -> bool:
+    def resolve(
+        self, call_id: str, decision: bool, *, reason: str | None = None, scope: str | None = None
+    ) -> bool:
         """Allow (``True``) or deny (``False``) a pending call; ``False`` when there is none."""
-        return self._set(call_id, Decision("allow" if decision else "deny", reason))
+        return self._set(call_id, Decision("allow" if decision else "deny", reason), scope)
 
-    def approve(self, call_id: str) -> bool:
+    def approve(self, call_id: str, *, scope: str | None = None) -> bool:
         """Allow the call. Returns ``False`` when it is not pending (unknown or decided)."""
-        return self._set(call_id, Decision("allow"))
+        return self._set(call_id, Decision("allow"), scope)
 
-    def reject(self, call_id: str, *, reason: str | None = None) -> bool:
+    def reject(self, call_id: str, *, reason: str | None = None, scope: str | None = None) -> bool:
         """Deny the call; the model sees the denial (and ``reason``)."""
-        return self._set(call_id, Decision("deny", reason))
+        return self._set(call_id, Decision("deny", reason), scope)
 
-    def defer(self, call_id: str) -> bool:
+    def defer(self, call_id: str, *, scope: str | None = None) -> bool:
         """Park the run durably until ``lovia.approvals.decide`` is called for this call.
         Raises ``RuntimeError`` when the call was already approved or rejected."""
-        if call_id in self._decided and self._decided[call_id].verdict != "defer":
+        done = self._decided.get((scope, call_id))
+        if done is not None and done.verdict != "defer":
             raise RuntimeError(f"call {call_id!r} was already decided; it cannot be deferred")
-        return self._set(call_id, Decision("defer"))
+        return self._set(call_id, Decision("defer"), scope)
 
-    def release(self, *, decision: bool = False) -> None:
-        """Decide every pending call at once."""
-        for call_id in self.pending_ids:
-            self.resolve(call_id, decision)
+    def release(self, *, decision: bool = False, scope: str | None = None) -> None:
+        """Decide every pending call of ``scope`` at once."""
+        for key_scope, call_id in list(self._open):
+            if key_scope == scope and self.is_pending(call_id, scope=scope):
+                self.resolve(call_id, decision, scope=scope)
 
-    def _set(self, call_id: str, decision: Decision) -> bool:
-        if not self.is_pending(call_id):
+    def _set(self, call_id: str, decision: Decision, scope: str | None) -> bool:
+        key = (scope, call_id)
+        future = self._open.get(key)
+        if future is None or key in self._decided:
             return False
-        self._decided[call_id] = decision
+        self._decided[key] = decision
+        if decision.verdict != "defer" and not future.done():
+            future.set_result(decision.verdict == "allow")
         return True
 
-    def decision(self, call_id: str) -> Decision | None:
-        return self._decided.get(call_id)
+    def decision(self, call_id: str, *, scope: str | None = None) -> Decision | None:
+        return self._decided.get((scope, call_id))
 
-    def discard(self, call_id: str) -> None:
-        self._open.discard(call_id)
-        self._decided.pop(call_id, None)
+    def discard(self, call_id: str, *, scope: str | None = None) -> None:
+        future = self._open.pop((scope, call_id), None)
+        if future is not None and not future.done():
+            future.cancel()
+        self._decided.pop((scope, call_id), None)
 
 
 def handler_decision(value: Any) -> Decision | None:

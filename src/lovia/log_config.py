@@ -11,14 +11,16 @@ the ``lovia`` logger, coloured when the stream is a terminal. Production program
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import os
 import re
 import sys
+from collections.abc import Iterator
 from typing import TextIO
 
-__all__ = ["CURRENT_AGENT", "ColorFormatter", "enable_logging", "supports_color"]
+__all__ = ["CURRENT_AGENT", "ColorFormatter", "agent_tag", "enable_logging", "supports_color"]
 
 LOGGER_NAME = "lovia"
 
@@ -29,6 +31,18 @@ CURRENT_AGENT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 """The name of the agent the current task runs (set by the run loop), for log filters that
 want to say which agent wrote a line."""
+
+
+@contextlib.contextmanager
+def agent_tag(name: str | None) -> Iterator[None]:
+    """Set ``CURRENT_AGENT`` to ``name`` inside the block, and put back what it was after
+    (a run nested in a tool hands its caller's tag back)."""
+    token = CURRENT_AGENT.set(name)
+    try:
+        yield
+    finally:
+        CURRENT_AGENT.reset(token)
+
 
 _MANAGED = "_lovia_enable_logging"
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import TypeAdapter
 
 from .errors import OutputValidationError, UserError
-from .tools import strip_titles
+from .tools.base import strip_titles
 
 __all__ = [
     "DefaultOutputRepair",

@@ -83,7 +83,7 @@ class ImagePart:
         mime = mime_type or image_mime(p)
         if mime is None:
             raise InvalidContent(
-                f"cannot tell the image type of {p.name!r} from its suffix",
+                f"cannot infer mime_type for {p.suffix or p.name!r}: an unknown image suffix",
                 hint="pass mime_type='image/png' (or jpeg, gif, webp)",
             )
         return cls(data=_read_base64(p), mime_type=mime)

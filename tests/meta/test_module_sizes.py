@@ -15,7 +15,6 @@ REASONS = {
     "view belong together",
     "stores/checkpoint.py": "the public checkpointer protocol with RunHead, RunSnapshot and "
     "PendingApproval, whose dict forms must stay in step",
-    "tools.py": "0.9.119's public module: the decorator, the schema and the invocation of a tool",
     "stores/_sqlite.py": "the SQLite connection, its worker pool and its transactions",
     "events.py": "0.9.119's public module: one class per event, each short",
 }

@@ -4,6 +4,7 @@ closed when the run ends)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -11,7 +12,7 @@ from ..agent import Agent
 from ..context.policy import ContextPolicy
 from ..errors import UserError
 from ..hooks import AgentHooks
-from ..plugins.base import PluginInstance
+from ..plugins.base import PluginInstance, check_plugin_names, fail_open
 from ..providers.base import Provider
 from ..providers.registry import resolve_model
 from ..run_context import RunContext
@@ -51,15 +52,19 @@ class AgentKit:
         if id(agent) in self._plugins or not agent.plugins:
             self._plugins.setdefault(id(agent), [])
             return
+        check_plugin_names(agent.plugins, agent.name)
         instances: list[PluginInstance] = []
         self._plugins[id(agent)] = instances
         for plugin in agent.plugins:
+            name = getattr(plugin, "name", plugin)
             inst = await plugin.setup(self.ctx)
             if not isinstance(inst, PluginInstance):
                 raise UserError(
-                    f"plugin {getattr(plugin, 'name', plugin)!r}.setup() returned "
-                    f"{type(inst).__name__}, not PluginInstance"
+                    f"plugin {name!r}.setup() returned {type(inst).__name__}, not PluginInstance"
                 )
+            if inst.view_injectors:
+                guarded = [fail_open(i, str(name)) for i in inst.view_injectors]
+                inst = dataclasses.replace(inst, view_injectors=guarded)
             instances.append(inst)
             self._plugin_order.append(inst)
         self._tooling.pop(id(agent), None)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._run_types import Channel
 from ..events import Event, HandoffOccurred
+from .narrate import narrate
 
 if TYPE_CHECKING:
     from ..hooks import AgentHooks
@@ -84,6 +85,7 @@ class Emitter:
         return self.channel is not None or bool(self.hook_sets())
 
     async def emit(self, event: Event) -> None:
+        narrate(event)
         ctx = self._ctx
         if ctx is not None:
             hook_sets = self.hook_sets(event) if self._any_hooks(event) else None

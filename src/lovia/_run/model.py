@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from ..agent import Agent
 
 __all__ = ["ModelTurn", "TurnAssembler", "stream_turn"]
+
+_LOOP_LOG = logging.getLogger("lovia.runtime.loop")
 
 log = logging.getLogger("lovia.model")
 Emit = Callable[[ev.Event], Awaitable[None]]
@@ -134,10 +137,13 @@ async def stream_turn(
     response_format = _response_format(output_type, provider)
     while True:
         emitted = [False]
+        started = model_started(agent, provider)
         try:
-            return await _once(
+            turn = await _once(
                 provider, view, tools, agent, response_format, emit if deltas else None, emitted
             )
+            model_done(turn.usage, turn.finish_reason, turn.entries, started)
+            return turn
         except ContextOverflowError:
             raise
         except LoviaError as exc:
@@ -241,3 +247,28 @@ def _response_format(output_type: Any, provider: Provider) -> dict[str, Any] | N
 
     schema = TypeAdapter(output_type).json_schema()
     return {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
+
+
+def model_started(agent: Agent, provider: Provider) -> float:
+    """Log ``model.start`` (INFO, ``lovia.runtime.loop``); the clock reading for ``model.done``."""
+    if _LOOP_LOG.isEnabledFor(logging.INFO):
+        model = getattr(provider, "model", None) or getattr(provider, "name", "?")
+        _LOOP_LOG.info("model.start: agent=%r model=%s", agent.name, model)
+    return time.monotonic()
+
+
+def model_done(
+    usage: Usage, finish: str | None, entries: Sequence[TranscriptEntry], started: float
+) -> None:
+    """Log ``model.done`` with the call's tokens, finish reason, tool calls and duration."""
+    if _LOOP_LOG.isEnabledFor(logging.INFO):
+        calls = sum(isinstance(e, ToolCallEntry) for e in entries)
+        _LOOP_LOG.info(
+            "model.done: tokens=%d(in=%d out=%d) finish=%s tool_calls=%d dur=%.2fs",
+            usage.input_tokens + usage.output_tokens,
+            usage.input_tokens,
+            usage.output_tokens,
+            finish,
+            calls,
+            time.monotonic() - started,
+        )

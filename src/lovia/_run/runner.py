@@ -8,6 +8,7 @@ from typing import Any
 from ..agent import Agent, install_runtime
 from ..approvals import ApprovalChannel
 from ..errors import UserError
+from ..log_config import agent_tag
 from .emit import Channel
 from .handle import RunHandle
 from .loop import RunDriver, RunOptions
@@ -31,7 +32,8 @@ class Runner:
         """Run ``agent`` on ``input`` (a string, a list of messages/entries/parts; ``[]`` is
         "no new input") until it gives a final answer; raises the run's error."""
         driver = RunDriver(agent, input, _options(options))
-        return await driver.run()
+        with agent_tag(agent.name):
+            return await driver.run()
 
     @staticmethod
     def run_sync(agent: Agent, input: Any, **options: Any) -> RunResult:
@@ -51,8 +53,10 @@ class Runner:
         opts = _options(options)
         approvals = ApprovalChannel()
 
-        def start(channel: Channel) -> Any:
-            return RunDriver(agent, input, opts, channel=channel, approvals=approvals).run()
+        async def start(channel: Channel) -> Any:
+            driver = RunDriver(agent, input, opts, channel=channel, approvals=approvals)
+            with agent_tag(agent.name):
+                return await driver.run()
 
         return RunHandle(start, opts.cancel_token, approvals)
 

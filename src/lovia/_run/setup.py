@@ -37,7 +37,7 @@ def check_arguments(d: RunDriver) -> None:
     if o.session is not None:
         if o.session_id is None:
             raise UserError(
-                "a session needs a session_id",
+                "session_id is required when a session is given",
                 hint="pass Runner.run(..., session=s, session_id='user-42')",
             )
         for name in ("segments", "load", "append", "clear"):

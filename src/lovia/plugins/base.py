@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -12,6 +14,8 @@ if TYPE_CHECKING:
     from ..tools import Tool
 
 __all__ = ["Plugin", "PluginInstance", "ViewInjector"]
+
+log = logging.getLogger("lovia.plugins")
 
 ViewInjector = Callable[["RunContext[Any]"], Any]
 """``injector(ctx) -> list[TranscriptEntry] | None`` (sync or async), called before every model
@@ -49,3 +53,41 @@ class Plugin(Protocol):
     name: str
 
     async def setup(self, ctx: RunContext[Any]) -> PluginInstance: ...
+
+
+def check_plugin_names(plugins: Sequence[Any], agent_name: str) -> None:
+    """Refuse two plugins with one name on an agent: the name is a plugin's identity."""
+    from ..errors import UserError
+
+    seen: set[str] = set()
+    for plugin in plugins:
+        name = getattr(plugin, "name", None)
+        if name is None:
+            continue
+        if name in seen:
+            raise UserError(
+                f"Duplicate plugin name {name!r} on agent {agent_name!r}",
+                hint="a plugin's name is its identity and is set up once per run: remove "
+                "the duplicate or give one of them another name",
+            )
+        seen.add(name)
+
+
+def fail_open(injector: ViewInjector, plugin_name: str) -> ViewInjector:
+    """``injector`` that adds nothing, with a warning in the log, when it raises: a broken
+    reminder must not fail the run it only decorates."""
+    from ..errors import RunCancelled
+
+    async def guarded(ctx: RunContext[Any]) -> Any:
+        try:
+            got = injector(ctx)
+            if inspect.isawaitable(got):
+                got = await got
+            return got
+        except RunCancelled:
+            raise
+        except Exception:
+            log.warning("view injector of plugin %r failed; skipped", plugin_name, exc_info=True)
+            return None
+
+    return guarded

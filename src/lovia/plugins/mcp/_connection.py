@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import MCPError, ToolError
 from ...run_context import RunContext
-from ...tools import OnResume, Tool
+from ...tools.base import OnResume, Tool
 from ._content import MCPToolResult, normalize_schema, render_mcp_content, result_value
 from ._live import LiveSession, describe_error, lost_connection
 

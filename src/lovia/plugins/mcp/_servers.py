@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...errors import UserError
-from ...tools import ApprovalPredicate, OnResume, ToolResultRenderer
+from ...tools.base import ApprovalPredicate, OnResume, ToolResultRenderer
 from ._connection import MCPConnection
 
 __all__ = ["MCPServer", "MCPServerLike", "MCPServerStdio", "MCPServerStreamableHTTP"]

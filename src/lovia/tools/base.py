@@ -1,4 +1,4 @@
-"""Tools: typed Python functions the model can call.
+"""The tool machinery: the ``Tool`` type, the ``@tool`` decorator and running a tool.
 
 ``@tool`` reads a function's signature, docstring and annotations once, at decoration time,
 and builds a pydantic model for its arguments. The model's JSON arguments are validated
@@ -14,27 +14,34 @@ import inspect
 import json
 import re
 import sys
-import typing
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-from pydantic.fields import FieldInfo
+from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from .errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolError, UserError
-from .run_context import RunContext
+from ..errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolError, UserError
+from ..run_context import RunContext
+from ._signature import _arguments_model, _describe, _parse_docstring, strip_titles
 
 __all__ = [
     "ApprovalPredicate",
+    "OnResume",
     "Tool",
     "ToolInvoker",
     "ToolPolicy",
     "ToolResultRenderer",
+    "apply_tool_policies",
+    "clip_text",
+    "make_tool",
+    "render_tool_result",
     "result_to_text",
     "run_tool",
+    "strip_titles",
     "tool",
+    "truncate_output",
+    "truncate_tool_output",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -155,6 +162,14 @@ async def run_tool(
         await asyncio.sleep(min(5.0, 0.1 * 2 ** (attempt - 1)))
 
 
+async def apply_tool_policies(
+    invoke: ToolInvoker, policies: Sequence[ToolPolicy], args: dict[str, Any], ctx: RunContext[Any]
+) -> Any:
+    """Run ``invoke(args, ctx)`` through ``policies``, the first one outermost: one attempt,
+    without the retries and timeout that ``run_tool`` adds around it."""
+    return await _with_policies(invoke, tuple(policies), args, ctx)
+
+
 def _with_policies(
     invoke: ToolInvoker, policies: tuple[ToolPolicy, ...], args: dict[str, Any], ctx: Any
 ) -> Awaitable[Any]:
@@ -180,14 +195,6 @@ def result_to_text(value: Any) -> str:
         return json.dumps(to_jsonable_python(value), ensure_ascii=False)
     except (PydanticSerializationError, TypeError, ValueError):
         return str(value)
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-        parts.append(f"{loc}: {err.get('msg')}")
-    return "; ".join(parts)
 
 
 @overload
@@ -323,21 +330,6 @@ def make_tool(
     )
 
 
-def strip_titles(schema: Any) -> Any:
-    """``schema`` without the ``title`` pydantic derives from every class and field name: the
-    model reads the names already, and each title costs prompt tokens. A property that is
-    itself called ``title`` stays (its value is a schema, not a string)."""
-    if isinstance(schema, dict):
-        return {
-            k: strip_titles(v)
-            for k, v in schema.items()
-            if not (k == "title" and isinstance(v, str))
-        }
-    if isinstance(schema, list):
-        return [strip_titles(v) for v in schema]
-    return schema
-
-
 def _invoker(
     fn: Callable[..., Any], tool_name: str, args_model: type[BaseModel], context_param: str | None
 ) -> ToolInvoker:
@@ -365,128 +357,7 @@ def _invoker(
     return invoke
 
 
-def _arguments_model(
-    fn: Callable[..., Any],
-    tool_name: str,
-    arg_docs: dict[str, str],
-    localns: dict[str, Any] | None,
-) -> tuple[type[BaseModel], str | None]:
-    try:
-        hints = typing.get_type_hints(fn, localns=localns, include_extras=True)
-    except Exception as exc:
-        raise ToolError(
-            f"cannot read the type hints of tool {tool_name!r}: {exc}",
-            hint="make every annotation importable at decoration time",
-        ) from exc
-    fields: dict[str, Any] = {}
-    context_param: str | None = None
-    for pname, param in inspect.signature(fn).parameters.items():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise ToolError(
-                f"tool {tool_name!r} takes *{pname}; tools need named parameters",
-                hint="replace *args/**kwargs with typed parameters",
-            )
-        annotation = hints.get(pname, Any)
-        if _is_run_context(annotation):
-            if context_param is not None:
-                raise UserError(
-                    f"tool {tool_name!r} can take at most one RunContext parameter,"
-                    f" got {context_param!r} and {pname!r}",
-                    hint="keep one RunContext parameter and reach anything else through ctx.deps",
-                )
-            context_param = pname
-            continue
-        annotation, info = _field_for(annotation, param, arg_docs.get(pname))
-        fields[pname] = (annotation, info)
-    model = create_model(
-        f"{tool_name}_arguments",
-        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-        **fields,
-    )
-    return model, context_param
-
-
-def _field_for(annotation: Any, param: inspect.Parameter, doc: str | None) -> tuple[Any, FieldInfo]:
-    description = doc
-    if typing.get_origin(annotation) is typing.Annotated:
-        base, *extras = typing.get_args(annotation)
-        texts = [e for e in extras if isinstance(e, str)]
-        others = [e for e in extras if not isinstance(e, str)]
-        if texts:
-            description = texts[0]
-        if others:
-            params = (base, *others)
-            annotation = typing.Annotated[params]
-        else:
-            annotation = base
-    default = param.default
-    if isinstance(default, FieldInfo):
-        info = default
-        if info.description is None and description:
-            info = Field(default=info.default, description=description)  # keep it simple
-            info = FieldInfo.merge_field_infos(default, info)
-        return annotation, info
-    kwargs: dict[str, Any] = {}
-    if description:
-        kwargs["description"] = description
-    if default is inspect.Parameter.empty:
-        return annotation, Field(**kwargs)
-    return annotation, Field(default=default, **kwargs)
-
-
-def _is_run_context(annotation: Any) -> bool:
-    target = typing.get_origin(annotation) or annotation
-    if target is typing.Annotated:
-        target = typing.get_args(annotation)[0]
-        target = typing.get_origin(target) or target
-    return isinstance(target, type) and issubclass(target, RunContext)
-
-
-_SECTION_RE = re.compile(
-    r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$"
-)
-_ARG_RE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-
-
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """The first paragraph, and the ``Args:`` section's descriptions by parameter name."""
-    lines = doc.splitlines()
-    summary_lines: list[str] = []
-    for line in lines:
-        if not line.strip() or _SECTION_RE.match(line.strip()):
-            break
-        summary_lines.append(line.strip())
-    args: dict[str, str] = {}
-    in_args = False
-    current: str | None = None
-    for line in lines:
-        stripped = line.strip()
-        header = _SECTION_RE.match(stripped)
-        if header:
-            in_args = header.group(1) in ("Args", "Arguments", "Parameters")
-            current = None
-            continue
-        if not in_args or not stripped:
-            continue
-        match = _ARG_RE.match(line)
-        indent = len(line) - len(line.lstrip())
-        if match and (current is None or indent <= _indent_of(lines, current)):
-            current = match.group(1).lstrip("*")
-            args[current] = match.group(2).strip()
-        elif current is not None:
-            args[current] = (args[current] + " " + stripped).strip()
-    return " ".join(summary_lines), args
-
-
-def _indent_of(lines: list[str], name: str) -> int:
-    for line in lines:
-        m = _ARG_RE.match(line)
-        if m and m.group(1).lstrip("*") == name:
-            return len(line) - len(line.lstrip())
-    return 0
-
-
-def truncate_output(output: str, limit: int) -> str:
+def truncate_tool_output(output: str, limit: int) -> str:
     """Cut ``output`` to ``limit`` characters: the first 80% and the last 20% (many tools end
     with totals or errors), with a marker between them that says how much was kept."""
     if len(output) <= limit:
@@ -498,3 +369,44 @@ def truncate_output(output: str, limit: int) -> str:
         f"\n\n[... tool output truncated: kept {head + tail:,} of {len(output):,} chars ...]\n\n"
     )
     return output[:head] + marker + (output[-tail:] if tail else "")
+
+
+truncate_output = truncate_tool_output
+
+
+def clip_text(
+    text: str, limit: int, *, hint: str = "", keep_tail: bool = False
+) -> tuple[str, bool]:
+    """``(text, False)`` when ``text`` fits in ``limit`` characters; otherwise its first
+    ``limit`` characters (or, with ``keep_tail``, half from each end) with a notice saying how
+    much is shown and ``hint`` (what to ask for next), and ``True``."""
+    if len(text) <= limit:
+        return text, False
+    shown = max(0, limit)
+    notice = f"[... truncated: showing {shown} of {len(text)} chars.{' ' + hint if hint else ''}]"
+    if shown == 0:
+        return notice, True
+    if keep_tail:
+        head = shown // 2
+        return f"{text[:head]}\n{notice}\n{text[len(text) - (shown - head) :]}", True
+    return f"{text[:shown]}\n{notice}", True
+
+
+async def render_tool_result(
+    tool: Tool,
+    value: Any,
+    ctx: RunContext[Any],
+    *,
+    default: ToolResultRenderer | None = None,
+) -> str:
+    """The text the model sees for ``value``, a result of ``tool``: through the tool's
+    ``result_renderer``, else ``default`` (an agent's ``tool_result_renderer``), else
+    :func:`result_to_text`. A renderer may be sync or async; what it returns that is not a
+    ``str`` is turned into text by :func:`result_to_text`."""
+    renderer = tool.result_renderer or default
+    if renderer is None:
+        return result_to_text(value)
+    rendered = renderer(value, ctx)
+    if inspect.isawaitable(rendered):
+        rendered = await rendered
+    return result_to_text(rendered)
