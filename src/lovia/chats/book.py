@@ -96,10 +96,20 @@ class ChatBook:
 
     async def run_title(self, run: RunInfo) -> str | None:
         """The title of a run's chat from its first user message: read once per run (its
-        entries are only ever appended to), then remembered."""
+        entries are only ever appended to), then remembered. A checkpointer with
+        ``load_first_entries`` reads the run's first entry (where a run keeps its input), not
+        the whole run; the rest only when that entry has no title."""
         key = (run.run_id, run.started_at)
         if key in self._titles:
             return self._titles[key]
+        load_first = getattr(self.checkpointer, "load_first_entries", None)
+        if load_first is not None:
+            first: list[TranscriptEntry] | None = await load_first(run.run_id, limit=1)
+            if first is None:
+                return None
+            title = self._remember(run, first)
+            if title is not None or len(first) >= run.entry_count:
+                return title
         snapshot = await self.checkpointer.load(run.run_id)
         return None if snapshot is None else self._remember(run, snapshot.entries)
 

@@ -525,3 +525,13 @@ def check_statuses(statuses: Sequence[str] | None) -> tuple[str, ...] | None:
             hint=f"use any of {', '.join(RUN_STATUSES)}",
         )
     return tuple(statuses)
+
+
+def check_limit(limit: int) -> int:
+    """Check ``load_first_entries(limit=...)``: a whole number of entries, at least 1."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise UserError(
+            f"limit must be a whole number of entries, 1 or more; got {limit!r}",
+            hint="pass limit=1 for a run's first entry",
+        )
+    return limit

@@ -10,7 +10,15 @@ from collections.abc import Callable, Sequence
 from ..errors import UserError
 from ..transcript import TranscriptEntry
 from ._text import escape_entries, escape_head, escape_meta, plain_text
-from .checkpoint import RunHead, RunInfo, RunSnapshot, check_statuses, check_updated, validate_id
+from .checkpoint import (
+    RunHead,
+    RunInfo,
+    RunSnapshot,
+    check_limit,
+    check_statuses,
+    check_updated,
+    validate_id,
+)
 from .lease import LeaseClock, MemoryLeases
 from .maintenance import (
     Append,
@@ -207,6 +215,14 @@ class InMemoryCheckpointer(MemoryLeases):
             and (session_id is None or h.session_id == session_id)
         ]
         return sorted(out, key=lambda r: r.updated_at, reverse=True)
+
+    async def load_first_entries(self, run_id: str, *, limit: int) -> list[TranscriptEntry] | None:
+        """The run's first ``limit`` entries (or all, when it has fewer), or ``None`` for an
+        unknown id."""
+        validate_id(run_id, "run_id")
+        count = check_limit(limit)
+        stored = self._runs.get(run_id)
+        return None if stored is None else list(stored[0][:count])
 
     async def prune(
         self,

@@ -22,6 +22,7 @@ from .checkpoint import (
     RunHead,
     RunInfo,
     RunSnapshot,
+    check_limit,
     check_statuses,
     check_updated,
     validate_id,
@@ -277,6 +278,28 @@ class PostgresCheckpointer(PostgresStore):
             RunInfo(rid, _snapshot(rid, head, []).head, int(count))
             for rid, head, count in await self._db.read(read)
         ]
+
+    async def load_first_entries(self, run_id: str, *, limit: int) -> list[TranscriptEntry] | None:
+        """The run's first ``limit`` entries (or all, when it has fewer), or ``None`` for an
+        unknown id: only the first saves' rows are read, however long the run is."""
+        validate_id(run_id, "run_id")
+        count = check_limit(limit)
+        # a save adds one row of at least one entry: ``limit`` rows hold enough
+        query = self._db.q(
+            "SELECT r.head, b.entries FROM {checkpoint_runs} r LEFT JOIN LATERAL ("
+            "SELECT entries, seq FROM {checkpoint_batches} WHERE run_key = r.run_key "
+            "ORDER BY seq LIMIT %s) b ON true WHERE r.run_id = %s ORDER BY b.seq"
+        )
+
+        async def read(conn: Conn) -> list[Any]:
+            cur = await conn.execute(query, (count, run_id))
+            return await cur.fetchall()
+
+        rows = await self._db.read(read)
+        if not rows:
+            return None
+        batches = [r[1] for r in rows if r[1] is not None]
+        return _snapshot(run_id, rows[0][0], batches).entries[:count]
 
     async def prune(
         self,

@@ -23,6 +23,7 @@ from .checkpoint import (
     RunHead,
     RunInfo,
     RunSnapshot,
+    check_limit,
     check_statuses,
     check_updated,
     validate_id,
@@ -255,6 +256,32 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
             RunInfo(rid, decode_snapshot(rid, head, [], backup="file", place=path).head, count)
             for rid, head, count in await self._db.read_snapshot(read)
         ]
+
+    async def load_first_entries(self, run_id: str, *, limit: int) -> list[TranscriptEntry] | None:
+        """The run's first ``limit`` entries (or all, when it has fewer), or ``None`` for an
+        unknown id: only the first saves' rows are read, however long the run is."""
+        validate_id(run_id, "run_id")
+        count = check_limit(limit)
+        path = self.path
+
+        def read(conn: sqlite3.Connection) -> tuple[str, list[bytes]] | None:
+            row = conn.execute(
+                "SELECT run_key, head FROM checkpoint_runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            rows = conn.execute(  # a save adds one row of at least one entry: enough rows
+                "SELECT entries FROM checkpoint_batches WHERE run_key = ? ORDER BY seq LIMIT ?",
+                (row[0], count),
+            ).fetchall()
+            blobs = [r[0].encode() if isinstance(r[0], str) else bytes(r[0]) for r in rows]
+            return row[1], blobs
+
+        found = await self._db.read_snapshot(read)
+        if found is None:
+            return None
+        snapshot = decode_snapshot(run_id, found[0], found[1], backup="file", place=path)
+        return snapshot.entries[:count]
 
     async def prune(
         self,
