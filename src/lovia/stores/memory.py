@@ -15,6 +15,7 @@ from .checkpoint import (
     RunInfo,
     RunSnapshot,
     check_limit,
+    check_run_ids,
     check_statuses,
     check_updated,
     validate_id,
@@ -216,13 +217,14 @@ class InMemoryCheckpointer(MemoryLeases):
         ]
         return sorted(out, key=lambda r: r.updated_at, reverse=True)
 
-    async def load_first_entries(self, run_id: str, *, limit: int) -> list[TranscriptEntry] | None:
-        """The run's first ``limit`` entries (or all, when it has fewer), or ``None`` for an
-        unknown id."""
-        validate_id(run_id, "run_id")
+    async def load_first_entries(
+        self, run_ids: Sequence[str], *, limit: int = 1
+    ) -> dict[str, list[TranscriptEntry]]:
+        """The first ``limit`` entries of each of these runs (all of a shorter run's), by run
+        id; an unknown id is left out."""
+        ids = check_run_ids(run_ids)
         count = check_limit(limit)
-        stored = self._runs.get(run_id)
-        return None if stored is None else list(stored[0][:count])
+        return {rid: list(self._runs[rid][0][:count]) for rid in ids if rid in self._runs}
 
     async def prune(
         self,

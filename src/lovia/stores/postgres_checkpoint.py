@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
-from ._codec import decode_snapshot, encode_head
+from ._codec import decode_batches, decode_snapshot, encode_head
 from ._postgres import Conn, Migrations, PostgresStore
 from ._text import encode_entries
 from .checkpoint import (
@@ -23,6 +23,7 @@ from .checkpoint import (
     RunInfo,
     RunSnapshot,
     check_limit,
+    check_run_ids,
     check_statuses,
     check_updated,
     validate_id,
@@ -279,27 +280,36 @@ class PostgresCheckpointer(PostgresStore):
             for rid, head, count in await self._db.read(read)
         ]
 
-    async def load_first_entries(self, run_id: str, *, limit: int) -> list[TranscriptEntry] | None:
-        """The run's first ``limit`` entries (or all, when it has fewer), or ``None`` for an
-        unknown id: only the first saves' rows are read, however long the run is."""
-        validate_id(run_id, "run_id")
+    async def load_first_entries(
+        self, run_ids: Sequence[str], *, limit: int = 1
+    ) -> dict[str, list[TranscriptEntry]]:
+        """The first ``limit`` entries of each of these runs (all of a shorter run's), by run
+        id; an unknown id is left out. One query for them all, of the runs' first saves only,
+        however long the runs are."""
+        ids = check_run_ids(run_ids)
         count = check_limit(limit)
-        # a save adds one row of at least one entry: ``limit`` rows hold enough
+        if not ids:
+            return {}
+        # a save adds a row of one entry or more: ``limit`` rows per run hold enough
         query = self._db.q(
-            "SELECT r.head, b.entries FROM {checkpoint_runs} r LEFT JOIN LATERAL ("
+            "SELECT r.run_id, b.entries FROM {checkpoint_runs} r LEFT JOIN LATERAL ("
             "SELECT entries, seq FROM {checkpoint_batches} WHERE run_key = r.run_key "
-            "ORDER BY seq LIMIT %s) b ON true WHERE r.run_id = %s ORDER BY b.seq"
+            "ORDER BY seq LIMIT %s) b ON true WHERE r.run_id = ANY(%s) ORDER BY r.run_key, b.seq"
         )
 
         async def read(conn: Conn) -> list[Any]:
-            cur = await conn.execute(query, (count, run_id))
+            cur = await conn.execute(query, (count, list(ids)))
             return await cur.fetchall()
 
-        rows = await self._db.read(read)
-        if not rows:
-            return None
-        batches = [r[1] for r in rows if r[1] is not None]
-        return _snapshot(run_id, rows[0][0], batches).entries[:count]
+        grouped: dict[str, list[str]] = {}
+        for run_id, batch in await self._db.read(read):
+            batches = grouped.setdefault(run_id, [])
+            if batch is not None:
+                batches.append(batch)
+        return {
+            run_id: decode_batches(run_id, batches, backup="database")[:count]
+            for run_id, batches in grouped.items()
+        }
 
     async def prune(
         self,

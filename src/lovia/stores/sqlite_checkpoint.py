@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
-from ._codec import decode_snapshot, encode_head
+from ._codec import decode_batches, decode_snapshot, encode_head
 from ._sqlite import Migrations, SQLiteStore
 from ._text import encode_entries
 from .checkpoint import (
@@ -24,6 +24,7 @@ from .checkpoint import (
     RunInfo,
     RunSnapshot,
     check_limit,
+    check_run_ids,
     check_statuses,
     check_updated,
     validate_id,
@@ -257,31 +258,35 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
             for rid, head, count in await self._db.read_snapshot(read)
         ]
 
-    async def load_first_entries(self, run_id: str, *, limit: int) -> list[TranscriptEntry] | None:
-        """The run's first ``limit`` entries (or all, when it has fewer), or ``None`` for an
-        unknown id: only the first saves' rows are read, however long the run is."""
-        validate_id(run_id, "run_id")
+    async def load_first_entries(
+        self, run_ids: Sequence[str], *, limit: int = 1
+    ) -> dict[str, list[TranscriptEntry]]:
+        """The first ``limit`` entries of each of these runs (all of a shorter run's), by run
+        id; an unknown id is left out. One read for them all, of the runs' first saves only,
+        however long the runs are."""
+        ids = check_run_ids(run_ids)
         count = check_limit(limit)
         path = self.path
 
-        def read(conn: sqlite3.Connection) -> tuple[str, list[bytes]] | None:
-            row = conn.execute(
-                "SELECT run_key, head FROM checkpoint_runs WHERE run_id = ?", (run_id,)
-            ).fetchone()
-            if row is None:
-                return None
-            rows = conn.execute(  # a save adds one row of at least one entry: enough rows
-                "SELECT entries FROM checkpoint_batches WHERE run_key = ? ORDER BY seq LIMIT ?",
-                (row[0], count),
-            ).fetchall()
-            blobs = [r[0].encode() if isinstance(r[0], str) else bytes(r[0]) for r in rows]
-            return row[1], blobs
+        def read(conn: sqlite3.Connection) -> list[tuple[str, list[bytes]]]:
+            found = []
+            for run_id in ids:
+                row = conn.execute(
+                    "SELECT run_key FROM checkpoint_runs WHERE run_id = ?", (run_id,)
+                ).fetchone()
+                if row is not None:  # a save adds a row of one entry or more: enough rows
+                    rows = conn.execute(
+                        "SELECT entries FROM checkpoint_batches WHERE run_key = ?"
+                        " ORDER BY seq LIMIT ?",
+                        (row[0], count),
+                    ).fetchall()
+                    found.append((run_id, [_blob(r[0]) for r in rows]))
+            return found
 
-        found = await self._db.read_snapshot(read)
-        if found is None:
-            return None
-        snapshot = decode_snapshot(run_id, found[0], found[1], backup="file", place=path)
-        return snapshot.entries[:count]
+        return {
+            run_id: decode_batches(run_id, blobs, backup="file", place=path)[:count]
+            for run_id, blobs in await self._db.read_snapshot(read)
+        }
 
     async def prune(
         self,
@@ -348,3 +353,7 @@ def _batches(conn: sqlite3.Connection, run_key: int) -> list[bytes]:
 def _snapshot(path: str, row: _Row, blobs: list[bytes]) -> RunSnapshot:
     _, run_id, head_json, _ = row
     return decode_snapshot(run_id, head_json, blobs, backup="file", place=path)
+
+
+def _blob(value: bytes | str) -> bytes:
+    return value.encode() if isinstance(value, str) else bytes(value)
