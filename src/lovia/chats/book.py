@@ -97,11 +97,35 @@ class ChatBook:
     async def run_title(self, run: RunInfo) -> str | None:
         """The title of a run's chat from its first user message: read once per run (its
         entries are only ever appended to), then remembered."""
-        key = (run.run_id, run.started_at)
-        if key in self._titles:
-            return self._titles[key]
-        snapshot = await self.checkpointer.load(run.run_id)
-        return None if snapshot is None else self._remember(run, snapshot.entries)
+        return (await self.run_titles([run])).get(run.run_id)
+
+    async def run_titles(self, runs: list[RunInfo]) -> dict[str, str | None]:
+        """``run_title`` of each run, by run id. A checkpointer with ``load_first_entries``
+        gives every run's first entry (where a run keeps its input) in one read, not whole
+        runs; a run is read whole only when that entry holds no title."""
+        titles: dict[str, str | None] = {}
+        unknown: list[RunInfo] = []
+        for run in runs:
+            key = (run.run_id, run.started_at)
+            if key in self._titles:
+                titles[run.run_id] = self._titles[key]
+            else:
+                unknown.append(run)
+        load_first = getattr(self.checkpointer, "load_first_entries", None)
+        if unknown and load_first is not None:
+            firsts = await load_first([r.run_id for r in unknown], limit=1)
+            rest = []
+            for run in unknown:
+                first: list[TranscriptEntry] | None = firsts.get(run.run_id)
+                title = None if first is None else self._remember(run, first)
+                titles[run.run_id] = title
+                if title is None and first is not None and len(first) < run.entry_count:
+                    rest.append(run)
+            unknown = rest
+        for run in unknown:
+            snapshot = await self.checkpointer.load(run.run_id)
+            titles[run.run_id] = None if snapshot is None else self._remember(run, snapshot.entries)
+        return titles
 
     def _remember(self, run: RunInfo | RunSnapshot, entries: list[TranscriptEntry]) -> str | None:
         """The title of ``run`` from its ``entries``, remembered when it has one."""
@@ -153,11 +177,15 @@ class ChatBook:
                     min(info.created_at, old["created_at"]) if old else info.created_at,
                     max(info.updated_at, old["updated_at"]) if old else info.updated_at,
                 )
-        for run in pending if pending is not None else await self.pending_runs():
+        runs = pending if pending is not None else await self.pending_runs()
+        # chats whose first run did not complete: their titles, read together
+        untitled = [r for r in runs if (r.session_id or "") not in chats]
+        titles = await self.run_titles(untitled) if untitled else {}
+        for run in runs:
             sid = run.session_id or ""
             found = chats.get(sid)
             if found is None:
-                title = await self.run_title(run)  # a chat whose first run did not complete
+                title = titles.get(run.run_id)
                 found = chats[sid] = _summary(sid, title, run.updated_at, run.updated_at)
             found["pending"] = {
                 "run_id": run.run_id,

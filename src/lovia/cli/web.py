@@ -113,8 +113,12 @@ async def _check_stores(db: str) -> None:
     session, checkpointer = open_stores(db, create=True)
     try:
         await session.load("lovia-startup-check")
+        # the heads only: a running run's entries need not be read to know the store works
+        list_heads = getattr(checkpointer, "list_run_heads", None)
         list_runs = getattr(checkpointer, "list_runs", None)
-        if list_runs is not None:
+        if list_heads is not None:
+            await list_heads(statuses=("running",))
+        elif list_runs is not None:
             await list_runs(statuses=("running",))
     finally:
         await session.close()

@@ -24,6 +24,7 @@ from .maintenance import title_of
 __all__ = [
     "LIST_SESSIONS",
     "SegmentColumns",
+    "decode_batches",
     "decode_segment",
     "decode_snapshot",
     "encode_head",
@@ -125,6 +126,21 @@ def decode_snapshot(
             f"the {backup} from a backup",
         ) from exc
     return RunSnapshot.of(run_id, entries, head)
+
+
+def decode_batches(
+    run_id: str, batches: Sequence[bytes | str], *, backup: str, place: str | None = None
+) -> list[TranscriptEntry]:
+    """A stored run's entries from some of its batches (in order), or ``StoreError``."""
+    try:
+        return _decode_batches(batches)
+    except (ValueError, TypeError, ValidationError) as exc:
+        where = "" if place is None else f" in {place!r}"
+        raise StoreError(
+            f"the stored checkpoint of run {run_id!r}{where} cannot be read: {exc}",
+            hint="delete the run (checkpointer.delete(run_id)) to start it again, or restore "
+            f"the {backup} from a backup",
+        ) from exc
 
 
 def _decode_batches(batches: Sequence[bytes | str]) -> list[TranscriptEntry]:

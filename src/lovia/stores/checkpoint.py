@@ -525,3 +525,23 @@ def check_statuses(statuses: Sequence[str] | None) -> tuple[str, ...] | None:
             hint=f"use any of {', '.join(RUN_STATUSES)}",
         )
     return tuple(statuses)
+
+
+def check_limit(limit: int) -> int:
+    """Check ``load_first_entries(limit=...)``: a whole number of entries, 1 or more."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise UserError(
+            f"limit must be a whole number of entries, 1 or more; got {limit!r}",
+            hint="pass limit=1 for a run's first entry",
+        )
+    return limit
+
+
+def check_run_ids(run_ids: Sequence[str]) -> tuple[str, ...]:
+    """Check ``load_first_entries(run_ids)``: a list of run ids, each valid, in order once."""
+    if isinstance(run_ids, str):
+        raise UserError(
+            "run_ids must be a list of run ids, not one string",
+            hint=f"pass [{run_ids[:40]!r}]",
+        )
+    return tuple(dict.fromkeys(validate_id(r, "run_id") for r in run_ids))

@@ -227,10 +227,23 @@ def title_of(entries: Sequence[TranscriptEntry]) -> str | None:
     """The first user input's text, cut to 80 characters: a session's title in listings."""
     for e in entries:
         if isinstance(e, InputEntry) and e.role == "user":
-            text = " ".join(e.text.split())
+            text = _words(e.text)
             if text:
                 return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
     return None
+
+
+def _words(text: str) -> str:
+    """``" ".join(text.split())`` as far as a title needs it: the words of a prefix are a
+    prefix of the whole text's (only its last word may go on), so once they pass the title's
+    length the rest need not be split; a 200 KB message is not split whole for 80 characters."""
+    size = 4 * TITLE_CHARS
+    while size < len(text):
+        known = " ".join(text[:size].split())
+        if len(known) > TITLE_CHARS:
+            return known
+        size *= 8
+    return " ".join(text.split())
 
 
 def append_run_id(session_id: str, run_id: str | None) -> str:

@@ -10,7 +10,16 @@ from collections.abc import Callable, Sequence
 from ..errors import UserError
 from ..transcript import TranscriptEntry
 from ._text import escape_entries, escape_head, escape_meta, plain_text
-from .checkpoint import RunHead, RunInfo, RunSnapshot, check_statuses, check_updated, validate_id
+from .checkpoint import (
+    RunHead,
+    RunInfo,
+    RunSnapshot,
+    check_limit,
+    check_run_ids,
+    check_statuses,
+    check_updated,
+    validate_id,
+)
 from .lease import LeaseClock, MemoryLeases
 from .maintenance import (
     Append,
@@ -207,6 +216,15 @@ class InMemoryCheckpointer(MemoryLeases):
             and (session_id is None or h.session_id == session_id)
         ]
         return sorted(out, key=lambda r: r.updated_at, reverse=True)
+
+    async def load_first_entries(
+        self, run_ids: Sequence[str], *, limit: int = 1
+    ) -> dict[str, list[TranscriptEntry]]:
+        """The first ``limit`` entries of each of these runs (all of a shorter run's), by run
+        id; an unknown id is left out."""
+        ids = check_run_ids(run_ids)
+        count = check_limit(limit)
+        return {rid: list(self._runs[rid][0][:count]) for rid in ids if rid in self._runs}
 
     async def prune(
         self,

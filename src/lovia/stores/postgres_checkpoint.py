@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
-from ._codec import decode_snapshot, encode_head
+from ._codec import decode_batches, decode_snapshot, encode_head
 from ._postgres import Conn, Migrations, PostgresStore
 from ._text import encode_entries
 from .checkpoint import (
     RunHead,
     RunInfo,
     RunSnapshot,
+    check_limit,
+    check_run_ids,
     check_statuses,
     check_updated,
     validate_id,
@@ -277,6 +279,37 @@ class PostgresCheckpointer(PostgresStore):
             RunInfo(rid, _snapshot(rid, head, []).head, int(count))
             for rid, head, count in await self._db.read(read)
         ]
+
+    async def load_first_entries(
+        self, run_ids: Sequence[str], *, limit: int = 1
+    ) -> dict[str, list[TranscriptEntry]]:
+        """The first ``limit`` entries of each of these runs (all of a shorter run's), by run
+        id; an unknown id is left out. One query for them all, of the runs' first saves only,
+        however long the runs are."""
+        ids = check_run_ids(run_ids)
+        count = check_limit(limit)
+        if not ids:
+            return {}
+        # a save adds a row of one entry or more: ``limit`` rows per run hold enough
+        query = self._db.q(
+            "SELECT r.run_id, b.entries FROM {checkpoint_runs} r LEFT JOIN LATERAL ("
+            "SELECT entries, seq FROM {checkpoint_batches} WHERE run_key = r.run_key "
+            "ORDER BY seq LIMIT %s) b ON true WHERE r.run_id = ANY(%s) ORDER BY r.run_key, b.seq"
+        )
+
+        async def read(conn: Conn) -> list[Any]:
+            cur = await conn.execute(query, (count, list(ids)))
+            return await cur.fetchall()
+
+        grouped: dict[str, list[str]] = {}
+        for run_id, batch in await self._db.read(read):
+            batches = grouped.setdefault(run_id, [])
+            if batch is not None:
+                batches.append(batch)
+        return {
+            run_id: decode_batches(run_id, batches, backup="database")[:count]
+            for run_id, batches in grouped.items()
+        }
 
     async def prune(
         self,

@@ -16,13 +16,15 @@ from collections.abc import Callable, Sequence
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
-from ._codec import decode_snapshot, encode_head
+from ._codec import decode_batches, decode_snapshot, encode_head
 from ._sqlite import Migrations, SQLiteStore
 from ._text import encode_entries
 from .checkpoint import (
     RunHead,
     RunInfo,
     RunSnapshot,
+    check_limit,
+    check_run_ids,
     check_statuses,
     check_updated,
     validate_id,
@@ -256,6 +258,36 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
             for rid, head, count in await self._db.read_snapshot(read)
         ]
 
+    async def load_first_entries(
+        self, run_ids: Sequence[str], *, limit: int = 1
+    ) -> dict[str, list[TranscriptEntry]]:
+        """The first ``limit`` entries of each of these runs (all of a shorter run's), by run
+        id; an unknown id is left out. One read for them all, of the runs' first saves only,
+        however long the runs are."""
+        ids = check_run_ids(run_ids)
+        count = check_limit(limit)
+        path = self.path
+
+        def read(conn: sqlite3.Connection) -> list[tuple[str, list[bytes]]]:
+            found = []
+            for run_id in ids:
+                row = conn.execute(
+                    "SELECT run_key FROM checkpoint_runs WHERE run_id = ?", (run_id,)
+                ).fetchone()
+                if row is not None:  # a save adds a row of one entry or more: enough rows
+                    rows = conn.execute(
+                        "SELECT entries FROM checkpoint_batches WHERE run_key = ?"
+                        " ORDER BY seq LIMIT ?",
+                        (row[0], count),
+                    ).fetchall()
+                    found.append((run_id, [_blob(r[0]) for r in rows]))
+            return found
+
+        return {
+            run_id: decode_batches(run_id, blobs, backup="file", place=path)[:count]
+            for run_id, blobs in await self._db.read_snapshot(read)
+        }
+
     async def prune(
         self,
         *,
@@ -321,3 +353,7 @@ def _batches(conn: sqlite3.Connection, run_key: int) -> list[bytes]:
 def _snapshot(path: str, row: _Row, blobs: list[bytes]) -> RunSnapshot:
     _, run_id, head_json, _ = row
     return decode_snapshot(run_id, head_json, blobs, backup="file", place=path)
+
+
+def _blob(value: bytes | str) -> bytes:
+    return value.encode() if isinstance(value, str) else bytes(value)

@@ -264,10 +264,10 @@ async def resumable(sup: Sup) -> list[dict[str, Any]]:
     """Runs live on this server are left out; ``busy_elsewhere`` marks a run whose chat
     another server sharing the database is answering (it is not unfinished, only elsewhere)."""
     out = []
-    for run in await sup.chats.pending_runs():
+    runs = [r for r in await sup.chats.pending_runs() if not sup.busy_here(r.session_id or "")]
+    titles = await sup.chats.run_titles(runs)  # read together, each run's first entry only
+    for run in runs:
         chat_id = run.session_id or ""
-        if sup.busy_here(chat_id):
-            continue
         out.append(
             {
                 "run_id": run.run_id,
@@ -275,7 +275,7 @@ async def resumable(sup: Sup) -> list[dict[str, Any]]:
                 "status": run.status,
                 "agent_name": run.agent_name,
                 "updated_at": run.updated_at,
-                "title": await sup.chats.run_title(run),
+                "title": titles.get(run.run_id),
                 "error": run.error,
                 "awaiting_approval": awaiting_approval(run),
                 "busy_elsewhere": await sup.chats.claim_holder(chat_id) is not None,
