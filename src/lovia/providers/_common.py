@@ -7,9 +7,12 @@ import importlib
 import os
 import re
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import replace
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from ..errors import ContextOverflowError, ProviderError, UserError
+from ..settings import ModelSettings
 
 __all__ = [
     "SDKProvider",
@@ -116,14 +119,28 @@ def sdk_client(
             f"the {package} provider needs the {package} package",
             hint=f"pip install 'lovia[{package}]'",
         ) from exc
-    key = api_key_from_env(api_key, key_variable, package)
+    url = base_url or os.environ.get(url_variable) or None
+    if api_key is None and not os.environ.get(key_variable) and not _official(package, url):
+        key = "unused"  # a local or self-hosted server that checks no key
+    else:
+        key = api_key_from_env(api_key, key_variable, package)
     return getattr(sdk, client_class)(
         api_key=key,
-        base_url=base_url or os.environ.get(url_variable) or None,
+        base_url=url,
         max_retries=0,
         timeout=timeout,
         http_client=one_shot_http_client(sdk, timeout),
     )
+
+
+_OFFICIAL_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
+
+
+def _official(package: str, url: str | None) -> bool:
+    """Whether ``url`` (``None``: the SDK's default) is the vendor's own API, which needs a key."""
+    if url is None:
+        return True
+    return urlsplit(url).hostname == _OFFICIAL_HOSTS.get(package)
 
 
 def sdk_error(
@@ -193,3 +210,14 @@ class SDKProvider:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def with_extra_body(
+    settings: ModelSettings | None, extra_body: dict[str, Any]
+) -> ModelSettings | None:
+    """``settings`` under a provider's own ``extra_body``: the settings' keys win, key by key."""
+    if not extra_body:
+        return settings
+    if settings is None:
+        return ModelSettings(extra_body=dict(extra_body))
+    return replace(settings, extra_body={**extra_body, **settings.extra_body})

@@ -38,6 +38,7 @@ from ._common import (
     sdk_error,
     status_error,
     tool_choice_name,
+    with_extra_body,
 )
 from ._parts import anthropic_blocks
 from ._render import BodyCache, Marks
@@ -75,15 +76,20 @@ class AnthropicProvider(SDKProvider):
     """A Claude model through the Messages API, streamed.
 
     The key comes from ``api_key`` or ``ANTHROPIC_API_KEY`` (a missing one is a ``UserError``
-    right here), the URL from ``base_url`` or ``ANTHROPIC_BASE_URL``. The API requires
+    right here for Anthropic's own API; another server is asked without one), the URL from
+    ``base_url`` or ``ANTHROPIC_BASE_URL``. The API requires
     ``max_tokens``: ``ModelSettings.max_tokens`` wins, else ``max_tokens`` given here.
     Extended thinking is switched on through ``ModelSettings(extra_body={"thinking": {...}})``;
     thinking blocks come back as ``ReasoningEntry``s whose signature is kept in ``metadata``
     and sent back on later turns, as the API requires.
+    ``extra_body`` holds raw request fields for every call of this provider; an agent's
+    ``ModelSettings.extra_body`` wins key by key. Images (in input and in tool results) are
+    always sent, so ``supports_vision`` is true.
     """
 
     name = "anthropic"
     supports_json_schema = False
+    supports_vision = True
 
     def __init__(
         self,
@@ -94,9 +100,11 @@ class AnthropicProvider(SDKProvider):
         client: Any = None,
         max_tokens: int = 4096,
         timeout: float = 600.0,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
+        self.extra_body = dict(extra_body or {})
         self._owns_client = client is None
         if client is None:
             client = sdk_client(
@@ -136,6 +144,7 @@ class AnthropicProvider(SDKProvider):
                 }
                 for t in tools
             ]
+        settings = with_extra_body(settings, self.extra_body)
         if settings is not None:
             _apply_settings(req, settings, has_tools=bool(tools))
         return req

@@ -37,6 +37,7 @@ from ._common import (
     sdk_error,
     status_error,
     tool_choice_name,
+    with_extra_body,
 )
 from ._parts import openai_content, openai_result_images
 from ._render import BodyCache, Marks, Renderer
@@ -55,8 +56,8 @@ class OpenAIChatProvider(SDKProvider):
     """A model behind an OpenAI-compatible Chat Completions endpoint, streamed.
 
     The key comes from ``api_key`` or ``OPENAI_API_KEY``, the URL from ``base_url`` or
-    ``OPENAI_BASE_URL`` (default: OpenAI). A missing key is a ``UserError`` right here, before
-    any request; servers that do not check keys take any value. Pass ``client`` to use an
+    ``OPENAI_BASE_URL`` (default: OpenAI). Without a key, OpenAI's own API is a ``UserError``
+    right here, before any request; another server is asked without one. Pass ``client`` to use an
     ``openai.AsyncOpenAI`` you configured yourself (its retries are yours then).
     ``send_reasoning=True`` sends earlier reasoning back as ``reasoning_content``, for servers
     that want it (DeepSeek's thinking mode with tools); by default it is dropped.
@@ -67,6 +68,9 @@ class OpenAIChatProvider(SDKProvider):
     sent (in a user message after the tool messages) when ``supports_vision`` is true: by
     default on api.openai.com only, since many compatible servers run text-only models;
     elsewhere the model reads the result's text, which names each image.
+
+    ``extra_body`` holds raw request fields this endpoint always needs (a server's template
+    switches, a reasoning effort); an agent's ``ModelSettings.extra_body`` wins key by key.
     """
 
     name = "openai"
@@ -83,8 +87,10 @@ class OpenAIChatProvider(SDKProvider):
         send_reasoning: bool = False,
         max_tokens_param: str | None = None,
         supports_vision: bool | None = None,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.model = model
+        self.extra_body = dict(extra_body or {})
         self.supports_json_schema = supports_json_schema
         self.send_reasoning = send_reasoning
         self._owns_client = client is None
@@ -140,6 +146,7 @@ class OpenAIChatProvider(SDKProvider):
             ]
         if response_format is not None:
             req["response_format"] = response_format
+        settings = with_extra_body(settings, self.extra_body)
         if settings is not None:
             _apply_settings(req, settings, has_tools=bool(tools))
             if "max_tokens" in req and self.max_tokens_param != "max_tokens":
