@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..errors import ContextOverflowError, ProviderError, UserError
+from ..http_config import resolve_timeout, resolve_trust_env, resolve_verify
 from ..settings import ModelSettings
 
 __all__ = [
@@ -82,19 +83,35 @@ def tool_choice_name(choice: str) -> str | None:
     return None if choice in ("auto", "required", "none") else choice
 
 
-def one_shot_http_client(sdk: Any, timeout: float) -> Any:
+def one_shot_http_client(sdk: Any, timeout: float, *, trust_env: bool = False) -> Any:
     """An HTTP client for ``sdk`` (the openai or anthropic module) that keeps no idle connection.
 
     A provider is often shared by runs on different event loops (``run_sync`` twice) or made
     per run from a model string and never closed; pooled idle connections would then belong
     to a dead loop or leak. One connection per model call costs a handshake, which is small
-    next to a model call; pass your own ``client=`` to pool connections.
+    next to a model call; pass your own ``client=`` to pool connections. Certificates are
+    verified as ``lovia.http_config`` says; proxies from the environment only with
+    ``trust_env``.
     """
     base = sdk.DefaultAsyncHttpxClient.__mro__[1]
     # The SDK's own httpx flavour (httpx or its fork httpx2) provides the matching Limits.
     httpx_module = importlib.import_module(base.__module__.split(".")[0])
     limits = httpx_module.Limits(max_connections=100, max_keepalive_connections=0)
-    return sdk.DefaultAsyncHttpxClient(timeout=timeout, limits=limits)
+    return sdk.DefaultAsyncHttpxClient(
+        timeout=timeout, limits=limits, verify=_verify(), trust_env=trust_env
+    )
+
+
+_VERIFY: dict[tuple[str, str], Any] = {}
+
+
+def _verify() -> Any:
+    """``resolve_verify()``, built once per setting: loading a CA store takes milliseconds."""
+    key = (os.environ.get("LOVIA_HTTP_INSECURE", ""), os.environ.get("LOVIA_HTTP_CA_BUNDLE", ""))
+    found = _VERIFY.get(key)
+    if found is None:
+        found = _VERIFY[key] = resolve_verify()
+    return found
 
 
 def sdk_client(
@@ -105,11 +122,13 @@ def sdk_client(
     key_variable: str,
     base_url: str | None,
     url_variable: str,
-    timeout: float,
+    timeout: float | None,
+    trust_env: bool | None = None,
 ) -> Any:
     """A new async client of the ``package`` SDK, keyed from ``api_key`` or ``key_variable``.
 
-    ``base_url`` falls back to ``url_variable``, then to the SDK's default. The client makes
+    ``base_url`` falls back to ``url_variable``, then to the SDK's default; ``timeout`` and
+    ``trust_env`` to the environment (``lovia.http_config``). The client makes
     no retries of its own: the agent's RetryPolicy is the one place that decides on retries.
     """
     try:
@@ -120,6 +139,7 @@ def sdk_client(
             hint=f"pip install 'lovia[{package}]'",
         ) from exc
     url = base_url or os.environ.get(url_variable) or None
+    seconds = resolve_timeout(timeout)
     if api_key is None and not os.environ.get(key_variable) and not _official(package, url):
         key = "unused"  # a local or self-hosted server that checks no key
     else:
@@ -128,8 +148,8 @@ def sdk_client(
         api_key=key,
         base_url=url,
         max_retries=0,
-        timeout=timeout,
-        http_client=one_shot_http_client(sdk, timeout),
+        timeout=seconds,
+        http_client=one_shot_http_client(sdk, seconds, trust_env=resolve_trust_env(trust_env)),
     )
 
 

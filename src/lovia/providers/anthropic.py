@@ -85,6 +85,9 @@ class AnthropicProvider(SDKProvider):
     ``extra_body`` holds raw request fields for every call of this provider; an agent's
     ``ModelSettings.extra_body`` wins key by key. Images (in input and in tool results) are
     always sent, so ``supports_vision`` is true.
+
+    ``timeout`` (seconds) and ``trust_env`` (honour proxy variables) fall back to the
+    environment, as ``lovia.http_config`` describes (300 s, no proxies).
     """
 
     name = "anthropic"
@@ -99,7 +102,8 @@ class AnthropicProvider(SDKProvider):
         base_url: str | None = None,
         client: Any = None,
         max_tokens: int = 4096,
-        timeout: float = 600.0,
+        timeout: float | None = None,
+        trust_env: bool | None = None,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.model = model
@@ -115,6 +119,7 @@ class AnthropicProvider(SDKProvider):
                 base_url=base_url,
                 url_variable=_URL,
                 timeout=timeout,
+                trust_env=trust_env,
             )
         self.client = client
 

@@ -71,6 +71,9 @@ class OpenAIChatProvider(SDKProvider):
 
     ``extra_body`` holds raw request fields this endpoint always needs (a server's template
     switches, a reasoning effort); an agent's ``ModelSettings.extra_body`` wins key by key.
+
+    ``timeout`` (seconds) and ``trust_env`` (honour proxy variables) fall back to the
+    environment, as ``lovia.http_config`` describes (300 s, no proxies).
     """
 
     name = "openai"
@@ -82,7 +85,8 @@ class OpenAIChatProvider(SDKProvider):
         api_key: str | None = None,
         base_url: str | None = None,
         client: Any = None,
-        timeout: float = 600.0,
+        timeout: float | None = None,
+        trust_env: bool | None = None,
         supports_json_schema: bool = True,
         send_reasoning: bool = False,
         max_tokens_param: str | None = None,
@@ -103,6 +107,7 @@ class OpenAIChatProvider(SDKProvider):
                 base_url=base_url,
                 url_variable=_URL,
                 timeout=timeout,
+                trust_env=trust_env,
             )
         self.client = client
         # OpenAI's own API wants max_completion_tokens (reasoning models refuse max_tokens);
