@@ -195,3 +195,36 @@ def test_a_broken_provider_package_is_named_only_when_its_prefix_is_used(tmp_pat
     first, second = done.stdout.splitlines()
     assert first == "OpenAIChatProvider"
     assert "failed to load" in second and "boom" in second
+
+
+class _Closable(ScriptedProvider):
+    def __init__(self) -> None:
+        super().__init__([text("done")])
+        self.closed = 0
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+async def test_a_provider_built_from_a_model_string_is_closed_when_its_run_ends() -> None:
+    made: list[_Closable] = []
+
+    def factory(name: str) -> _Closable:
+        made.append(_Closable())
+        return made[-1]
+
+    register_provider("acmeclose", factory)
+    agent = Agent("helper", model="acmeclose:m")
+    first = await Runner.run(agent, "hi")
+    second = await Runner.run(agent, "again")
+
+    assert (first.output, second.output) == ("done", "done")
+    assert [p.closed for p in made] == [1, 1]  # one provider per run, each closed once
+
+
+async def test_a_provider_the_caller_passes_is_never_closed() -> None:
+    mine = _Closable()
+
+    result = await Runner.run(Agent("helper", model=mine), "hi")
+
+    assert result.output == "done" and mine.closed == 0
