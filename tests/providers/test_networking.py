@@ -131,3 +131,38 @@ def test_timeout_and_trust_env_settings(monkeypatch: pytest.MonkeyPatch) -> None
     for bad in ("soon", "0", "-3", "inf"):
         monkeypatch.setenv("LOVIA_PROVIDER_TIMEOUT", bad)
         assert resolve_timeout(None) == DEFAULT_TIMEOUT
+
+
+async def test_default_headers_go_with_every_request(
+    dialect: Dialect, server: ProtocolServer
+) -> None:
+    server.add(dialect.text("one"), dialect.text("two"))
+    provider = dialect.provider(server, default_headers={"X-Team": "search"})
+    try:
+        for prompt in ("hi", "again"):
+            await Runner.run(Agent("helper", model=provider), prompt)
+    finally:
+        await provider.aclose()  # type: ignore[attr-defined]
+    assert [r.headers.get("x-team") for r in server.requests] == ["search", "search"]
+
+
+async def test_official_dialect_on_a_server_whose_host_does_not_tell(
+    server: ProtocolServer,
+) -> None:
+    from lovia import ModelSettings, OpenAIChatProvider
+
+    from .dialects import OPENAI
+
+    server.add(OPENAI.text("a"), OPENAI.text("b"))
+    url = f"{server.url}/v1"
+    settings = ModelSettings(max_tokens=50)
+    async with (
+        OpenAIChatProvider("m", base_url=url, official_dialect=True) as official,
+        OpenAIChatProvider("m", base_url=url) as compatible,
+    ):
+        assert (official.supports_vision, compatible.supports_vision) == (True, False)
+        for provider in (official, compatible):
+            await Runner.run(Agent("helper", model=provider, settings=settings), "hi")
+    first, second = (r.body for r in server.requests)
+    assert first.get("max_completion_tokens") == 50 and "max_tokens" not in first
+    assert second.get("max_tokens") == 50 and "max_completion_tokens" not in second

@@ -124,11 +124,13 @@ def sdk_client(
     url_variable: str,
     timeout: float | None,
     trust_env: bool | None = None,
+    default_headers: dict[str, str] | None = None,
 ) -> Any:
     """A new async client of the ``package`` SDK, keyed from ``api_key`` or ``key_variable``.
 
     ``base_url`` falls back to ``url_variable``, then to the SDK's default; ``timeout`` and
-    ``trust_env`` to the environment (``lovia.http_config``). The client makes
+    ``trust_env`` to the environment (``lovia.http_config``); ``default_headers`` go with
+    every request. The client makes
     no retries of its own: the agent's RetryPolicy is the one place that decides on retries.
     """
     try:
@@ -150,6 +152,7 @@ def sdk_client(
         max_retries=0,
         timeout=seconds,
         http_client=one_shot_http_client(sdk, seconds, trust_env=resolve_trust_env(trust_env)),
+        default_headers=dict(default_headers) if default_headers else None,
     )
 
 

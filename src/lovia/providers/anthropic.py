@@ -87,7 +87,8 @@ class AnthropicProvider(SDKProvider):
     always sent, so ``supports_vision`` is true.
 
     ``timeout`` (seconds) and ``trust_env`` (honour proxy variables) fall back to the
-    environment, as ``lovia.http_config`` describes (300 s, no proxies).
+    environment, as ``lovia.http_config`` describes (300 s, no proxies); ``default_headers``
+    go with every request.
     """
 
     name = "anthropic"
@@ -105,6 +106,7 @@ class AnthropicProvider(SDKProvider):
         timeout: float | None = None,
         trust_env: bool | None = None,
         extra_body: dict[str, Any] | None = None,
+        default_headers: dict[str, str] | None = None,
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
@@ -120,6 +122,7 @@ class AnthropicProvider(SDKProvider):
                 url_variable=_URL,
                 timeout=timeout,
                 trust_env=trust_env,
+                default_headers=default_headers,
             )
         self.client = client
 

@@ -73,7 +73,10 @@ class OpenAIChatProvider(SDKProvider):
     switches, a reasoning effort); an agent's ``ModelSettings.extra_body`` wins key by key.
 
     ``timeout`` (seconds) and ``trust_env`` (honour proxy variables) fall back to the
-    environment, as ``lovia.http_config`` describes (300 s, no proxies).
+    environment, as ``lovia.http_config`` describes (300 s, no proxies); ``default_headers``
+    go with every request. ``official_dialect`` says whether the server speaks OpenAI's own
+    dialect (``max_completion_tokens``, images in tool results) when its host does not tell
+    (a proxy in front of OpenAI); ``replay_reasoning`` is another name for ``send_reasoning``.
     """
 
     name = "openai"
@@ -92,11 +95,14 @@ class OpenAIChatProvider(SDKProvider):
         max_tokens_param: str | None = None,
         supports_vision: bool | None = None,
         extra_body: dict[str, Any] | None = None,
+        default_headers: dict[str, str] | None = None,
+        replay_reasoning: bool | None = None,
+        official_dialect: bool | None = None,
     ) -> None:
         self.model = model
         self.extra_body = dict(extra_body or {})
         self.supports_json_schema = supports_json_schema
-        self.send_reasoning = send_reasoning
+        self.send_reasoning = send_reasoning if replay_reasoning is None else replay_reasoning
         self._owns_client = client is None
         if client is None:
             client = sdk_client(
@@ -108,17 +114,18 @@ class OpenAIChatProvider(SDKProvider):
                 url_variable=_URL,
                 timeout=timeout,
                 trust_env=trust_env,
+                default_headers=default_headers,
             )
         self.client = client
         # OpenAI's own API wants max_completion_tokens (reasoning models refuse max_tokens);
         # the compatible servers all read max_tokens.
-        host = getattr(getattr(client, "base_url", None), "host", "")
+        official = official_dialect
+        if official is None:
+            official = getattr(getattr(client, "base_url", None), "host", "") == "api.openai.com"
         self.max_tokens_param = max_tokens_param or (
-            "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+            "max_completion_tokens" if official else "max_tokens"
         )
-        self.supports_vision = (
-            host == "api.openai.com" if supports_vision is None else supports_vision
-        )
+        self.supports_vision = official if supports_vision is None else supports_vision
 
     def request(
         self,
