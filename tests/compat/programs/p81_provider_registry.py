@@ -1,5 +1,6 @@
 """Other vendors' prefixes (register_provider), provider_from_string, supports_vision and the
-module paths of the providers and stores, as 0.9.119 programs use them."""
+module paths of the providers and stores (lovia.stores.checkpointer, lovia.stores.session), as
+0.9.119 programs use them."""
 
 # ruff: noqa: E402
 import asyncio
@@ -167,6 +168,14 @@ def _():
             if n not in stores.__all__
         ],
     }
+
+
+@check("stores_session_module")
+def _():
+    import lovia.stores as stores
+    from lovia.stores.session import InMemorySession, SQLiteSession
+
+    return [InMemorySession is stores.InMemorySession, SQLiteSession is stores.SQLiteSession]
 
 
 print(json.dumps(RESULTS, sort_keys=True))
