@@ -96,6 +96,7 @@ async def test_provider_from_string_overrides_key_url_and_extra_body(
         base_url=f"{server.url}/v1",
         extra_body={"reasoning_effort": "low", "service_tier": "flex"},
     )
+    assert provider.base_url == f"{server.url}/v1"  # type: ignore[attr-defined]
     async with provider:  # type: ignore[attr-defined]
         first = await Runner.run(Agent("helper", model=provider), "hi")
         agent = Agent(

@@ -223,6 +223,11 @@ class SDKProvider:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, base_url={str(self.client.base_url)!r})"
 
+    @property
+    def base_url(self) -> str:
+        """The URL requests go to (without a trailing slash)."""
+        return str(self.client.base_url).rstrip("/")
+
     async def aclose(self) -> None:
         """Close the HTTP connections (only those of a client this provider created)."""
         if self._owns_client:
