@@ -157,8 +157,8 @@ async def test_official_dialect_on_a_server_whose_host_does_not_tell(
     url = f"{server.url}/v1"
     settings = ModelSettings(max_tokens=50)
     async with (
-        OpenAIChatProvider("m", base_url=url, official_dialect=True) as official,
-        OpenAIChatProvider("m", base_url=url) as compatible,
+        OpenAIChatProvider("m", base_url=url, api_key="k", official_dialect=True) as official,
+        OpenAIChatProvider("m", base_url=url, api_key="k") as compatible,
     ):
         assert (official.supports_vision, compatible.supports_vision) == (True, False)
         for provider in (official, compatible):

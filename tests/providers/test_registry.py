@@ -115,8 +115,9 @@ async def test_provider_from_string_overrides_key_url_and_extra_body(
 
 
 def test_supports_vision_reads_the_providers_flag() -> None:
-    on = provider_from_string("vl-model", base_url="http://127.0.0.1:9/v1", supports_vision=True)
-    off = OpenAIChatProvider("m", base_url="http://127.0.0.1:9/v1")
+    local = "http://127.0.0.1:9/v1"
+    on = provider_from_string("vl-model", api_key="k", base_url=local, supports_vision=True)
+    off = OpenAIChatProvider("m", api_key="k", base_url=local)
     claude = AnthropicProvider("claude-x", api_key="k")
 
     assert [supports_vision(p) for p in (on, off, claude)] == [True, False, True]

@@ -9,7 +9,6 @@ import re
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 from ..errors import ContextOverflowError, ProviderError, UserError
 from ..http_config import resolve_timeout, resolve_trust_env, resolve_verify
@@ -142,10 +141,7 @@ def sdk_client(
         ) from exc
     url = base_url or os.environ.get(url_variable) or None
     seconds = resolve_timeout(timeout)
-    if api_key is None and not os.environ.get(key_variable) and not _official(package, url):
-        key = "unused"  # a local or self-hosted server that checks no key
-    else:
-        key = api_key_from_env(api_key, key_variable, package)
+    key = api_key_from_env(api_key, key_variable, package)
     return getattr(sdk, client_class)(
         api_key=key,
         base_url=url,
@@ -154,16 +150,6 @@ def sdk_client(
         http_client=one_shot_http_client(sdk, seconds, trust_env=resolve_trust_env(trust_env)),
         default_headers=dict(default_headers) if default_headers else None,
     )
-
-
-_OFFICIAL_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
-
-
-def _official(package: str, url: str | None) -> bool:
-    """Whether ``url`` (``None``: the SDK's default) is the vendor's own API, which needs a key."""
-    if url is None:
-        return True
-    return urlsplit(url).hostname == _OFFICIAL_HOSTS.get(package)
 
 
 def sdk_error(

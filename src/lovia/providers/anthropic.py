@@ -76,7 +76,7 @@ class AnthropicProvider(SDKProvider):
     """A Claude model through the Messages API, streamed.
 
     The key comes from ``api_key`` or ``ANTHROPIC_API_KEY`` (a missing one is a ``UserError``
-    right here for Anthropic's own API; another server is asked without one), the URL from
+    right here), the URL from
     ``base_url`` or ``ANTHROPIC_BASE_URL``. The API requires
     ``max_tokens``: ``ModelSettings.max_tokens`` wins, else ``max_tokens`` given here.
     Extended thinking is switched on through ``ModelSettings(extra_body={"thinking": {...}})``;

@@ -56,8 +56,8 @@ class OpenAIChatProvider(SDKProvider):
     """A model behind an OpenAI-compatible Chat Completions endpoint, streamed.
 
     The key comes from ``api_key`` or ``OPENAI_API_KEY``, the URL from ``base_url`` or
-    ``OPENAI_BASE_URL`` (default: OpenAI). Without a key, OpenAI's own API is a ``UserError``
-    right here, before any request; another server is asked without one. Pass ``client`` to use an
+    ``OPENAI_BASE_URL`` (default: OpenAI). A missing key is a ``UserError`` right here, before
+    any request; servers that do not check keys take any value. Pass ``client`` to use an
     ``openai.AsyncOpenAI`` you configured yourself (its retries are yours then).
     ``send_reasoning=True`` sends earlier reasoning back as ``reasoning_content``, for servers
     that want it (DeepSeek's thinking mode with tools); by default it is dropped.

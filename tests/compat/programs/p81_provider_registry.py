@@ -102,15 +102,6 @@ def _():
     return out
 
 
-@check("keyless_self_hosted_server")
-def _():
-    from lovia.providers import OpenAIChatProvider, provider_from_string
-
-    p = provider_from_string("local-model", base_url="http://127.0.0.1:9/v1")
-    q = OpenAIChatProvider("m", base_url="http://127.0.0.1:9/v1")
-    return [p.model, q.model]
-
-
 @check("supports_vision")
 def _():
     from lovia.providers import OpenAIChatProvider, provider_from_string, supports_vision
@@ -118,8 +109,10 @@ def _():
     local = "http://127.0.0.1:9/v1"
     return {
         "official": supports_vision(OpenAIChatProvider("m", api_key="k")),
-        "compatible": supports_vision(OpenAIChatProvider("m", base_url=local)),
-        "forced": supports_vision(provider_from_string("vl", base_url=local, supports_vision=True)),
+        "compatible": supports_vision(OpenAIChatProvider("m", api_key="k", base_url=local)),
+        "forced": supports_vision(
+            provider_from_string("vl", api_key="k", base_url=local, supports_vision=True)
+        ),
         "object": supports_vision(object()),
         "none": supports_vision(None),
     }
