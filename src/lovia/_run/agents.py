@@ -1,6 +1,6 @@
 """What a run resolves per agent, once: its provider, its tools (own, plugins', context
 policy's, handoffs'), and its plugins' instances (set up when the agent first acts in the run,
-closed when the run ends)."""
+closed when the run ends, as are the providers the run built from model strings)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ class AgentKit:
         self._plugins: dict[int, list[PluginInstance]] = {}
         self._plugin_order: list[PluginInstance] = []
         self.plugin_order = self._plugin_order  # read-only view: set up, not yet closed
+        self._owned: list[Provider] = []
 
     async def activate_plugins(self, agent: Agent) -> None:
         if id(agent) in self._plugins or not agent.plugins:
@@ -97,7 +98,20 @@ class AgentKit:
         found = self._providers.get(key)
         if found is None:
             found = self._providers[key] = resolve_model(agent.model)
+            if found is not agent.model:  # built here from a model string: the run owns it
+                self._owned.append(found)
         return found
+
+    async def close_providers(self) -> None:
+        """Close the providers this run built from model strings (never a caller's own)."""
+        while self._owned:
+            aclose = getattr(self._owned.pop(), "aclose", None)
+            if aclose is None:
+                continue
+            try:
+                await aclose()
+            except Exception as exc:
+                log.warning("a provider failed to close: %r", exc)
 
     def policy(self, agent: Agent) -> ContextPolicy:
         return self.o.context_policy or agent.context_policy

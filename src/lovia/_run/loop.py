@@ -185,6 +185,7 @@ class RunDriver:
             if span_cm is not None:
                 span_cm.__exit__(None, None, None)
             await self.kit.close_plugins()
+            await self.kit.close_providers()
             await self.lease.release()
 
     def _replays_without_lease(self, stored: RunSnapshot | None) -> bool:

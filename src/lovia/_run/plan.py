@@ -35,7 +35,7 @@ def plan(opts: CheckpointOptions | None, run_id: str, stored: RunSnapshot | None
     if stored is None:
         if policy == "resume_only":
             raise UserError(
-                f"no stored run {run_id!r} to resume",
+                f"No snapshot found for run {run_id!r}: no stored run to resume",
                 hint="use if_run_exists='resume' to start it when it does not exist",
             )
         return Plan("new")

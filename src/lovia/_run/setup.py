@@ -77,8 +77,7 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
         state.started_calls = list(snapshot.started_calls)
         state.pending_approvals = list(getattr(snapshot, "pending_approvals", ()) or ())
         state.budget_state = dict(getattr(snapshot, "budget", None) or {})
-        if snapshot.started_at is not None:
-            state.started_at = snapshot.started_at
+        state.started_at = snapshot.started_at  # None: a head from before runs were timed
         if d.budget is not None and state.budget_state:
             d.budget.restore(state.budget_state)
         if snapshot.turn_agent is not None:

@@ -53,4 +53,5 @@ class RunState:
         self.turn_agent: Agent | None = None  # who asked for this turn's calls
         self.pending_approvals: list[PendingApproval] = []  # parked calls (durable approvals)
         self.budget_state: dict[str, Any] = {}
-        self.started_at = time.time()  # the run's first start (a resume keeps its head's)
+        # the run's first start; a resume keeps its head's, unknown (None) for a head without one
+        self.started_at: float | None = time.time()

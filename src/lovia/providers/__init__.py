@@ -2,9 +2,9 @@
 
 from ..settings import ModelSettings
 from .anthropic import AnthropicProvider
-from .base import Provider, ToolSpec
+from .base import Provider, ToolSpec, supports_vision
 from .openai import OpenAIChatProvider
-from .registry import model_from_env, resolve_model
+from .registry import model_from_env, provider_from_string, register_provider, resolve_model
 
 __all__ = [
     "AnthropicProvider",
@@ -13,5 +13,8 @@ __all__ = [
     "Provider",
     "ToolSpec",
     "model_from_env",
+    "provider_from_string",
+    "register_provider",
     "resolve_model",
+    "supports_vision",
 ]

@@ -7,9 +7,12 @@ import importlib
 import os
 import re
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..errors import ContextOverflowError, ProviderError, UserError
+from ..http_config import resolve_timeout, resolve_trust_env, resolve_verify
+from ..settings import ModelSettings
 
 __all__ = [
     "SDKProvider",
@@ -79,19 +82,35 @@ def tool_choice_name(choice: str) -> str | None:
     return None if choice in ("auto", "required", "none") else choice
 
 
-def one_shot_http_client(sdk: Any, timeout: float) -> Any:
+def one_shot_http_client(sdk: Any, timeout: float, *, trust_env: bool = False) -> Any:
     """An HTTP client for ``sdk`` (the openai or anthropic module) that keeps no idle connection.
 
     A provider is often shared by runs on different event loops (``run_sync`` twice) or made
     per run from a model string and never closed; pooled idle connections would then belong
     to a dead loop or leak. One connection per model call costs a handshake, which is small
-    next to a model call; pass your own ``client=`` to pool connections.
+    next to a model call; pass your own ``client=`` to pool connections. Certificates are
+    verified as ``lovia.http_config`` says; proxies from the environment only with
+    ``trust_env``.
     """
     base = sdk.DefaultAsyncHttpxClient.__mro__[1]
     # The SDK's own httpx flavour (httpx or its fork httpx2) provides the matching Limits.
     httpx_module = importlib.import_module(base.__module__.split(".")[0])
     limits = httpx_module.Limits(max_connections=100, max_keepalive_connections=0)
-    return sdk.DefaultAsyncHttpxClient(timeout=timeout, limits=limits)
+    return sdk.DefaultAsyncHttpxClient(
+        timeout=timeout, limits=limits, verify=_verify(), trust_env=trust_env
+    )
+
+
+_VERIFY: dict[tuple[str, str], Any] = {}
+
+
+def _verify() -> Any:
+    """``resolve_verify()``, built once per setting: loading a CA store takes milliseconds."""
+    key = (os.environ.get("LOVIA_HTTP_INSECURE", ""), os.environ.get("LOVIA_HTTP_CA_BUNDLE", ""))
+    found = _VERIFY.get(key)
+    if found is None:
+        found = _VERIFY[key] = resolve_verify()
+    return found
 
 
 def sdk_client(
@@ -102,11 +121,15 @@ def sdk_client(
     key_variable: str,
     base_url: str | None,
     url_variable: str,
-    timeout: float,
+    timeout: float | None,
+    trust_env: bool | None = None,
+    default_headers: dict[str, str] | None = None,
 ) -> Any:
     """A new async client of the ``package`` SDK, keyed from ``api_key`` or ``key_variable``.
 
-    ``base_url`` falls back to ``url_variable``, then to the SDK's default. The client makes
+    ``base_url`` falls back to ``url_variable``, then to the SDK's default; ``timeout`` and
+    ``trust_env`` to the environment (``lovia.http_config``); ``default_headers`` go with
+    every request. The client makes
     no retries of its own: the agent's RetryPolicy is the one place that decides on retries.
     """
     try:
@@ -116,13 +139,16 @@ def sdk_client(
             f"the {package} provider needs the {package} package",
             hint=f"pip install 'lovia[{package}]'",
         ) from exc
+    url = base_url or os.environ.get(url_variable) or None
+    seconds = resolve_timeout(timeout)
     key = api_key_from_env(api_key, key_variable, package)
     return getattr(sdk, client_class)(
         api_key=key,
-        base_url=base_url or os.environ.get(url_variable) or None,
+        base_url=url,
         max_retries=0,
-        timeout=timeout,
-        http_client=one_shot_http_client(sdk, timeout),
+        timeout=seconds,
+        http_client=one_shot_http_client(sdk, seconds, trust_env=resolve_trust_env(trust_env)),
+        default_headers=dict(default_headers) if default_headers else None,
     )
 
 
@@ -183,6 +209,11 @@ class SDKProvider:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, base_url={str(self.client.base_url)!r})"
 
+    @property
+    def base_url(self) -> str:
+        """The URL requests go to (without a trailing slash)."""
+        return str(self.client.base_url).rstrip("/")
+
     async def aclose(self) -> None:
         """Close the HTTP connections (only those of a client this provider created)."""
         if self._owns_client:
@@ -193,3 +224,14 @@ class SDKProvider:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def with_extra_body(
+    settings: ModelSettings | None, extra_body: dict[str, Any]
+) -> ModelSettings | None:
+    """``settings`` under a provider's own ``extra_body``: the settings' keys win, key by key."""
+    if not extra_body:
+        return settings
+    if settings is None:
+        return ModelSettings(extra_body=dict(extra_body))
+    return replace(settings, extra_body={**extra_body, **settings.extra_body})

@@ -38,6 +38,7 @@ from ._common import (
     sdk_error,
     status_error,
     tool_choice_name,
+    with_extra_body,
 )
 from ._parts import anthropic_blocks
 from ._render import BodyCache, Marks
@@ -75,15 +76,24 @@ class AnthropicProvider(SDKProvider):
     """A Claude model through the Messages API, streamed.
 
     The key comes from ``api_key`` or ``ANTHROPIC_API_KEY`` (a missing one is a ``UserError``
-    right here), the URL from ``base_url`` or ``ANTHROPIC_BASE_URL``. The API requires
+    right here), the URL from
+    ``base_url`` or ``ANTHROPIC_BASE_URL``. The API requires
     ``max_tokens``: ``ModelSettings.max_tokens`` wins, else ``max_tokens`` given here.
     Extended thinking is switched on through ``ModelSettings(extra_body={"thinking": {...}})``;
     thinking blocks come back as ``ReasoningEntry``s whose signature is kept in ``metadata``
     and sent back on later turns, as the API requires.
+    ``extra_body`` holds raw request fields for every call of this provider; an agent's
+    ``ModelSettings.extra_body`` wins key by key. Images (in input and in tool results) are
+    always sent, so ``supports_vision`` is true.
+
+    ``timeout`` (seconds) and ``trust_env`` (honour proxy variables) fall back to the
+    environment, as ``lovia.http_config`` describes (300 s, no proxies); ``default_headers``
+    go with every request.
     """
 
     name = "anthropic"
     supports_json_schema = False
+    supports_vision = True
 
     def __init__(
         self,
@@ -93,10 +103,14 @@ class AnthropicProvider(SDKProvider):
         base_url: str | None = None,
         client: Any = None,
         max_tokens: int = 4096,
-        timeout: float = 600.0,
+        timeout: float | None = None,
+        trust_env: bool | None = None,
+        extra_body: dict[str, Any] | None = None,
+        default_headers: dict[str, str] | None = None,
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
+        self.extra_body = dict(extra_body or {})
         self._owns_client = client is None
         if client is None:
             client = sdk_client(
@@ -107,6 +121,8 @@ class AnthropicProvider(SDKProvider):
                 base_url=base_url,
                 url_variable=_URL,
                 timeout=timeout,
+                trust_env=trust_env,
+                default_headers=default_headers,
             )
         self.client = client
 
@@ -136,6 +152,7 @@ class AnthropicProvider(SDKProvider):
                 }
                 for t in tools
             ]
+        settings = with_extra_body(settings, self.extra_body)
         if settings is not None:
             _apply_settings(req, settings, has_tools=bool(tools))
         return req

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from ..settings import ModelSettings
 from ..transcript import ModelDelta, TranscriptEntry
 
-if TYPE_CHECKING:
-    from ..settings import ModelSettings
-
-__all__ = ["Provider", "ToolSpec"]
+__all__ = ["ModelSettings", "Provider", "ToolSpec", "supports_vision"]
 
 ToolSpec = dict[str, Any]
 """A tool as a provider sees it: ``{"name", "description", "parameters"}`` (JSON schema)."""
@@ -39,3 +37,12 @@ class Provider(Protocol):
         response_format: dict[str, Any] | None = None,
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[ModelDelta]: ...
+
+
+def supports_vision(provider: object) -> bool:
+    """Whether ``provider`` sends images to its model (its ``supports_vision`` flag).
+
+    Anything without the flag (``None``, a custom provider that does not say) counts as
+    text only.
+    """
+    return getattr(provider, "supports_vision", False) is True

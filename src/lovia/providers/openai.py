@@ -37,6 +37,7 @@ from ._common import (
     sdk_error,
     status_error,
     tool_choice_name,
+    with_extra_body,
 )
 from ._parts import openai_content, openai_result_images
 from ._render import BodyCache, Marks, Renderer
@@ -67,6 +68,15 @@ class OpenAIChatProvider(SDKProvider):
     sent (in a user message after the tool messages) when ``supports_vision`` is true: by
     default on api.openai.com only, since many compatible servers run text-only models;
     elsewhere the model reads the result's text, which names each image.
+
+    ``extra_body`` holds raw request fields this endpoint always needs (a server's template
+    switches, a reasoning effort); an agent's ``ModelSettings.extra_body`` wins key by key.
+
+    ``timeout`` (seconds) and ``trust_env`` (honour proxy variables) fall back to the
+    environment, as ``lovia.http_config`` describes (300 s, no proxies); ``default_headers``
+    go with every request. ``official_dialect`` says whether the server speaks OpenAI's own
+    dialect (``max_completion_tokens``, images in tool results) when its host does not tell
+    (a proxy in front of OpenAI); ``replay_reasoning`` is another name for ``send_reasoning``.
     """
 
     name = "openai"
@@ -78,15 +88,21 @@ class OpenAIChatProvider(SDKProvider):
         api_key: str | None = None,
         base_url: str | None = None,
         client: Any = None,
-        timeout: float = 600.0,
+        timeout: float | None = None,
+        trust_env: bool | None = None,
         supports_json_schema: bool = True,
         send_reasoning: bool = False,
         max_tokens_param: str | None = None,
         supports_vision: bool | None = None,
+        extra_body: dict[str, Any] | None = None,
+        default_headers: dict[str, str] | None = None,
+        replay_reasoning: bool | None = None,
+        official_dialect: bool | None = None,
     ) -> None:
         self.model = model
+        self.extra_body = dict(extra_body or {})
         self.supports_json_schema = supports_json_schema
-        self.send_reasoning = send_reasoning
+        self.send_reasoning = send_reasoning if replay_reasoning is None else replay_reasoning
         self._owns_client = client is None
         if client is None:
             client = sdk_client(
@@ -97,17 +113,19 @@ class OpenAIChatProvider(SDKProvider):
                 base_url=base_url,
                 url_variable=_URL,
                 timeout=timeout,
+                trust_env=trust_env,
+                default_headers=default_headers,
             )
         self.client = client
         # OpenAI's own API wants max_completion_tokens (reasoning models refuse max_tokens);
         # the compatible servers all read max_tokens.
-        host = getattr(getattr(client, "base_url", None), "host", "")
+        official = official_dialect
+        if official is None:
+            official = getattr(getattr(client, "base_url", None), "host", "") == "api.openai.com"
         self.max_tokens_param = max_tokens_param or (
-            "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+            "max_completion_tokens" if official else "max_tokens"
         )
-        self.supports_vision = (
-            host == "api.openai.com" if supports_vision is None else supports_vision
-        )
+        self.supports_vision = official if supports_vision is None else supports_vision
 
     def request(
         self,
@@ -140,6 +158,7 @@ class OpenAIChatProvider(SDKProvider):
             ]
         if response_format is not None:
             req["response_format"] = response_format
+        settings = with_extra_body(settings, self.extra_body)
         if settings is not None:
             _apply_settings(req, settings, has_tools=bool(tools))
             if "max_tokens" in req and self.max_tokens_param != "max_tokens":

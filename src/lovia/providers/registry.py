@@ -5,12 +5,123 @@ from __future__ import annotations
 import difflib
 import os
 import warnings
+from collections.abc import Callable
 from typing import Any, Literal, overload
 
 from ..errors import UserError
 from .base import Provider
 
-__all__ = ["check_model", "model_from_env", "resolve_model"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ProviderFactory",
+    "check_model",
+    "model_from_env",
+    "provider_from_string",
+    "register_provider",
+    "resolve_model",
+]
+
+ProviderFactory = Callable[..., Any]
+"""``factory(model_name, **overrides) -> Provider``; ``overrides`` are the keywords
+``provider_from_string`` was given (``api_key``, ``base_url``, ``supports_vision``,
+``extra_body``), and a factory that takes none is fine as long as none are given."""
+
+ENTRY_POINT_GROUP = "lovia.providers"
+"""The entry-point group a package declares its model-string prefixes in."""
+
+_REGISTRY: dict[str, ProviderFactory] = {}  # prefixes registered in this process
+_ENTRY_POINTS: dict[str, Any] | None = None  # the group's entry points, read once
+
+
+def register_provider(prefix: str, factory: ProviderFactory) -> None:
+    """Make model strings ``"PREFIX:NAME"`` build their provider with ``factory(NAME)``.
+
+    The prefix is case-insensitive; a later registration replaces an earlier one, the
+    built-in prefixes (``openai``, ``anthropic`` and their aliases) included.
+    """
+    if not isinstance(prefix, str) or not prefix.strip() or ":" in prefix:
+        raise UserError(
+            f"cannot register {prefix!r} as a model prefix",
+            hint="pass the part before the colon of the model strings, e.g. 'mistral'",
+        )
+    if not callable(factory):
+        raise UserError(
+            f"the factory for prefix {prefix!r} is not callable",
+            hint="pass a provider class or a function model_name -> Provider",
+        )
+    _REGISTRY[prefix.strip().lower()] = factory
+
+
+def provider_from_string(
+    spec: str,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    supports_vision: bool | None = None,
+    extra_body: dict[str, Any] | None = None,
+) -> Provider:
+    """The provider for the model string ``spec`` (``"openai:gpt-4.1"``, a bare name, ...).
+
+    The keywords override what the provider would read from the environment or infer from
+    its host; ``None`` (and an empty ``extra_body``) means not given. Prefixes registered
+    with ``register_provider`` come first, then the built-in ones, then the packages that
+    declare the prefix in the ``lovia.providers`` entry-point group (these cannot take over
+    a built-in prefix).
+    """
+    if not isinstance(spec, str):
+        raise UserError(
+            f"a model string must be a str, not {type(spec).__name__}",
+            hint="pass a string like 'openai:gpt-4.1'",
+        )
+    overrides: dict[str, Any] = {
+        k: v
+        for k, v in (
+            ("api_key", api_key),
+            ("base_url", base_url),
+            ("supports_vision", supports_vision),
+        )
+        if v is not None
+    }
+    if extra_body:
+        overrides["extra_body"] = dict(extra_body)
+    return _from_string(spec, overrides)
+
+
+def _entry_points() -> dict[str, Any]:
+    global _ENTRY_POINTS
+    if _ENTRY_POINTS is None:
+        from importlib import metadata
+
+        _ENTRY_POINTS = {
+            ep.name.lower(): ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)
+        }
+    return _ENTRY_POINTS
+
+
+def _plugin_factory(prefix: str) -> ProviderFactory | None:
+    """The factory an installed package declares for ``prefix``, loaded (once) on first use."""
+    found = _REGISTRY.get(prefix)
+    if found is not None:
+        return found
+    ep = _entry_points().get(prefix)
+    if ep is None:
+        return None
+    try:
+        obj = ep.load()
+    except Exception as exc:
+        raise UserError(
+            f"the provider package for prefix {prefix!r} failed to load ({ep.value!r}): {exc}",
+            hint="the package is installed but broken: check it imports, or uninstall it",
+        ) from exc
+    if not callable(obj):
+        raise UserError(
+            f"the entry point for prefix {prefix!r} ({ep.value!r}) is not a provider class or "
+            "callable factory",
+            hint="point the entry point at a Provider class or a function model_name -> Provider",
+        )
+    factory: ProviderFactory = obj
+    _REGISTRY[prefix] = factory
+    return factory
 
 
 def resolve_model(model: Any) -> Provider:
@@ -25,7 +136,7 @@ def resolve_model(model: Any) -> Provider:
             )
         model = env
     if isinstance(model, str):
-        return _from_string(model)
+        return _from_string(model, {})
     if isinstance(model, (list, tuple)):
         raise UserError(
             "an agent takes one model, not a list",
@@ -109,9 +220,12 @@ def _parse(spec: str, stacklevel: int = 4) -> tuple[str, str]:
                 stacklevel=stacklevel,
             )
         return "openai", spec
-    provider = _PREFIXES.get(prefix.strip().lower())
+    key = prefix.strip().lower()
+    provider = _PREFIXES.get(key)
     if provider is None:
-        raise _unknown_prefix(spec, prefix, name)
+        if key not in _REGISTRY and key not in _entry_points():
+            raise _unknown_prefix(spec, prefix, name)
+        provider = key
     if not name:
         raise UserError(
             f"model string {spec!r} has no model name",
@@ -134,7 +248,8 @@ def _unknown_prefix(spec: str, prefix: str, name: str) -> UserError:
         )
     hint = (
         "use 'openai:NAME' (any OpenAI-compatible server: set OPENAI_BASE_URL for vLLM, Ollama, "
-        "OpenRouter, ...) or 'anthropic:NAME'"
+        "OpenRouter, ...) or 'anthropic:NAME'; another vendor's prefix comes from "
+        "lovia.providers.register_provider or a package's 'lovia.providers' entry point"
     )
     if name and not name.startswith("/"):
         # "qwen3:8b" is an Ollama tag, not a prefix: its colon belongs to the name.
@@ -142,18 +257,48 @@ def _unknown_prefix(spec: str, prefix: str, name: str) -> UserError:
     return UserError(message, hint=hint)
 
 
-def _from_string(spec: str) -> Provider:
+def _from_string(spec: str, overrides: dict[str, Any]) -> Provider:
     provider, name = _parse(spec)
+    key = spec.partition(":")[0].strip().lower() if ":" in spec else ""
+    factory = _REGISTRY.get(key) if key else None
+    if factory is None and provider not in ("openai", "anthropic"):
+        factory = _plugin_factory(provider)
+    if factory is not None:
+        provider_: Provider = _call_factory(factory, key or provider, name, overrides)
+        return provider_
     if provider == "anthropic":
         from .anthropic import AnthropicProvider
 
-        return AnthropicProvider(name)
+        if "supports_vision" in overrides and overrides["supports_vision"] is not True:
+            raise UserError(
+                "AnthropicProvider always sends images: supports_vision=False is not supported",
+                hint="leave supports_vision unset for 'anthropic:' models",
+            )
+        overrides = {k: v for k, v in overrides.items() if k != "supports_vision"}
+        return AnthropicProvider(name, **overrides)
     from .openai import OpenAIChatProvider
 
-    if _looks_anthropic(spec) and not os.environ.get("OPENAI_API_KEY"):
+    if _looks_anthropic(spec) and not (
+        overrides.get("api_key") or os.environ.get("OPENAI_API_KEY")
+    ):
         raise UserError(
             f"no API key for {spec!r}: a model name without a prefix goes to an "
             "OpenAI-compatible server, which needs OPENAI_API_KEY",
             hint=f"for Anthropic's model write 'anthropic:{spec}' and set ANTHROPIC_API_KEY",
         )
-    return OpenAIChatProvider(name)
+    return OpenAIChatProvider(name, **overrides)
+
+
+def _call_factory(
+    factory: ProviderFactory, prefix: str, name: str, overrides: dict[str, Any]
+) -> Any:
+    if not overrides:
+        return factory(name)
+    try:
+        return factory(name, **overrides)
+    except TypeError as exc:
+        raise UserError(
+            f"the provider for prefix {prefix!r} does not accept api_key/base_url/"
+            f"supports_vision/extra_body overrides ({', '.join(overrides)}): {exc}",
+            hint="build the provider yourself and pass it as Agent(model=...)",
+        ) from exc

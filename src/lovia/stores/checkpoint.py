@@ -367,6 +367,9 @@ class CheckpointOptions:
     for it (``on_busy="wait"``, at most ``wait_timeout`` seconds when set) or raises
     ``RunBusy`` at once (``on_busy="fail"``). A holder that stops renewing loses the lease
     after ``lease_ttl`` seconds and the next run takes the run over. ``lease=False`` opts out.
+
+    ``resume_from`` continues (or replays) a ``RunSnapshot`` the caller holds; without a
+    checkpointer the run's progress is then kept in memory only.
     """
 
     checkpointer: Checkpointer
@@ -381,7 +384,7 @@ class CheckpointOptions:
 
     def __init__(
         self,
-        checkpointer: Checkpointer,
+        checkpointer: Checkpointer | None = None,
         run_id: str | None = None,
         if_run_exists: IfRunExists = "resume",
         delete_on_success: bool = False,
@@ -398,6 +401,15 @@ class CheckpointOptions:
                 f"unknown if_run_exists policy {if_run_exists!r}",
                 hint="use one of 'resume', 'restart', 'fail', 'resume_only'",
             )
+        if checkpointer is None:
+            if resume_from is None:
+                raise UserError(
+                    "CheckpointOptions needs a checkpointer",
+                    hint="pass a checkpointer such as SQLiteCheckpointer(path), or resume_from=",
+                )
+            from .memory import InMemoryCheckpointer  # only this run's own record
+
+            checkpointer = InMemoryCheckpointer()
         if not conforms(checkpointer, Checkpointer):
             raise UserError(
                 f"{type(checkpointer).__name__} is not a checkpointer",

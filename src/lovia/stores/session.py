@@ -56,3 +56,17 @@ class Session(Protocol):
     ) -> str: ...
 
     async def clear(self, session_id: str) -> None: ...
+
+
+def __getattr__(name: str) -> Any:
+    """``InMemorySession`` / ``SQLiteSession`` here too: lovia 0.9.119 defined them in this
+    module, and programs written for it import them from here."""
+    if name == "InMemorySession":
+        from .memory import InMemorySession
+
+        return InMemorySession
+    if name == "SQLiteSession":
+        from .sqlite_session import SQLiteSession
+
+        return SQLiteSession
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
