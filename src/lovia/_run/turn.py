@@ -8,7 +8,7 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
-from ..context.policy import ContextRequest
+from ..context.policy import ContextRequest, prepare_view
 from ..errors import ContextOverflowError
 from ..tracing import model_call_span, record_model_usage
 from ..transcript import TranscriptEntry, to_entries
@@ -28,16 +28,20 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
     tooling = d.tooling(agent)
     attempt = 0
     while True:
-        view = await policy.prepare(
+        view = await prepare_view(
+            policy,
             ContextRequest(
                 entries=[*state.system_entries, *state.history, *state.entries],
                 state=state.context_state,
                 provider=provider,
                 reported_input_tokens=state.reported_input_tokens,
                 attempt=attempt,
-            )
+                tools=tuple(tooling.by_name.values()),
+            ),
         )
         state.context_state = view.state
+        if view.usage is not None:  # the policy's own model calls count in the run's usage
+            state.usage = state.usage + view.usage
         entries = await _inject_views(d, view.entries)
         if view.compacted is not None:
             await d.emit(_compaction_seen(d, view.compacted))

@@ -1,7 +1,14 @@
 """Context management: what part of the transcript each model call sees."""
 
 from .compaction import Compaction, Summarizer
-from .policy import ContextPolicy, ContextRequest, ContextView, NoopContextPolicy
+from .policy import (
+    CompactionRequest,
+    ContextPolicy,
+    ContextRequest,
+    ContextResult,
+    ContextView,
+    NoopContextPolicy,
+)
 from .recall import RECALL_TOOL_NAME, make_recall_tool
 from .results import FileResultStore, InMemoryResultStore, ResultStore, content_digest
 from .tokens import estimate_tokens
@@ -9,8 +16,10 @@ from .tokens import estimate_tokens
 __all__ = [
     "RECALL_TOOL_NAME",
     "Compaction",
+    "CompactionRequest",
     "ContextPolicy",
     "ContextRequest",
+    "ContextResult",
     "ContextView",
     "FileResultStore",
     "InMemoryResultStore",

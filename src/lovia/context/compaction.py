@@ -23,15 +23,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from ..errors import UserError
 from ..events import CompactionNotice, ContextCompacted
 from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry
 from ._render import Info, info_for, leading_system, protected_start, starts_block
 from .decisions import Decisions, carried_ratio, dump_decisions, load_decisions
-from .policy import ContextRequest, ContextView
+from .policy import CompactionRequest, ContextRequest, ContextResult, ContextView, compact_via
 from .recall import is_trimmed, make_recall_tool
 from .results import ResultStore, put_result, remember_call
 from .summary import summarize
+from .tokens import TokenBudget
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
@@ -71,24 +71,17 @@ class Compaction:
     def __init__(
         self,
         context_window: int | None = None,
-        compact_at: float = 0.85,
-        compact_to: float = 0.60,
+        compact_at: int | float = 0.85,
+        compact_to: int | float = 0.60,
         keep_recent_tokens: int | None = None,
         reserve_output_tokens: int = 16_384,
         store: ResultStore | None = None,
         summarizer: Summarizer | None = None,
     ) -> None:
-        if not 0 < compact_to < compact_at <= 1:
-            raise UserError(
-                f"need 0 < compact_to < compact_at <= 1, got {compact_to} and {compact_at}",
-                hint="e.g. Compaction(compact_at=0.85, compact_to=0.60)",
-            )
-        if context_window is not None and context_window <= reserve_output_tokens:
-            raise UserError(
-                f"context_window {context_window} leaves no room after "
-                f"reserve_output_tokens {reserve_output_tokens}",
-                hint="pass the model's real window, or a smaller reserve_output_tokens",
-            )
+        # The budget checks the settings (a window that is too small for the reserve is
+        # halved instead, as in 0.9.119); with no window yet, a large stand-in checks the marks.
+        window = context_window if context_window is not None else 1 << 30
+        TokenBudget(window, reserve_output_tokens, compact_at, compact_to)
         self.context_window = context_window
         self.compact_at = compact_at
         self.compact_to = compact_to
@@ -107,6 +100,10 @@ class Compaction:
     def tools(self) -> Sequence[Tool]:
         """``recall_tool_result``, so the model can reopen what a marker stands for."""
         return (self._recall,) if self._recall is not None else ()
+
+    async def compact(self, req: CompactionRequest) -> ContextResult:
+        """lovia 0.9.119's entry point: the view for ``req``; the state goes to ``req.scratch``."""
+        return await compact_via(self, req)
 
     async def prepare(self, request: ContextRequest) -> ContextView:
         """Render this call's view, compacting first when the estimate is over budget."""
@@ -153,10 +150,12 @@ class Compaction:
             if not attempt:
                 return None
             return 0.0, estimate / 2  # unknown window, refused view: halve it once
-        budget = self.context_window - self.reserve_output_tokens
+        b = TokenBudget(
+            self.context_window, self.reserve_output_tokens, self.compact_at, self.compact_to
+        )
         if attempt:
-            return 0.0, min(budget * self.compact_to, estimate) / 2
-        return budget * self.compact_at, budget * self.compact_to
+            return 0.0, min(b.target_tokens, estimate) / 2
+        return float(b.trigger_tokens), float(b.target_tokens)
 
     def _should_compact(
         self,
