@@ -11,12 +11,14 @@ from .policy import (
 )
 from .recall import RECALL_TOOL_NAME, make_recall_tool
 from .results import FileResultStore, InMemoryResultStore, ResultStore, content_digest
-from .tokens import estimate_tokens
+from .state import CompactionState, OffloadRecord, SummaryState
+from .tokens import TokenBudget, estimate_tokens
 
 __all__ = [
     "RECALL_TOOL_NAME",
     "Compaction",
     "CompactionRequest",
+    "CompactionState",
     "ContextPolicy",
     "ContextRequest",
     "ContextResult",
@@ -24,8 +26,11 @@ __all__ = [
     "FileResultStore",
     "InMemoryResultStore",
     "NoopContextPolicy",
+    "OffloadRecord",
     "ResultStore",
     "Summarizer",
+    "SummaryState",
+    "TokenBudget",
     "content_digest",
     "estimate_tokens",
     "make_recall_tool",

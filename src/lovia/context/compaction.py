@@ -330,12 +330,17 @@ def _shown(infos: list[Info], d: Decisions, i: int, recall: bool) -> Info:
     """The body entry at ``i`` as the view shows it under ``d``."""
     info = infos[i]
     if info.is_result:
-        if i < d.cleared_upto:
+        if i < d.cleared_upto or (d.cleared_ids and _cleared_by_id(info, d)):
             return info.cleared(recall)
         offloaded = d.offloaded.get(str(i)) if d.offloaded else None
         if offloaded is not None and offloaded == info.digest_if_huge():
             return info.preview(recall)
     return info
+
+
+def _cleared_by_id(info: Info, d: Decisions) -> bool:
+    entry = info.entry
+    return isinstance(entry, ToolResultEntry) and entry.call_id in d.cleared_ids
 
 
 async def _archive_all(store: ResultStore, infos: list[Info]) -> None:
@@ -371,7 +376,9 @@ def _clear_oldest(
     while i < prot and raw > goal:
         info = infos[i]
         marker = info.cleared(recall) if info.is_result else info
-        if marker is not info:  # outputs shorter than a marker are shown as they are
+        if marker is not info and not _cleared_by_id(
+            info, d
+        ):  # outputs shorter than a marker are shown as they are
             shown = info.preview(recall) if str(i) in d.offloaded else info
             raw -= shown.tokens - marker.tokens
             n += 1
