@@ -127,6 +127,9 @@ class NoopContextPolicy:
     async def compact(self, req: CompactionRequest) -> ContextResult:
         return ContextResult(entries=req.entries)
 
+    async def prepare(self, request: ContextRequest) -> ContextView:
+        return ContextView(list(request.entries), request.state)
+
 
 class _Preparer(Protocol):
     async def prepare(self, request: ContextRequest) -> ContextView: ...
@@ -165,9 +168,6 @@ async def compact_via(policy: _Preparer, req: CompactionRequest) -> ContextResul
         tokens_after=notice.tokens_after,
         detail=list(notice.detail),
     )
-
-    async def prepare(self, request: ContextRequest) -> ContextView:
-        return ContextView(list(request.entries), request.state)
 
 
 def policy_tools(policy: Any) -> Sequence[Tool]:
