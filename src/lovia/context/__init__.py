@@ -1,5 +1,6 @@
 """Context management: what part of the transcript each model call sees."""
 
+from ._render import clear_marker, offload_marker, summary_entry
 from .compaction import Compaction, Summarizer
 from .policy import (
     CompactionRequest,
@@ -9,13 +10,18 @@ from .policy import (
     ContextView,
     NoopContextPolicy,
 )
+from .prompts import REQUIRED_SECTIONS, SUMMARY_SYSTEM_PROMPT, SUMMARY_WRAPPER
 from .recall import RECALL_TOOL_NAME, make_recall_tool
 from .results import FileResultStore, InMemoryResultStore, ResultStore, content_digest
 from .state import CompactionState, OffloadRecord, SummaryState
+from .summarizer import LLMSummarizer, transcript_to_text
 from .tokens import TokenBudget, estimate_tokens
 
 __all__ = [
     "RECALL_TOOL_NAME",
+    "REQUIRED_SECTIONS",
+    "SUMMARY_SYSTEM_PROMPT",
+    "SUMMARY_WRAPPER",
     "Compaction",
     "CompactionRequest",
     "CompactionState",
@@ -25,13 +31,18 @@ __all__ = [
     "ContextView",
     "FileResultStore",
     "InMemoryResultStore",
+    "LLMSummarizer",
     "NoopContextPolicy",
     "OffloadRecord",
     "ResultStore",
     "Summarizer",
     "SummaryState",
     "TokenBudget",
+    "clear_marker",
     "content_digest",
     "estimate_tokens",
     "make_recall_tool",
+    "offload_marker",
+    "summary_entry",
+    "transcript_to_text",
 ]

@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any, Union
 
 from ..events import CompactionNotice, ContextCompacted
 from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry
-from ._render import Info, info_for, leading_system, protected_start, starts_block
+from ..usage import Usage
+from ._render import (
+    Info,
+    info_for,
+    leading_system,
+    protected_start,
+    starts_block,
+    summary_entry,
+)
 from .decisions import Decisions, carried_ratio, dump_decisions, load_decisions
 from .policy import CompactionRequest, ContextRequest, ContextResult, ContextView, compact_via
 from .recall import is_trimmed, make_recall_tool
@@ -44,7 +52,8 @@ log = logging.getLogger("lovia.context")
 Summarizer = Union[
     "Provider", Callable[[list[TranscriptEntry]], Union[str, Awaitable[str]]]  # noqa: UP007
 ]
-"""A provider to summarize with, or a callable ``(entries) -> str`` (sync or async)."""
+"""A provider to summarize with, an ``LLMSummarizer`` (or any object with its
+``summarize(entries, req=..., prior_summary=...)``), or a callable ``(entries) -> str``."""
 
 _MAX_ARCHIVED = 100_000  # (digest, call id) pairs remembered as archived by this instance
 _MEMOS = 4  # views remembered for incremental rendering (one per concurrent run)
@@ -124,12 +133,13 @@ class Compaction:
         sys_raw = sum(i.tokens for i in self._system_infos(system))
         rendered, raw = self._render(infos, decisions, memo)
         compacted: ContextCompacted | None = None
+        spent = Usage()  # the summary's model calls
         budget = self._budget((sys_raw + raw) * ratio, request.attempt)
         if budget is not None and self._should_compact(
             decisions, infos, sys_raw + raw, ratio, budget
         ):
             compacted = await self._compact(
-                request, infos, decisions, sys_raw, raw, ratio, budget[1]
+                request, infos, decisions, sys_raw, raw, ratio, budget[1], spent
             )
             if compacted is not None:
                 rendered, raw = self._render(infos, decisions, None)
@@ -140,7 +150,8 @@ class Compaction:
         view = [*system, *rendered]
         if compacted is not None:
             compacted.entries_after = list(view)
-        return ContextView(view, new_state, compacted)
+        used = spent if spent.total_tokens or spent.cache_write_tokens else None
+        return ContextView(view, new_state, compacted, used)
 
     # -- budget and decisions ------------------------------------------------------------
 
@@ -189,11 +200,13 @@ class Compaction:
         raw: int,
         ratio: float,
         target: float,
+        spent: Usage,
     ) -> ContextCompacted | None:
         before = (sys_raw + raw) * ratio
         goal = target / ratio - sys_raw  # what the body may cost, in raw tokens
         prot = self._protected(infos, (0.0, target), ratio)
         steps: list[str] = []
+        summary: str | None = None
         raw, n = _offload_huge(infos, d, prot, raw, self._recall is not None)
         if n:
             steps.append(f"offloaded {n} large tool result{'s' * (n != 1)}")
@@ -202,9 +215,10 @@ class Compaction:
             if n:
                 steps.append(f"cleared {n} older tool result{'s' * (n != 1)}")
         if raw > goal:
-            raw, n = await self._summarize_oldest(request, infos, d, prot, raw, goal)
+            raw, n = await self._summarize_oldest(request, infos, d, prot, raw, goal, spent)
             if n:
                 steps.append(f"summarized {n} earlier entries")
+                summary = d.summary
         if not steps:
             log.debug("context over budget but nothing outside the protected tail to compact")
             return None
@@ -217,6 +231,7 @@ class Compaction:
         notice = CompactionNotice(
             reason=reason,
             reactive=bool(request.attempt),
+            summary=summary,
             tokens_before=int(before),
             tokens_after=int(after),
             detail=[line],
@@ -231,6 +246,7 @@ class Compaction:
         prot: int,
         raw: int,
         goal: float,
+        spent: Usage,
     ) -> tuple[int, int]:
         """Replace the oldest whole turns with one summary; returns (raw tokens, entries)."""
         limit = prot
@@ -251,7 +267,14 @@ class Compaction:
         recall = self._recall is not None
         span = [i.entry for i in _head(infos, d)]
         span += [_shown(infos, d, i, recall).entry for i in range(start, upto)]
-        text = await summarize(request.provider, self.summarizer, span)
+        try:
+            prior = d.summary or None
+            text = await summarize(
+                request.provider, self.summarizer, span, prior=prior, usage=spent
+            )
+        except Exception as exc:  # a failed summary must not fail the run
+            log.warning("the summary failed (%s); the span was left as it was", exc)
+            return raw, 0
         if not text:
             log.warning("the summarizer returned no text; the span was left as it was")
             return raw, 0
@@ -400,17 +423,7 @@ def _head(infos: list[Info], d: Decisions) -> list[Info]:
     """What stands for the summarized span: the summary, then the kept user message."""
     if not d.summary_upto:
         return []
-    head = [_summary_entry(d.summary)]
+    head = [info_for(summary_entry(d.summary))]
     if 0 <= d.summary_kept < d.summary_upto:
         head.append(infos[d.summary_kept])
     return head
-
-
-def _summary_entry(text: str) -> Info:
-    return info_for(
-        InputEntry(
-            role="user",
-            content="[Summary of the earlier conversation and work, written to save context]\n"
-            + text,
-        )
-    )
