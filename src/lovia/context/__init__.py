@@ -15,7 +15,7 @@ from .recall import RECALL_TOOL_NAME, make_recall_tool
 from .results import FileResultStore, InMemoryResultStore, ResultStore, content_digest
 from .state import CompactionState, OffloadRecord, SummaryState
 from .summarizer import LLMSummarizer, transcript_to_text
-from .tokens import TokenBudget, estimate_tokens
+from .tokens import TokenBudget, TokenCounter, estimate_tokens
 
 __all__ = [
     "RECALL_TOOL_NAME",
@@ -38,6 +38,7 @@ __all__ = [
     "Summarizer",
     "SummaryState",
     "TokenBudget",
+    "TokenCounter",
     "clear_marker",
     "content_digest",
     "estimate_tokens",
