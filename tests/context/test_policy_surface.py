@@ -146,3 +146,27 @@ def test_safe_window_keeps_tool_pairs_whole() -> None:
     assert safe_window(orphan, tail=2) == [orphan[3]]
     assert safe_window([user("a"), *pair("x")], head=-3, tail=0) == []
     assert safe_window([user("a"), *pair("x")], head=1, tail=1) == [user("a"), *pair("x")]
+
+
+async def test_a_view_without_the_system_entry_gets_it_back() -> None:
+    """A policy that drops the instructions still sends them: the run's rendered system
+    entry opens every view, the same text on every call."""
+
+    class DropSystem:
+        async def compact(self, req: CompactionRequest) -> ContextResult:
+            body = [e for e in req.entries if getattr(e, "role", None) != "system"]
+            return ContextResult(entries=body, changed=True)
+
+    model = ScriptedProvider([call("fetch", {"n": 1}), text("done")])
+    turns: list[int] = []
+    agent = Agent(name="a", instructions="BASE", model=model, tools=[fetch_tool(10)])
+
+    @agent.instruction
+    def stamp(ctx) -> str:  # type: ignore[no-untyped-def]
+        turns.append(ctx.turn)
+        return f"turn {ctx.turn}"
+
+    await Runner.run(agent, "go", context_policy=DropSystem())
+    assert [m[0].role for m in model.calls] == ["system", "system"]
+    assert model.calls[0][0].content == model.calls[1][0].content
+    assert "BASE" in model.calls[1][0].content and "turn 0" in model.calls[1][0].content

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import UserError
-from ..transcript import TranscriptEntry
+from ..transcript import TranscriptEntry, leading_system_count
 from ..usage import Usage
 
 if TYPE_CHECKING:
@@ -219,4 +219,15 @@ async def prepare_view(policy: Any, request: ContextRequest) -> ContextView:
             entries_before=list(request.entries), entries_after=list(result.entries), notice=notice
         )
     used = req.usage if req.usage.total_tokens or req.usage.cache_write_tokens else None
-    return ContextView(list(result.entries), req.scratch, event, used)
+    return ContextView(_with_system(request.entries, result.entries), req.scratch, event, used)
+
+
+def _with_system(
+    given: Sequence[TranscriptEntry], view: Sequence[TranscriptEntry]
+) -> list[TranscriptEntry]:
+    """``view``, opened by the transcript's system entries again if the policy dropped them:
+    the instructions rendered for this run stay the same on every call."""
+    n = leading_system_count(given)
+    if n and leading_system_count(view) == 0:
+        return [*given[:n], *view]
+    return list(view)
