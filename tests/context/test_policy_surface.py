@@ -170,3 +170,26 @@ async def test_a_view_without_the_system_entry_gets_it_back() -> None:
     assert [m[0].role for m in model.calls] == ["system", "system"]
     assert model.calls[0][0].content == model.calls[1][0].content
     assert "BASE" in model.calls[1][0].content and "turn 0" in model.calls[1][0].content
+
+
+async def test_images_cost_a_flat_estimate_and_leave_with_their_result() -> None:
+    from lovia.context import TokenCounter
+    from lovia.parts import ImagePart, TextPart
+
+    shot = ImagePart(data="A" * 400_000, mime_type="image/png")
+    counter = TokenCounter(image_tokens=1_000)
+    asked = InputEntry(role="user", content=[TextPart(text="look"), shot])
+    assert counter.count_entry(asked) == 1 + 1_000 + counter.entry_overhead
+    # a screenshot per result: the old ones are cleared, and their images go with them
+    entries: list = [InputEntry(role="user", content="shoot")]
+    for i in range(6):
+        entries += [
+            ToolCallEntry(call_id=f"s{i}", name="screenshot"),
+            ToolResultEntry(call_id=f"s{i}", output=f"[image {i}]", parts=[shot]),
+        ]
+    policy = Compaction(context_window=8_000, reserve_output_tokens=1_000, image_tokens=1_000)
+    result = await policy.compact(CompactionRequest(entries, provider=ScriptedProvider([])))
+    assert result.compacted
+    kept = [e for e in result.entries if isinstance(e, ToolResultEntry) and e.parts]
+    assert 0 < len(kept) < 6 and kept[-1].call_id == "s5"
+    assert sum(counter.count_entry(e) for e in result.entries) < 8_000 - 1_000

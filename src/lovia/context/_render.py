@@ -13,7 +13,7 @@ from .prompts import SUMMARY_WRAPPER
 from .recall import RECALL_TOOL_NAME
 from .results import content_digest
 from .state import OffloadRecord
-from .tokens import entry_tokens
+from .tokens import IMAGE_TOKENS, entry_tokens
 
 __all__ = [
     "HUGE_RESULT_CHARS",
@@ -39,9 +39,9 @@ class Info:
 
     __slots__ = ("_cleared", "_digest", "_preview", "entry", "is_result", "tokens")
 
-    def __init__(self, entry: TranscriptEntry) -> None:
+    def __init__(self, entry: TranscriptEntry, image_tokens: int = IMAGE_TOKENS) -> None:
         self.entry = entry
-        self.tokens = entry_tokens(entry)
+        self.tokens = entry_tokens(entry, image_tokens=image_tokens)
         self.is_result = isinstance(entry, ToolResultEntry)
         self._digest: str | None = None
         self._cleared: Info | None = None
@@ -73,8 +73,8 @@ class Info:
                 else f"[tool result cleared to save context: {chars} chars]"
             )
             # An output shorter than its marker stays as it is: clearing it would cost more.
-            shorter = len(entry.output) <= len(text)
-            self._cleared = self if shorter else Info(entry.model_copy(update={"output": text}))
+            shorter = len(entry.output) <= len(text) and not entry.parts
+            self._cleared = self if shorter else Info(_replaced(entry, text))
         return self._cleared
 
     def preview(self, recall: bool = True) -> Info:
@@ -84,7 +84,7 @@ class Info:
             assert isinstance(entry, ToolResultEntry)
             record = OffloadRecord(entry.output[:PREVIEW_CHARS], len(entry.output), self.digest())
             text = offload_marker(record, recall)
-            self._preview = Info(entry.model_copy(update={"output": text}))
+            self._preview = Info(_replaced(entry, text))
         return self._preview
 
 
@@ -110,8 +110,13 @@ def summary_entry(text: str) -> InputEntry:
     return InputEntry(role="user", content=SUMMARY_WRAPPER.format(summary=text))
 
 
-def info_for(entry: TranscriptEntry) -> Info:
-    return Info(entry)
+def info_for(entry: TranscriptEntry, image_tokens: int = IMAGE_TOKENS) -> Info:
+    return Info(entry, image_tokens)
+
+
+def _replaced(entry: ToolResultEntry, text: str) -> ToolResultEntry:
+    """``entry`` showing ``text`` instead of its output (and without its images or files)."""
+    return entry.model_copy(update={"output": text, "parts": None})
 
 
 def leading_system(entries: Sequence[TranscriptEntry]) -> int:

@@ -39,7 +39,7 @@ from .policy import CompactionRequest, ContextRequest, ContextResult, ContextVie
 from .recall import is_trimmed, make_recall_tool
 from .results import ResultStore, put_result, remember_call
 from .summary import summarize
-from .tokens import TokenBudget
+from .tokens import IMAGE_TOKENS, TokenBudget
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
@@ -86,6 +86,7 @@ class Compaction:
         reserve_output_tokens: int = 16_384,
         store: ResultStore | None = None,
         summarizer: Summarizer | None = None,
+        image_tokens: int = IMAGE_TOKENS,
     ) -> None:
         # The budget checks the settings (a window that is too small for the reserve is
         # halved instead, as in 0.9.119); with no window yet, a large stand-in checks the marks.
@@ -98,6 +99,7 @@ class Compaction:
         self.reserve_output_tokens = reserve_output_tokens
         self.store = store
         self.summarizer = summarizer
+        self.image_tokens = image_tokens  # the flat estimate per image part
         # The policy always offers recall, as lovia 0.9.119's does: any marker it renders
         # (ahead of time, or after an overflow with an unknown window) has a tool behind it.
         self._recall: Tool | None = make_recall_tool(store)
@@ -308,7 +310,7 @@ class Compaction:
         infos = list(memo.infos) if memo is not None else []
         archive = self.store is not None
         for e in body[start:]:
-            info = info_for(e)
+            info = info_for(e, self.image_tokens)
             if archive and isinstance(e, ToolResultEntry):
                 if (info.digest(), e.call_id) not in self._archived:
                     pending.append(info)
@@ -316,7 +318,7 @@ class Compaction:
         return infos
 
     def _system_infos(self, system: list[TranscriptEntry]) -> list[Info]:
-        return [info_for(e) for e in system]
+        return [info_for(e, self.image_tokens) for e in system]
 
     async def _archive(self, pending: list[Info]) -> None:
         store = self.store
