@@ -193,3 +193,30 @@ async def test_images_cost_a_flat_estimate_and_leave_with_their_result() -> None
     kept = [e for e in result.entries if isinstance(e, ToolResultEntry) and e.parts]
     assert 0 < len(kept) < 6 and kept[-1].call_id == "s5"
     assert sum(counter.count_entry(e) for e in result.entries) < 8_000 - 1_000
+
+
+async def test_recall_answers_the_references_0_9_119_gave() -> None:
+    """A summary or marker from a 0.9.119 session names its digest (16 hex characters), and a
+    store it filled holds outputs under such keys: recall_tool_result finds both."""
+    output = "the full output " * 50
+    old_digest = hashlib.sha1(output.encode()).hexdigest()[:16]
+    history = [
+        InputEntry(role="user", content="go"),
+        ToolCallEntry(call_id="c1", name="fetch", arguments='{"n": 1}'),
+        ToolResultEntry(call_id="c1", output=output),
+    ]
+    store = InMemoryResultStore()
+    await store.put("3f0a5543b56c0ae4", "archived by 0.9.119")
+    refs = [old_digest, "3f0a5543b56c0ae4", "0000000000000000"]
+    model = ScriptedProvider(
+        [call("recall_tool_result", {"ref": r}, call_id=f"r{i}") for i, r in enumerate(refs)]
+        + [text("ok")]
+    )
+    agent = Agent(
+        name="a", model=model, tools=[fetch_tool(10)], context_policy=Compaction(store=store)
+    )
+    result = await Runner.run(agent, history)
+    answers = {e.call_id: e.output for e in result.entries if isinstance(e, ToolResultEntry)}
+    assert answers["r0"] == output
+    assert answers["r1"] == "archived by 0.9.119"
+    assert "No tool result found" in answers["r2"]
