@@ -208,26 +208,31 @@ class Compaction:
         goal = target / ratio - sys_raw  # what the body may cost, in raw tokens
         prot = self._protected(infos, (0.0, target), ratio)
         steps: list[str] = []
+        kinds: list[str] = []  # the steps' names, as 0.9.119 reports them
         summary: str | None = None
         raw, n = _offload_huge(infos, d, prot, raw, self._recall is not None)
         if n:
             steps.append(f"offloaded {n} large tool result{'s' * (n != 1)}")
+            kinds.append("offload")
         if raw > goal:
             raw, n = _clear_oldest(infos, d, prot, raw, goal, self._recall is not None)
             if n:
                 steps.append(f"cleared {n} older tool result{'s' * (n != 1)}")
+                kinds.append("clear")
         if raw > goal:
             raw, n = await self._summarize_oldest(request, infos, d, prot, raw, goal, spent)
             if n:
                 steps.append(f"summarized {n} earlier entries")
                 summary = d.summary
+                kinds.append("summary")
         if not steps:
             log.debug("context over budget but nothing outside the protected tail to compact")
             return None
         after = (sys_raw + raw) * ratio
-        reason = "overflow" if request.attempt else "pressure"
+        reason = ("reactive_" if request.attempt else "") + "+".join(kinds)
         line = (
-            f"Context compacted ({reason}): {', '.join(steps)}; about {int(before)} -> "
+            f"Context compacted{' after an overflow' if request.attempt else ''}: "
+            f"{', '.join(steps)}; about {int(before)} -> "
             f"{int(after)} tokens. The transcript is unchanged."
         )
         notice = CompactionNotice(

@@ -131,6 +131,9 @@ class NoopContextPolicy:
         return ContextView(list(request.entries), request.state)
 
 
+_REPLAY = "sticky_replay"
+
+
 class _Preparer(Protocol):
     async def prepare(self, request: ContextRequest) -> ContextView: ...
 
@@ -156,8 +159,10 @@ async def compact_via(policy: _Preparer, req: CompactionRequest) -> ContextResul
         a is not b for a, b in zip(view.entries, given, strict=True)
     )
     notice = view.compacted.notice if view.compacted is not None else None
-    if notice is None:
-        return ContextResult(entries=view.entries, changed=changed)
+    if notice is None:  # a view made from earlier decisions only
+        return ContextResult(
+            entries=view.entries, changed=changed, reason=_REPLAY if changed else None
+        )
     return ContextResult(
         entries=view.entries,
         changed=changed,
@@ -208,7 +213,7 @@ async def prepare_view(policy: Any, request: ContextRequest) -> ContextView:
     event = None
     if result.compacted:
         notice = CompactionNotice(
-            reason=result.reason or ("overflow" if req.overflow else "pressure"),
+            reason=result.reason or ("reactive" if req.overflow else "compacted"),
             reactive=req.overflow,
             summary=result.summary,
             tokens_before=result.tokens_before,
