@@ -220,3 +220,35 @@ async def test_recall_answers_the_references_0_9_119_gave() -> None:
     assert answers["r0"] == output
     assert answers["r1"] == "archived by 0.9.119"
     assert "No tool result found" in answers["r2"]
+
+
+async def test_an_overflow_the_policy_cannot_shrink_is_not_retried() -> None:
+    """After a refusal the policy gets one more go; a view about as big as the refused one is
+    not sent again (it would be refused and paid for), the overflow surfaces instead."""
+    from lovia import ContextOverflowError
+
+    from .support import RefusingProvider
+
+    class SameAgain:
+        async def compact(self, req: CompactionRequest) -> ContextResult:
+            return ContextResult(entries=req.entries, changed=req.overflow, compacted=req.overflow)
+
+    for policy in (SameAgain(), Compaction()):  # a short prompt: nothing to compact
+        inner = ScriptedProvider([text("never")])
+        model = RefusingProvider(inner, refusals=1)
+        with pytest.raises(ContextOverflowError):
+            await Runner.run(Agent(name="a", model=model, context_policy=policy), "hello")
+        assert len(model.refused_sizes) == 1 and inner.calls == []
+    # a view the policy did shrink is retried, and answers
+    inner = ScriptedProvider([text("fine")])
+    model = RefusingProvider(inner, refusals=1)
+    long_input = [InputEntry(role="user", content="x" * 4_000), *([InputEntry(content="q")] * 3)]
+
+    class TailOnOverflow:
+        async def compact(self, req: CompactionRequest) -> ContextResult:
+            view = safe_window(req.entries, tail=2) if req.overflow else req.entries
+            return ContextResult(entries=view, changed=req.overflow, compacted=req.overflow)
+
+    agent = Agent(name="a", model=model, context_policy=TailOnOverflow())
+    result = await Runner.run(agent, long_input)
+    assert result.output == "fine" and len(inner.calls) == 1

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..errors import UserError
 from ..transcript import TranscriptEntry, leading_system_count
 from ..usage import Usage
+from .tokens import entry_tokens
 
 if TYPE_CHECKING:
     from ..events import ContextCompacted
@@ -36,6 +37,7 @@ __all__ = [
     "compact_via",
     "policy_tools",
     "prepare_view",
+    "shrank_enough",
 ]
 
 
@@ -173,6 +175,13 @@ async def compact_via(policy: _Preparer, req: CompactionRequest) -> ContextResul
         tokens_after=notice.tokens_after,
         detail=list(notice.detail),
     )
+
+
+def shrank_enough(refused: Sequence[TranscriptEntry], view: Sequence[TranscriptEntry]) -> bool:
+    """Whether ``view`` is clearly (5% or more, by the estimate) smaller than the ``refused``
+    one: a retry of a view about as big would be refused again, and paid for."""
+    before = sum(entry_tokens(e) for e in refused)
+    return sum(entry_tokens(e) for e in view) <= before * 0.95
 
 
 def policy_tools(policy: Any) -> Sequence[Tool]:
