@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .context import Compaction, ContextPolicy
+from .context.policy import policy_tools
 from .errors import UserError
 from .guardrails import Guardrail
 from .handoffs import Handoff, agent_tool, as_handoff, handoff_tool
@@ -150,7 +151,7 @@ class Agent:
         own: list[Tool] = list(self.tools)
         moves = [handoff_tool(h) for h in handoffs]
         taken = {t.name for t in (*own, *moves)}
-        offered = [t for t in policy.tools() if t.name not in taken]
+        offered = [t for t in policy_tools(policy) if t.name not in taken]
         if not own and not moves and not _marks_ahead(policy):
             offered = []  # a tool-less agent's requests stay tool-less
         tools: list[Tool] = [*own, *moves, *offered]  # the policy's last, as in 0.9.119

@@ -53,6 +53,7 @@ __all__ = [
     "input_to_entries",
     "leading_system_count",
     "messages_to_entries",
+    "safe_window",
     "split_system",
     "to_entries",
     "to_json_safe",
@@ -416,6 +417,52 @@ def drop_dangling_tool_calls(entries: Iterable[TranscriptEntry]) -> list[Transcr
     if not dangling:
         return items
     return [e for e in items if id(e) not in dangling]
+
+
+def safe_window(
+    entries: Sequence[TranscriptEntry], *, head: int = 0, tail: int
+) -> list[TranscriptEntry]:
+    """The first ``head`` and last ``tail`` entries, with no tool result cut from its call.
+
+    When a kept result's call lies in the dropped middle, the tail grows back to that call
+    (repeatedly, as the grown tail may hold more such results); a result whose call is in
+    neither part is dropped. ``tail <= 0`` keeps only the head; when the parts meet, the
+    whole list comes back. A negative ``head`` counts as 0.
+    """
+    items = list(entries)
+    head = max(head, 0)
+    if tail <= 0:
+        return items[:head]
+    if head + tail >= len(items):
+        return items
+    kept_calls = {e.call_id for e in items[:head] if isinstance(e, ToolCallEntry)}
+    cut = len(items) - tail
+    while True:
+        tail_part = items[cut:]
+        seen = kept_calls | {e.call_id for e in tail_part if isinstance(e, ToolCallEntry)}
+        missing = {
+            e.call_id for e in tail_part if isinstance(e, ToolResultEntry) and e.call_id not in seen
+        }
+        if not missing:
+            break
+        found = [
+            i
+            for i in range(head, cut)
+            if isinstance(items[i], ToolCallEntry) and items[i].call_id in missing  # type: ignore[union-attr]
+        ]
+        if not found:  # the calls are nowhere to be had: drop their results instead
+            kept = [
+                e
+                for e in tail_part
+                if not (isinstance(e, ToolResultEntry) and e.call_id in missing)
+            ]
+            return items[:head] + kept
+        # the nearest call for each missing id, and the tail grows back to the earliest one
+        nearest = {items[i].call_id: i for i in found}  # type: ignore[union-attr]
+        cut = min(nearest.values())
+    if cut <= head:
+        return items
+    return items[:head] + items[cut:]
 
 
 def dangling_tool_calls(entries: Iterable[TranscriptEntry]) -> list[ToolCallEntry]:

@@ -65,7 +65,8 @@ async def test_view_shrinks_under_pressure_while_transcript_and_session_stay_who
     after_outputs = [e.output for e in first.entries_after if e.type == "tool_result"]
     assert len(after_outputs) == len(before_outputs)  # pairs kept, outputs shortened
     assert sum(map(len, after_outputs)) < sum(map(len, before_outputs))
-    assert first.notice.reason == "pressure" and first.notice.tokens_before == first.tokens_before
+    assert first.notice.reason in ("offload", "clear", "offload+clear")
+    assert first.notice.tokens_before == first.tokens_before
     (segment,) = await session.segments("u1")
     assert segment.meta["context_notice"] == compacted[-1].notice.to_dict()
 

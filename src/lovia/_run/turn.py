@@ -11,7 +11,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
-from ..context.policy import ContextRequest
+from ..context.policy import ContextRequest, prepare_view, shrank_enough
 from ..errors import ContextOverflowError
 from ..tracing import model_call_span, record_model_usage
 from ..transcript import TranscriptEntry, to_entries
@@ -30,17 +30,24 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
     policy = d.policy(agent)
     tooling = d.tooling(agent)
     attempt = 0
+    refused: tuple[list[TranscriptEntry], ContextOverflowError] | None = None
     while True:
-        view = await policy.prepare(
+        view = await prepare_view(
+            policy,
             ContextRequest(
                 entries=[*state.system_entries, *state.history, *state.entries],
                 state=state.context_state,
                 provider=provider,
                 reported_input_tokens=state.reported_input_tokens,
                 attempt=attempt,
-            )
+                tools=tuple(tooling.by_name.values()),
+            ),
         )
         state.context_state = view.state
+        if view.usage is not None:  # the policy's own model calls count in the run's usage
+            state.usage = state.usage + view.usage
+        if refused is not None and not shrank_enough(refused[0], view.entries):
+            raise refused[1]  # the same view again would be refused again
         entries = await _inject_views(d, view.entries)
         if view.compacted is not None:
             await d.emit(_compaction_seen(d, view.compacted))
@@ -72,10 +79,10 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
                     finish_reason=turn.finish_reason,
                     tracer=d.tracer,
                 )
-        except ContextOverflowError:
+        except ContextOverflowError as exc:
             if attempt:
                 raise
-            attempt = 1
+            attempt, refused = 1, (view.entries, exc)
             continue
         state.usage = state.usage + turn.usage
         if d.o.parent_usage is not None:

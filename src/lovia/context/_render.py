@@ -9,18 +9,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry
+from .prompts import SUMMARY_WRAPPER
 from .recall import RECALL_TOOL_NAME
 from .results import content_digest
-from .tokens import entry_tokens
+from .state import OffloadRecord
+from .tokens import IMAGE_TOKENS, entry_tokens
 
 __all__ = [
     "HUGE_RESULT_CHARS",
     "PREVIEW_CHARS",
     "Info",
+    "clear_marker",
     "info_for",
     "leading_system",
+    "offload_marker",
     "protected_start",
     "starts_block",
+    "summary_entry",
 ]
 
 HUGE_RESULT_CHARS = 4_000
@@ -34,9 +39,9 @@ class Info:
 
     __slots__ = ("_cleared", "_digest", "_preview", "entry", "is_result", "tokens")
 
-    def __init__(self, entry: TranscriptEntry) -> None:
+    def __init__(self, entry: TranscriptEntry, image_tokens: int = IMAGE_TOKENS) -> None:
         self.entry = entry
-        self.tokens = entry_tokens(entry)
+        self.tokens = entry_tokens(entry, image_tokens=image_tokens)
         self.is_result = isinstance(entry, ToolResultEntry)
         self._digest: str | None = None
         self._cleared: Info | None = None
@@ -61,13 +66,15 @@ class Info:
         if self._cleared is None:
             entry = self.entry
             assert isinstance(entry, ToolResultEntry)
-            text = f"[tool result cleared to save context: {len(entry.output)} chars"
-            if recall:
-                text += f'; {RECALL_TOOL_NAME}("{self.digest()}") shows it'
-            text += "]"
+            chars = len(entry.output)
+            text = (
+                clear_marker(self.digest(), chars)
+                if recall
+                else f"[tool result cleared to save context: {chars} chars]"
+            )
             # An output shorter than its marker stays as it is: clearing it would cost more.
-            shorter = len(entry.output) <= len(text)
-            self._cleared = self if shorter else Info(entry.model_copy(update={"output": text}))
+            shorter = len(entry.output) <= len(text) and not entry.parts
+            self._cleared = self if shorter else Info(_replaced(entry, text))
         return self._cleared
 
     def preview(self, recall: bool = True) -> Info:
@@ -75,18 +82,41 @@ class Info:
         if self._preview is None:
             entry = self.entry
             assert isinstance(entry, ToolResultEntry)
-            rest = len(entry.output) - PREVIEW_CHARS
-            text = f"{entry.output[:PREVIEW_CHARS]}\n[... {rest} more characters not shown"
-            text += " to save context."
-            if recall:
-                text += f' Call {RECALL_TOOL_NAME}("{self.digest()}") for the full output.'
-            text += "]"
-            self._preview = Info(entry.model_copy(update={"output": text}))
+            record = OffloadRecord(entry.output[:PREVIEW_CHARS], len(entry.output), self.digest())
+            text = offload_marker(record, recall)
+            self._preview = Info(_replaced(entry, text))
         return self._preview
 
 
-def info_for(entry: TranscriptEntry) -> Info:
-    return Info(entry)
+def clear_marker(ref: str, chars: int | None = None) -> str:
+    """The one-line text a cleared tool result shows: its size (when given) and the
+    ``recall_tool_result`` call that gives it back (``ref``: a digest or a call id)."""
+    size = f": {chars} chars" if chars is not None else ""
+    return f'[tool result cleared to save context{size}; {RECALL_TOOL_NAME}("{ref}") shows it]'
+
+
+def offload_marker(record: OffloadRecord, recall: bool = True) -> str:
+    """The text an offloaded tool result shows: its preview, how much is left out, and the
+    ``recall_tool_result`` call (by ``record.digest``) that gives the whole output back."""
+    rest = record.chars - len(record.preview)
+    text = f"{record.preview}\n[... {rest} more characters not shown to save context."
+    if recall:
+        text += f' Call {RECALL_TOOL_NAME}("{record.digest}") for the full output.'
+    return text + "]"
+
+
+def summary_entry(text: str) -> InputEntry:
+    """The user-role entry that shows the summary ``text`` in a view."""
+    return InputEntry(role="user", content=SUMMARY_WRAPPER.format(summary=text))
+
+
+def info_for(entry: TranscriptEntry, image_tokens: int = IMAGE_TOKENS) -> Info:
+    return Info(entry, image_tokens)
+
+
+def _replaced(entry: ToolResultEntry, text: str) -> ToolResultEntry:
+    """``entry`` showing ``text`` instead of its output (and without its images or files)."""
+    return entry.model_copy(update={"output": text, "parts": None})
 
 
 def leading_system(entries: Sequence[TranscriptEntry]) -> int:

@@ -23,15 +23,23 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from ..errors import UserError
 from ..events import CompactionNotice, ContextCompacted
 from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry
-from ._render import Info, info_for, leading_system, protected_start, starts_block
+from ..usage import Usage
+from ._render import (
+    Info,
+    info_for,
+    leading_system,
+    protected_start,
+    starts_block,
+    summary_entry,
+)
 from .decisions import Decisions, carried_ratio, dump_decisions, load_decisions
-from .policy import ContextRequest, ContextView
+from .policy import CompactionRequest, ContextRequest, ContextResult, ContextView, compact_via
 from .recall import is_trimmed, make_recall_tool
 from .results import ResultStore, put_result, remember_call
 from .summary import summarize
+from .tokens import IMAGE_TOKENS, TokenBudget
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
@@ -44,7 +52,8 @@ log = logging.getLogger("lovia.context")
 Summarizer = Union[
     "Provider", Callable[[list[TranscriptEntry]], Union[str, Awaitable[str]]]  # noqa: UP007
 ]
-"""A provider to summarize with, or a callable ``(entries) -> str`` (sync or async)."""
+"""A provider to summarize with, an ``LLMSummarizer`` (or any object with its
+``summarize(entries, req=..., prior_summary=...)``), or a callable ``(entries) -> str``."""
 
 _MAX_ARCHIVED = 100_000  # (digest, call id) pairs remembered as archived by this instance
 _MEMOS = 4  # views remembered for incremental rendering (one per concurrent run)
@@ -71,24 +80,18 @@ class Compaction:
     def __init__(
         self,
         context_window: int | None = None,
-        compact_at: float = 0.85,
-        compact_to: float = 0.60,
+        compact_at: int | float = 0.85,
+        compact_to: int | float = 0.60,
         keep_recent_tokens: int | None = None,
         reserve_output_tokens: int = 16_384,
         store: ResultStore | None = None,
         summarizer: Summarizer | None = None,
+        image_tokens: int = IMAGE_TOKENS,
     ) -> None:
-        if not 0 < compact_to < compact_at <= 1:
-            raise UserError(
-                f"need 0 < compact_to < compact_at <= 1, got {compact_to} and {compact_at}",
-                hint="e.g. Compaction(compact_at=0.85, compact_to=0.60)",
-            )
-        if context_window is not None and context_window <= reserve_output_tokens:
-            raise UserError(
-                f"context_window {context_window} leaves no room after "
-                f"reserve_output_tokens {reserve_output_tokens}",
-                hint="pass the model's real window, or a smaller reserve_output_tokens",
-            )
+        # The budget checks the settings (a window that is too small for the reserve is
+        # halved instead, as in 0.9.119); with no window yet, a large stand-in checks the marks.
+        window = context_window if context_window is not None else 1 << 30
+        TokenBudget(window, reserve_output_tokens, compact_at, compact_to)
         self.context_window = context_window
         self.compact_at = compact_at
         self.compact_to = compact_to
@@ -96,6 +99,7 @@ class Compaction:
         self.reserve_output_tokens = reserve_output_tokens
         self.store = store
         self.summarizer = summarizer
+        self.image_tokens = image_tokens  # the flat estimate per image part
         # The policy always offers recall, as lovia 0.9.119's does: any marker it renders
         # (ahead of time, or after an overflow with an unknown window) has a tool behind it.
         self._recall: Tool | None = make_recall_tool(store)
@@ -107,6 +111,10 @@ class Compaction:
     def tools(self) -> Sequence[Tool]:
         """``recall_tool_result``, so the model can reopen what a marker stands for."""
         return (self._recall,) if self._recall is not None else ()
+
+    async def compact(self, req: CompactionRequest) -> ContextResult:
+        """lovia 0.9.119's entry point: the view for ``req``; the state goes to ``req.scratch``."""
+        return await compact_via(self, req)
 
     async def prepare(self, request: ContextRequest) -> ContextView:
         """Render this call's view, compacting first when the estimate is over budget."""
@@ -127,12 +135,13 @@ class Compaction:
         sys_raw = sum(i.tokens for i in self._system_infos(system))
         rendered, raw = self._render(infos, decisions, memo)
         compacted: ContextCompacted | None = None
+        spent = Usage()  # the summary's model calls
         budget = self._budget((sys_raw + raw) * ratio, request.attempt)
         if budget is not None and self._should_compact(
             decisions, infos, sys_raw + raw, ratio, budget
         ):
             compacted = await self._compact(
-                request, infos, decisions, sys_raw, raw, ratio, budget[1]
+                request, infos, decisions, sys_raw, raw, ratio, budget[1], spent
             )
             if compacted is not None:
                 rendered, raw = self._render(infos, decisions, None)
@@ -143,7 +152,8 @@ class Compaction:
         view = [*system, *rendered]
         if compacted is not None:
             compacted.entries_after = list(view)
-        return ContextView(view, new_state, compacted)
+        used = spent if spent.total_tokens or spent.cache_write_tokens else None
+        return ContextView(view, new_state, compacted, used)
 
     # -- budget and decisions ------------------------------------------------------------
 
@@ -153,10 +163,12 @@ class Compaction:
             if not attempt:
                 return None
             return 0.0, estimate / 2  # unknown window, refused view: halve it once
-        budget = self.context_window - self.reserve_output_tokens
+        b = TokenBudget(
+            self.context_window, self.reserve_output_tokens, self.compact_at, self.compact_to
+        )
         if attempt:
-            return 0.0, min(budget * self.compact_to, estimate) / 2
-        return budget * self.compact_at, budget * self.compact_to
+            return 0.0, min(b.target_tokens, estimate) / 2
+        return float(b.trigger_tokens), float(b.target_tokens)
 
     def _should_compact(
         self,
@@ -190,34 +202,43 @@ class Compaction:
         raw: int,
         ratio: float,
         target: float,
+        spent: Usage,
     ) -> ContextCompacted | None:
         before = (sys_raw + raw) * ratio
         goal = target / ratio - sys_raw  # what the body may cost, in raw tokens
         prot = self._protected(infos, (0.0, target), ratio)
         steps: list[str] = []
+        kinds: list[str] = []  # the steps' names, as 0.9.119 reports them
+        summary: str | None = None
         raw, n = _offload_huge(infos, d, prot, raw, self._recall is not None)
         if n:
             steps.append(f"offloaded {n} large tool result{'s' * (n != 1)}")
+            kinds.append("offload")
         if raw > goal:
             raw, n = _clear_oldest(infos, d, prot, raw, goal, self._recall is not None)
             if n:
                 steps.append(f"cleared {n} older tool result{'s' * (n != 1)}")
+                kinds.append("clear")
         if raw > goal:
-            raw, n = await self._summarize_oldest(request, infos, d, prot, raw, goal)
+            raw, n = await self._summarize_oldest(request, infos, d, prot, raw, goal, spent)
             if n:
                 steps.append(f"summarized {n} earlier entries")
+                summary = d.summary
+                kinds.append("summary")
         if not steps:
             log.debug("context over budget but nothing outside the protected tail to compact")
             return None
         after = (sys_raw + raw) * ratio
-        reason = "overflow" if request.attempt else "pressure"
+        reason = ("reactive_" if request.attempt else "") + "+".join(kinds)
         line = (
-            f"Context compacted ({reason}): {', '.join(steps)}; about {int(before)} -> "
+            f"Context compacted{' after an overflow' if request.attempt else ''}: "
+            f"{', '.join(steps)}; about {int(before)} -> "
             f"{int(after)} tokens. The transcript is unchanged."
         )
         notice = CompactionNotice(
             reason=reason,
             reactive=bool(request.attempt),
+            summary=summary,
             tokens_before=int(before),
             tokens_after=int(after),
             detail=[line],
@@ -232,6 +253,7 @@ class Compaction:
         prot: int,
         raw: int,
         goal: float,
+        spent: Usage,
     ) -> tuple[int, int]:
         """Replace the oldest whole turns with one summary; returns (raw tokens, entries)."""
         limit = prot
@@ -252,7 +274,14 @@ class Compaction:
         recall = self._recall is not None
         span = [i.entry for i in _head(infos, d)]
         span += [_shown(infos, d, i, recall).entry for i in range(start, upto)]
-        text = await summarize(request.provider, self.summarizer, span)
+        try:
+            prior = d.summary or None
+            text = await summarize(
+                request.provider, self.summarizer, span, prior=prior, usage=spent
+            )
+        except Exception as exc:  # a failed summary must not fail the run
+            log.warning("the summary failed (%s); the span was left as it was", exc)
+            return raw, 0
         if not text:
             log.warning("the summarizer returned no text; the span was left as it was")
             return raw, 0
@@ -286,7 +315,7 @@ class Compaction:
         infos = list(memo.infos) if memo is not None else []
         archive = self.store is not None
         for e in body[start:]:
-            info = info_for(e)
+            info = info_for(e, self.image_tokens)
             if archive and isinstance(e, ToolResultEntry):
                 if (info.digest(), e.call_id) not in self._archived:
                     pending.append(info)
@@ -294,7 +323,7 @@ class Compaction:
         return infos
 
     def _system_infos(self, system: list[TranscriptEntry]) -> list[Info]:
-        return [info_for(e) for e in system]
+        return [info_for(e, self.image_tokens) for e in system]
 
     async def _archive(self, pending: list[Info]) -> None:
         store = self.store
@@ -331,12 +360,17 @@ def _shown(infos: list[Info], d: Decisions, i: int, recall: bool) -> Info:
     """The body entry at ``i`` as the view shows it under ``d``."""
     info = infos[i]
     if info.is_result:
-        if i < d.cleared_upto:
+        if i < d.cleared_upto or (d.cleared_ids and _cleared_by_id(info, d)):
             return info.cleared(recall)
         offloaded = d.offloaded.get(str(i)) if d.offloaded else None
         if offloaded is not None and offloaded == info.digest_if_huge():
             return info.preview(recall)
     return info
+
+
+def _cleared_by_id(info: Info, d: Decisions) -> bool:
+    entry = info.entry
+    return isinstance(entry, ToolResultEntry) and entry.call_id in d.cleared_ids
 
 
 async def _archive_all(store: ResultStore, infos: list[Info]) -> None:
@@ -372,7 +406,9 @@ def _clear_oldest(
     while i < prot and raw > goal:
         info = infos[i]
         marker = info.cleared(recall) if info.is_result else info
-        if marker is not info:  # outputs shorter than a marker are shown as they are
+        if marker is not info and not _cleared_by_id(
+            info, d
+        ):  # outputs shorter than a marker are shown as they are
             shown = info.preview(recall) if str(i) in d.offloaded else info
             raw -= shown.tokens - marker.tokens
             n += 1
@@ -394,17 +430,7 @@ def _head(infos: list[Info], d: Decisions) -> list[Info]:
     """What stands for the summarized span: the summary, then the kept user message."""
     if not d.summary_upto:
         return []
-    head = [_summary_entry(d.summary)]
+    head = [info_for(summary_entry(d.summary))]
     if 0 <= d.summary_kept < d.summary_upto:
         head.append(infos[d.summary_kept])
     return head
-
-
-def _summary_entry(text: str) -> Info:
-    return info_for(
-        InputEntry(
-            role="user",
-            content="[Summary of the earlier conversation and work, written to save context]\n"
-            + text,
-        )
-    )

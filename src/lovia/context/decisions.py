@@ -14,8 +14,18 @@ from typing import Any
 
 from ..transcript import InputEntry, ToolCallEntry, ToolResultEntry, TranscriptEntry
 from .policy import ContextRequest
+from .results import content_digest
+from .state import SCRATCH_KEY, CompactionState, unique_result_ids
+from .state import fingerprint as state_fingerprint
 
-__all__ = ["Decisions", "carried_ratio", "dump_decisions", "fingerprint", "load_decisions"]
+__all__ = [
+    "Decisions",
+    "carried_ratio",
+    "dump_decisions",
+    "fingerprint",
+    "from_0_9_119",
+    "load_decisions",
+]
 
 _STATE_VERSION = 1
 _MIN_SAMPLE = 1_000  # estimated tokens below which a reported count does not move the ratio
@@ -27,6 +37,7 @@ class Decisions:
     """What the policy decided so far, in body positions (the transcript after the system)."""
 
     cleared_upto: int = 0
+    cleared_ids: frozenset[str] = frozenset()  # call ids cleared by lovia 0.9.119
     offloaded: dict[str, str] = field(default_factory=dict)  # position -> digest
     summary_upto: int = 0
     summary: str = ""
@@ -36,6 +47,7 @@ class Decisions:
     def key(self) -> tuple[Any, ...]:
         return (
             self.cleared_upto,
+            self.cleared_ids,
             self.summary_upto,
             self.summary,
             self.summary_kept,
@@ -43,7 +55,13 @@ class Decisions:
         )
 
     def empty(self) -> bool:
-        return not (self.cleared_upto or self.offloaded or self.summary_upto or self.hold)
+        return not (
+            self.cleared_upto
+            or self.cleared_ids
+            or self.offloaded
+            or self.summary_upto
+            or self.hold
+        )
 
 
 def carried_ratio(state: dict[str, Any], request: ContextRequest) -> float:
@@ -62,7 +80,7 @@ def load_decisions(state: dict[str, Any], body: Sequence[TranscriptEntry]) -> De
     """The decisions in ``state`` that still fit ``body``; anything else starts over."""
     d = Decisions()
     if state.get("v") != _STATE_VERSION:
-        return d
+        return from_0_9_119(state, body) if SCRATCH_KEY in state else d
     upto = state.get("cleared_upto")
     if isinstance(upto, int) and 0 < upto <= len(body):
         if state.get("cleared_anchor") == fingerprint(body[upto - 1]):
@@ -82,6 +100,10 @@ def load_decisions(state: dict[str, Any], body: Sequence[TranscriptEntry]) -> De
                 d.summary_upto, d.summary = upto, text
                 kept = summary.get("kept")
                 d.summary_kept = kept if isinstance(kept, int) and kept < upto else -1
+    ids = state.get("cleared_ids")
+    if isinstance(ids, list):
+        unique = unique_result_ids(body)
+        d.cleared_ids = frozenset(i for i in ids if isinstance(i, str) and i in unique)
     hold = state.get("hold")
     d.hold = hold if isinstance(hold, int) and hold > 0 else 0
     return d
@@ -94,6 +116,8 @@ def dump_decisions(
     if d.cleared_upto:
         state["cleared_upto"] = d.cleared_upto
         state["cleared_anchor"] = fingerprint(body[d.cleared_upto - 1])
+    if d.cleared_ids:
+        state["cleared_ids"] = sorted(d.cleared_ids)
     if d.offloaded:
         state["offloaded"] = d.offloaded
     if d.summary_upto:
@@ -106,6 +130,28 @@ def dump_decisions(
     if d.hold:
         state["hold"] = d.hold
     return state
+
+
+def from_0_9_119(state: dict[str, Any], body: Sequence[TranscriptEntry]) -> Decisions:
+    """The decisions of a record lovia 0.9.119 wrote (``state["context"]``, version 3).
+
+    Its cleared ids stay ids; its offloads (by call id) become positions; its summary is
+    kept when the prefix it covers still has the fingerprint it recorded. Its ratio is not
+    carried: it calibrated 0.9.119's estimate, not this one.
+    """
+    old = CompactionState.load(state)
+    old.prune(unique_result_ids(body))
+    d = Decisions(cleared_ids=frozenset(old.cleared))
+    if old.offloaded:
+        for i, e in enumerate(body):
+            if isinstance(e, ToolResultEntry) and e.call_id in old.offloaded:
+                if len(e.output) == old.offloaded[e.call_id].chars:
+                    d.offloaded[str(i)] = content_digest(e.output)
+    s = old.summary
+    if s is not None and s.covered <= len(body) and s.text:
+        if state_fingerprint(body[: s.covered]) == s.fingerprint:
+            d.summary_upto, d.summary = s.covered, s.text
+    return d
 
 
 def fingerprint(entry: TranscriptEntry) -> str:

@@ -7,13 +7,14 @@ holds the output exactly as the tool returned it), then in the live transcript.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..run_context import RunContext
 from ..tools import Tool, tool
 from ..transcript import ToolResultEntry, TranscriptEntry
 from .results import ResultStore, content_digest, get_result, stored_digests
+from .state import result_digest
 
 __all__ = ["RECALL_TOOL_NAME", "is_trimmed", "make_recall_tool", "recall"]
 
@@ -23,6 +24,7 @@ RECALL_TOOL_NAME = "recall_tool_result"
 # archived as if it were the original, and a recall of one says what was lost.
 _TRIMMED = re.compile(r"\n\[lovia: trimmed \d+ of \d+ characters\]\Z")
 _DIGEST = re.compile(r"^[0-9a-f]{24}\Z")
+_OLD_DIGEST = re.compile(r"^[0-9a-f]{16}\Z")  # lovia 0.9.119's
 
 
 def is_trimmed(output: str) -> bool:
@@ -48,7 +50,8 @@ def make_recall_tool(store: ResultStore | None) -> Tool:
 async def recall(ref: str, entries: Sequence[TranscriptEntry], store: ResultStore | None) -> str:
     """The full output for ``ref`` (a digest or call id), or a plain "not found" text."""
     ref = ref.strip().strip("\"'")
-    if store is not None and _DIGEST.match(ref):
+    if store is not None and ref and not ref.startswith("call-"):
+        # a digest, or a key a 0.9.119 store holds (its digests, or call ids)
         archived = await get_result(store, ref)
         if archived is not None:
             return archived
@@ -77,10 +80,17 @@ def _latest_result(entries: Sequence[TranscriptEntry], call_id: str) -> ToolResu
 
 
 def _result_by_digest(entries: Sequence[TranscriptEntry], ref: str) -> ToolResultEntry | None:
-    if not _DIGEST.match(ref):
+    """The result whose digest is ``ref`` (this project's, or the one 0.9.119's markers and
+    summaries name)."""
+    digest: Callable[[str], str]
+    if _DIGEST.match(ref):
+        digest = content_digest
+    elif _OLD_DIGEST.match(ref):
+        digest = result_digest
+    else:
         return None
     for e in reversed(entries):
-        if isinstance(e, ToolResultEntry) and content_digest(e.output) == ref:
+        if isinstance(e, ToolResultEntry) and digest(e.output) == ref:
             return e
     return None
 

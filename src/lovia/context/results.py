@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+from urllib.parse import quote
 
 from ..errors import StoreError, UserError
 
@@ -34,7 +35,7 @@ __all__ = [
     "stored_digests",
 ]
 
-_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}\Z")
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}\Z")  # stored under its own name
 _DIGEST_CHARS = 24  # 96 bits of sha256: collisions are not a practical concern
 _DIGEST = re.compile(r"^[0-9a-f]{24}\Z")
 
@@ -45,8 +46,8 @@ class ResultStore(Protocol):
 
     The methods may be coroutines (as the built-in stores' are, and lovia 0.9.119's
     protocol has them) or plain functions, which are then called off the event loop.
-    ``put`` of a key that already holds the same text is a no-op; ``get`` of an unknown key
-    returns ``None``. Keys match ``[A-Za-z0-9_-]{1,128}``.
+    ``put`` replaces what the key held; ``get`` of an unknown key returns ``None``. Keys are
+    any text (the policy uses ``content_digest`` values and ``call_key`` lists).
     """
 
     def put(self, key: str, content: str) -> Awaitable[None] | None: ...
@@ -82,12 +83,20 @@ def call_key(call_id: str) -> str:
     return "call-" + content_digest(call_id)
 
 
+class InvalidStoreArgument(UserError, ValueError):
+    """A result store was given a bad key or size (also a ``ValueError``, as in 0.9.119)."""
+
+
+class ResultStoreError(StoreError, OSError):
+    """A file result store could not read or write (also an ``OSError``, as in 0.9.119)."""
+
+
 def check_key(key: str) -> str:
-    """``key`` if it is safe as a store key, else ``UserError``."""
-    if not isinstance(key, str) or not _KEY.match(key):
-        raise UserError(
-            f"invalid result store key {key!r}",
-            hint="keys are 1-128 characters of letters, digits, '_' or '-' (use content_digest)",
+    """``key`` if it is a string, else ``InvalidStoreArgument``."""
+    if not isinstance(key, str):
+        raise InvalidStoreArgument(
+            f"invalid result store key {key!r}: keys are strings",
+            hint="use content_digest(output) as the key",
         )
     return key
 
@@ -115,15 +124,21 @@ async def stored_digests(store: ResultStore, call_id: str) -> list[str]:
 
 
 class InMemoryResultStore:
-    """Keeps the last ``max_entries`` results in memory (least recently used go first)."""
+    """Keeps the last ``max_entries`` results in memory (least recently used go first).
 
-    def __init__(self, max_entries: int = 1024) -> None:
-        if max_entries < 1:
-            raise UserError(
-                f"max_entries must be at least 1, got {max_entries}",
+    ``max_entries=None`` keeps everything (only for short-lived stores: nothing is evicted).
+    """
+
+    def __init__(self, max_entries: int | None = 1024) -> None:
+        if max_entries is not None and (
+            not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 1
+        ):
+            raise InvalidStoreArgument(
+                f"max_entries must be at least 1 or None, got {max_entries!r}",
                 hint="use InMemoryResultStore(max_entries=1024) or a larger number",
             )
         self.max_entries = max_entries
+        self._max = max_entries
         self._items: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()  # called from worker threads
 
@@ -132,7 +147,7 @@ class InMemoryResultStore:
         with self._lock:
             self._items[key] = content
             self._items.move_to_end(key)
-            while len(self._items) > self.max_entries:
+            while self.max_entries is not None and len(self._items) > self.max_entries:
                 self._items.popitem(last=False)
 
     async def get(self, key: str) -> str | None:
@@ -148,7 +163,12 @@ class InMemoryResultStore:
 
 
 class FileResultStore:
-    """One file per result in ``dir`` (created if missing), each written atomically."""
+    """One file per result in ``dir`` (created if missing), each written atomically.
+
+    A key of 1-128 letters, digits, ``_`` or ``-`` (every digest the policy writes) is the
+    file's name; any other key is named by its sha256, so two keys never share a file. A
+    directory written by lovia 0.9.119 is read as well (its own file names are tried).
+    """
 
     def __init__(self, dir: str | os.PathLike[str]) -> None:
         self.dir = Path(dir)
@@ -161,7 +181,17 @@ class FileResultStore:
             ) from exc
 
     def _path(self, key: str) -> Path:
-        return self.dir / (check_key(key) + ".txt")
+        check_key(key)
+        if _PLAIN_KEY.match(key):
+            return self.dir / (key + ".txt")
+        return self.dir / (
+            "~" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest() + ".txt"
+        )
+
+    def _legacy_path(self, key: str) -> Path:
+        """The name lovia 0.9.119 gave ``key``'s file (quoted prefix, sha1 suffix)."""
+        digest = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return self.dir / f"{quote(key, safe='')[:80]}-{digest}.txt"
 
     async def put(self, key: str, content: str) -> None:
         await asyncio.to_thread(self._put, key, content)
@@ -186,19 +216,20 @@ class FileResultStore:
                 os.unlink(tmp)
                 raise
         except OSError as exc:
-            raise StoreError(
+            raise ResultStoreError(
                 f"cannot write result {key!r} to {str(self.dir)!r}: {exc}",
                 hint="check the directory's free space and permissions",
             ) from exc
 
     def _get(self, key: str) -> str | None:
-        path = self._path(key)
-        try:
-            return path.read_bytes().decode("utf-8", "surrogatepass")
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise StoreError(
-                f"cannot read result {key!r} from {str(self.dir)!r}: {exc}",
-                hint="check the directory's permissions",
-            ) from exc
+        for path in (self._path(key), self._legacy_path(key)):
+            try:
+                return path.read_bytes().decode("utf-8", "surrogatepass")
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise ResultStoreError(
+                    f"cannot read result {key!r} from {str(self.dir)!r}: {exc}",
+                    hint="check the directory's permissions",
+                ) from exc
+        return None
