@@ -33,7 +33,7 @@ def fetch(n: int) -> str:
 
 
 def record(path: Path, session_id: str) -> CompactionState:
-    with sqlite3.connect(path) as db:
+    with sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True) as db:
         (meta,) = db.execute(
             "SELECT meta_json FROM session_runs WHERE session_id = ?", (session_id,)
         ).fetchone()
