@@ -42,6 +42,7 @@ from .transcript import (
     ToolResultEntry,
     TranscriptEntry,
     UsageDelta,
+    call_arguments,
 )
 from .usage import Usage
 
@@ -209,7 +210,7 @@ def _render(
             text = e.content if text is None else text + e.content
         elif kind is ToolCallEntry:
             assert isinstance(e, ToolCallEntry)
-            calls.append(ToolCall(id=e.call_id, name=e.name, arguments=e.arguments))
+            calls.append(ToolCall(id=e.call_id, name=e.name, arguments=call_arguments(e.arguments)))
         elif kind is ReasoningEntry:
             assert isinstance(e, ReasoningEntry)
             reasoning = e.content if reasoning is None else reasoning + e.content

@@ -9,6 +9,7 @@ Entries are the stored form of a conversation; ``entries_to_messages`` gives the
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
@@ -305,6 +306,23 @@ def _from_message(item: dict[str, Any]) -> list[TranscriptEntry]:
 # -- the chat view: entries <-> messages ------------------------------------------------------
 
 
+def call_arguments(raw: str) -> str:
+    """A tool call's arguments as the model view re-sends them: always a JSON object.
+
+    A stream cut off mid-call, or a model that sent an array or a scalar, leaves arguments a
+    provider refuses when the history is sent again (OpenAI wants JSON text, Anthropic an
+    object). Those are wrapped as ``{"_raw": <the text as sent>}``; the stored entry keeps
+    what the model sent.
+    """
+    if not raw:
+        return "{}"
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return json.dumps({"_raw": raw}, ensure_ascii=False)
+    return raw if isinstance(value, dict) else json.dumps({"_raw": raw}, ensure_ascii=False)
+
+
 def entries_to_messages(entries: Iterable[TranscriptEntry]) -> list[Message]:
     """The chat view of ``entries``: a model turn's reasoning, text and tool calls become one
     assistant message; every tool result a ``tool`` message; inputs stay as they are."""
@@ -325,7 +343,7 @@ def entries_to_messages(entries: Iterable[TranscriptEntry]) -> list[Message]:
         if isinstance(e, AssistantTextEntry):
             text = e.content if text is None else text + e.content
         elif isinstance(e, ToolCallEntry):
-            calls.append(ToolCall(id=e.call_id, name=e.name, arguments=e.arguments))
+            calls.append(ToolCall(id=e.call_id, name=e.name, arguments=call_arguments(e.arguments)))
         elif isinstance(e, ToolResultEntry):
             flush()
             out.append(Message(role="tool", content=e.output, tool_call_id=e.call_id))

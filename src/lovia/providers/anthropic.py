@@ -28,6 +28,7 @@ from ..transcript import (
     ToolResultEntry,
     TranscriptEntry,
     UsageDelta,
+    call_arguments,
     leading_system_count,
 )
 from ..usage import Usage
@@ -379,12 +380,8 @@ def _blocks(e: TranscriptEntry) -> tuple[str, list[dict[str, Any]]]:
 
 
 def _arguments(raw: str) -> dict[str, Any]:
-    try:
-        value = json.loads(raw or "{}")
-    except ValueError:
-        # The model sent broken JSON earlier; its tool result already told it so.
-        return {}
-    return value if isinstance(value, dict) else {"value": value}
+    value: dict[str, Any] = json.loads(call_arguments(raw))
+    return value
 
 
 def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -> None:

@@ -28,6 +28,7 @@ from ..transcript import (
     ToolResultEntry,
     TranscriptEntry,
     UsageDelta,
+    call_arguments,
 )
 from ..usage import Usage
 from ._common import (
@@ -369,7 +370,7 @@ def _assistant_message(turn: list[TranscriptEntry], send_reasoning: bool) -> dic
                 {
                     "id": e.call_id,
                     "type": "function",
-                    "function": {"name": e.name, "arguments": e.arguments},
+                    "function": {"name": e.name, "arguments": call_arguments(e.arguments)},
                 }
             )
         elif isinstance(e, ReasoningEntry) and send_reasoning:
