@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from .messages import AssistantTurn, Message, ToolCall
-from .providers._render import BodyCache, Marks
+from .providers._render import SMALL_VIEW, BodyCache, Marks
 from .providers.base import ToolSpec
 from .settings import ModelSettings
 from .transcript import (
@@ -126,7 +126,9 @@ class ScriptedProvider:
         self._next += 1
         if isinstance(item, BaseException):
             raise item
-        turn = item if isinstance(item, AssistantTurn) else item(list(messages))
+        if isinstance(item, AssistantTurn):
+            return item
+        turn = item(list(messages))
         if inspect.isawaitable(turn):  # an async callable
             turn = await turn
         if isinstance(turn, str):
@@ -174,20 +176,15 @@ def _render(
     reasoning: str | None = None
     calls: list[ToolCall] = []
     pending = False
-
-    def flush() -> None:
-        nonlocal text, reasoning, calls, pending
-        if pending:
-            out.append(
-                Message(role="assistant", content=text, reasoning=reasoning, tool_calls=calls)
-            )
-            text, reasoning, calls, pending = None, None, [], False
-
     for i in range(start, len(entries)):
         e = entries[i]
         kind = type(e)
         if kind is InputEntry or kind is ToolResultEntry:
-            flush()
+            if pending:  # the assistant message so far ends here
+                out.append(
+                    Message(role="assistant", content=text, reasoning=reasoning, tool_calls=calls)
+                )
+                text, reasoning, calls, pending = None, None, [], False
             marks.append((i, len(out)))
             if kind is InputEntry:
                 assert isinstance(e, InputEntry)
@@ -213,7 +210,8 @@ def _render(
         elif kind is ReasoningEntry:
             assert isinstance(e, ReasoningEntry)
             reasoning = e.content if reasoning is None else reasoning + e.content
-    flush()
+    if pending:
+        out.append(Message(role="assistant", content=text, reasoning=reasoning, tool_calls=calls))
 
 
 _MESSAGES: BodyCache[Message] = BodyCache(_render)
@@ -223,4 +221,8 @@ def to_messages(entries: Sequence[TranscriptEntry]) -> list[Message]:
     """The chat view of ``entries`` (``lovia.transcript.entries_to_messages``), rendered once
     per entry: a view that extends an earlier one reuses its messages, so treat them as
     read-only."""
+    if len(entries) < SMALL_VIEW:  # a short view: one pass, nothing worth caching
+        out: list[Message] = []
+        _render(entries, 0, out, [])
+        return out
     return _MESSAGES.render(entries)

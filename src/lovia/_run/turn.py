@@ -11,7 +11,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
-from ..context.policy import ContextRequest
+from ..context.policy import ContextRequest, NoopContextPolicy
 from ..errors import ContextOverflowError
 from ..tracing import model_call_span, record_model_usage
 from ..transcript import TranscriptEntry, to_entries
@@ -31,47 +31,54 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
     tooling = d.tooling(agent)
     attempt = 0
     while True:
-        view = await policy.prepare(
-            ContextRequest(
-                entries=[*state.system_entries, *state.history, *state.entries],
-                state=state.context_state,
-                provider=provider,
-                reported_input_tokens=state.reported_input_tokens,
-                attempt=attempt,
+        whole = [*state.system_entries, *state.history, *state.entries]
+        compacted = None
+        if type(policy) is NoopContextPolicy:  # the whole transcript, state kept: no request
+            entries = whole
+        else:
+            view = await policy.prepare(
+                ContextRequest(
+                    entries=whole,
+                    state=state.context_state,
+                    provider=provider,
+                    reported_input_tokens=state.reported_input_tokens,
+                    attempt=attempt,
+                )
             )
+            state.context_state = view.state
+            entries, compacted = view.entries, view.compacted
+        if d.kit.plugin_order:  # plugins set up in this run may inject views
+            entries = await _inject_views(d, entries)
+        if compacted is not None:
+            await d.emit(_compaction_seen(d, compacted))
+        call = stream_turn(
+            provider,
+            entries,
+            tools=tooling.specs,
+            agent=agent,
+            output_type=d.output_type(agent),
+            retry=d.o.retry or agent.retry,
+            emit=d.emit,
+            deltas=d.emitter.listening,
         )
-        state.context_state = view.state
-        entries = await _inject_views(d, view.entries)
-        if view.compacted is not None:
-            await d.emit(_compaction_seen(d, view.compacted))
-        model = getattr(provider, "model", None)
         try:
-            with model_call_span(
-                d.tracer,
-                model=model,
-                turn=state.turn,
-                provider=getattr(provider, "name", None),
-            ) as span:
-                turn = await until_cancelled(
-                    d,
-                    stream_turn(
-                        provider,
-                        entries,
-                        tools=tooling.specs,
-                        agent=agent,
-                        output_type=d.output_type(agent),
-                        retry=d.o.retry or agent.retry,
-                        emit=d.emit,
-                        deltas=d.emitter.listening,
-                    ),
-                )
-                record_model_usage(
-                    span,
-                    input_tokens=turn.usage.input_tokens,
-                    output_tokens=turn.usage.output_tokens,
-                    finish_reason=turn.finish_reason,
-                    tracer=d.tracer,
-                )
+            if not d.traced:  # the no-op tracer: no span to open
+                turn = await until_cancelled(d, call)
+            else:
+                with model_call_span(
+                    d.tracer,
+                    model=getattr(provider, "model", None),
+                    turn=state.turn,
+                    provider=getattr(provider, "name", None),
+                ) as span:
+                    turn = await until_cancelled(d, call)
+                    record_model_usage(
+                        span,
+                        input_tokens=turn.usage.input_tokens,
+                        output_tokens=turn.usage.output_tokens,
+                        finish_reason=turn.finish_reason,
+                        tracer=d.tracer,
+                    )
         except ContextOverflowError:
             if attempt:
                 raise
