@@ -93,6 +93,11 @@ def batch(*specs: tuple[Any, ...]) -> AssistantTurn:
     return AssistantTurn(content=None, tool_calls=calls, usage=_usage())
 
 
+_TEXT_DELTAS: dict[str, TextDelta] = {}
+"""One ``TextDelta`` per character seen (deltas are frozen values: sharing them is safe)."""
+_MAX_CACHED_DELTAS = 4096
+
+
 class ScriptedProvider:
     """A ``Provider`` that plays a script; raises ``AssertionError`` when it runs dry.
 
@@ -158,8 +163,14 @@ class ScriptedProvider:
                 yield ReasoningDelta(ch)
             yield EntryCompletedDelta(ReasoningEntry(content=reasoning, provider=self.name))
         if turn.content:
+            deltas = _TEXT_DELTAS
             for ch in turn.content:
-                yield TextDelta(ch)
+                delta = deltas.get(ch)
+                if delta is None:
+                    delta = TextDelta(ch)
+                    if len(deltas) < _MAX_CACHED_DELTAS:
+                        deltas[ch] = delta
+                yield delta
         for index, c in enumerate(turn.tool_calls):
             yield ToolCallDelta(index, c.id, c.name, c.arguments)
         u = turn.usage

@@ -366,7 +366,8 @@ class RunDriver:
         await self.save()  # drained messages exist nowhere else: keep them before the model call
 
     async def save(self) -> None:
-        await self.recorder.save(self.state)
+        if self.recorder.checkpointer is not None:  # else there is nothing to write
+            await self.recorder.save(self.state)
 
     # -- the end ----------------------------------------------------------------------------
 
@@ -378,7 +379,8 @@ class RunDriver:
         guards = [*agent.output_guardrails, *self.kit.plugin_guards(agent, "output")]
         if guards:
             await check_guardrails(guards, output, self.ctx, "output")
-        await self.recorder.complete(state, stored)
+        if self.recorder.checkpointer is not None or self.recorder.session is not None:
+            await self.recorder.complete(state, stored)
         result = RunResult(
             output=output,
             entries=list(state.entries),
