@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from .messages import AssistantTurn, Message, ToolCall
-from .providers._render import BodyCache, Marks
+from .providers._render import SMALL_VIEW, BodyCache, Marks
 from .providers.base import ToolSpec
 from .settings import ModelSettings
 from .transcript import (
@@ -94,6 +94,11 @@ def batch(*specs: tuple[Any, ...]) -> AssistantTurn:
     return AssistantTurn(content=None, tool_calls=calls, usage=_usage())
 
 
+_TEXT_DELTAS: dict[str, TextDelta] = {}
+"""One ``TextDelta`` per character seen (deltas are frozen values: sharing them is safe)."""
+_MAX_CACHED_DELTAS = 4096
+
+
 class ScriptedProvider:
     """A ``Provider`` that plays a script; raises ``AssertionError`` when it runs dry.
 
@@ -127,7 +132,9 @@ class ScriptedProvider:
         self._next += 1
         if isinstance(item, BaseException):
             raise item
-        turn = item if isinstance(item, AssistantTurn) else item(list(messages))
+        if isinstance(item, AssistantTurn):
+            return item
+        turn = item(list(messages))
         if inspect.isawaitable(turn):  # an async callable
             turn = await turn
         if isinstance(turn, str):
@@ -157,8 +164,14 @@ class ScriptedProvider:
                 yield ReasoningDelta(ch)
             yield EntryCompletedDelta(ReasoningEntry(content=reasoning, provider=self.name))
         if turn.content:
+            deltas = _TEXT_DELTAS
             for ch in turn.content:
-                yield TextDelta(ch)
+                delta = deltas.get(ch)
+                if delta is None:
+                    delta = TextDelta(ch)
+                    if len(deltas) < _MAX_CACHED_DELTAS:
+                        deltas[ch] = delta
+                yield delta
         for index, c in enumerate(turn.tool_calls):
             yield ToolCallDelta(index, c.id, c.name, c.arguments)
         u = turn.usage
@@ -175,20 +188,15 @@ def _render(
     reasoning: str | None = None
     calls: list[ToolCall] = []
     pending = False
-
-    def flush() -> None:
-        nonlocal text, reasoning, calls, pending
-        if pending:
-            out.append(
-                Message(role="assistant", content=text, reasoning=reasoning, tool_calls=calls)
-            )
-            text, reasoning, calls, pending = None, None, [], False
-
     for i in range(start, len(entries)):
         e = entries[i]
         kind = type(e)
         if kind is InputEntry or kind is ToolResultEntry:
-            flush()
+            if pending:  # the assistant message so far ends here
+                out.append(
+                    Message(role="assistant", content=text, reasoning=reasoning, tool_calls=calls)
+                )
+                text, reasoning, calls, pending = None, None, [], False
             marks.append((i, len(out)))
             if kind is InputEntry:
                 assert isinstance(e, InputEntry)
@@ -214,7 +222,8 @@ def _render(
         elif kind is ReasoningEntry:
             assert isinstance(e, ReasoningEntry)
             reasoning = e.content if reasoning is None else reasoning + e.content
-    flush()
+    if pending:
+        out.append(Message(role="assistant", content=text, reasoning=reasoning, tool_calls=calls))
 
 
 _MESSAGES: BodyCache[Message] = BodyCache(_render)
@@ -224,4 +233,8 @@ def to_messages(entries: Sequence[TranscriptEntry]) -> list[Message]:
     """The chat view of ``entries`` (``lovia.transcript.entries_to_messages``), rendered once
     per entry: a view that extends an earlier one reuses its messages, so treat them as
     read-only."""
+    if len(entries) < SMALL_VIEW:  # a short view: one pass, nothing worth caching
+        out: list[Message] = []
+        _render(entries, 0, out, [])
+        return out
     return _MESSAGES.render(entries)

@@ -261,8 +261,9 @@ class ToolPhase:
         new = [r.call.call_id for r in ready if r.call.call_id not in state.started_calls]
         state.started_calls.extend(new)
         await d.save()  # in-doubt calls (and consumed approvals) are known before they start
-        for r in ready:
-            await d.emit(ev.ToolCallStarted(as_call(r.call)))
+        if d.emitter.heard():
+            for r in ready:
+                await d.emit(ev.ToolCallStarted(as_call(r.call)))
         if len(ready) == 1:  # one call runs in this task: no task, same cancellation
             await self._one(ready[0])
             return
@@ -272,25 +273,34 @@ class ToolPhase:
         await self._collect(tasks)
 
     async def _call(self, r: Ready) -> Outcome:
-        d, state = self.d, self.state
-        agent = state.agent
-        with tool_call_span(d.tracer, name=r.tool.name, call_id=r.call.call_id) as span:
-            try:
-                value = await run_tool(
-                    r.tool,
-                    r.args,
-                    d.ctx,
-                    default_retries=agent.default_tool_retries,
-                    default_timeout=agent.default_tool_timeout,
-                )
-            except (RunCancelled, asyncio.CancelledError):
-                raise
-            except Exception as exc:
-                log.warning("tool %s failed: %r", r.tool.name, exc)
+        d = self.d
+        agent = d.state.agent
+        if not d.traced:  # the no-op tracer: no span to open
+            failed, value = await self._attempt(r, agent, None)
+        else:
+            with tool_call_span(d.tracer, name=r.tool.name, call_id=r.call.call_id) as span:
+                failed, value = await self._attempt(r, agent, span)
+        return cast(Outcome, value) if failed else await rendered(r.tool, agent, value, d.ctx)
+
+    async def _attempt(self, r: Ready, agent: Agent, span: Any) -> tuple[bool, Any]:
+        """``(False, what the tool returned)`` or ``(True, the error's Outcome)``."""
+        try:
+            value = await run_tool(
+                r.tool,
+                r.args,
+                self.d.ctx,
+                default_retries=agent.default_tool_retries,
+                default_timeout=agent.default_tool_timeout,
+            )
+        except (RunCancelled, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.warning("tool %s failed: %r", r.tool.name, exc)
+            if span is not None:
                 span.record_exception(exc)
-                text = f"Tool error: {str(exc) or type(exc).__name__}"
-                return Outcome(text, True, raw=text, error=exc)
-        return await rendered(r.tool, agent, value, d.ctx)
+            text = f"Tool error: {str(exc) or type(exc).__name__}"
+            return True, Outcome(text, True, raw=text, error=exc)
+        return False, value
 
     async def _one(self, r: Ready) -> None:
         """Run a single call in the run's task. When the token fires the call is cancelled
@@ -374,6 +384,8 @@ class ToolPhase:
             if call.call_id in state.started_calls:
                 state.started_calls.remove(call.call_id)
         await d.save()
+        if not d.emitter.heard() and not any(o.is_error for _, o in results):
+            return
         for call, outcome in results:
             if outcome.error is not None:
                 await d.emit(ev.ToolCallFailed(outcome.error, as_call(call)))

@@ -8,14 +8,19 @@ from typing import TYPE_CHECKING, Any
 
 from .._run_types import Channel
 from ..events import Event, HandoffOccurred
-from .narrate import narrate
+from .narrate import narrate, narrating
 
 if TYPE_CHECKING:
+    from ..agent import Agent
     from ..hooks import AgentHooks
     from ..run_context import RunContext
     from .state import RunState
 
 __all__ = ["Channel", "Emitter"]
+
+
+def _no_hooks(agent: Agent) -> list[AgentHooks]:
+    return []
 
 
 class Emitter:
@@ -33,16 +38,17 @@ class Emitter:
         self.state = state
         self.channel = channel
         self._ctx: RunContext[Any] | None = None
-        self._plugin_hooks: Callable[[], list[AgentHooks]] = list
+        self._plugin_hooks: Callable[[Agent], list[AgentHooks]] = _no_hooks
         self._plugins: list[Any] = []
 
     def bind(
         self,
         ctx: RunContext[Any],
-        plugin_hooks: Callable[[], list[AgentHooks]],
+        plugin_hooks: Callable[[Agent], list[AgentHooks]],
         plugins: list[Any] | None = None,
     ) -> None:
-        """``plugins``: the run's plugin instances (a live list, empty in most runs)."""
+        """``plugin_hooks(agent)``: the hooks of that agent's plugins in this run;
+        ``plugins``: the run's plugin instances (a live list, empty in most runs)."""
         self._ctx = ctx
         self._plugin_hooks = plugin_hooks
         if plugins is not None:
@@ -63,7 +69,7 @@ class Emitter:
             receiving = event.to_agent.hooks
             if receiving and receiving not in out:
                 out.append(receiving)
-        plugins = self._plugin_hooks()
+        plugins = self._plugin_hooks(state.agent)
         if plugins:
             out.extend(h for h in plugins if h and h not in out)
         return out
@@ -75,14 +81,32 @@ class Emitter:
             self._entry_hooks
             or (state.turn_agent or state.agent).hooks
             or isinstance(event, HandoffOccurred)
-            or (self._plugins and self._plugin_hooks())
+            or (self._plugins and self._plugin_hooks(state.agent))
+        )
+
+    def heard(self) -> bool:
+        """Whether an event other than a handoff would reach anyone now: the emit sites on
+        the hot path ask this first and build no event when it is ``False``."""
+        if self.channel is not None or self._entry_hooks or narrating():
+            return True
+        state = self.state
+        return bool(
+            (state.turn_agent or state.agent).hooks
+            or (self._plugins and self._plugin_hooks(state.agent))
         )
 
     @property
     def listening(self) -> bool:
         """Whether an event would reach anyone (decided per event: the active agent and its
         plugins change on a handoff)."""
-        return self.channel is not None or bool(self.hook_sets())
+        if self.channel is not None:
+            return True
+        state = self.state
+        if not (
+            self._entry_hooks or (state.turn_agent or state.agent).hooks or self._plugins
+        ):  # the common case, without building the list
+            return False
+        return bool(self.hook_sets())
 
     async def emit(self, event: Event) -> None:
         narrate(event)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
+import os
 from typing import Any
 
 from .. import events as ev
@@ -33,6 +33,7 @@ from ..run_context import RunContext
 from ..stores.checkpoint import RunSnapshot
 from ..stores.run_lease import RunLease
 from ..tracing import (
+    NoopTracer,
     link_context,
     record_run_end,
     run_span,
@@ -62,6 +63,14 @@ __all__ = ["RunDriver", "RunOptions"]
 log = logging.getLogger("lovia.run")
 
 
+def _uuid4_hex() -> str:
+    """``uuid.uuid4().hex`` (random, version 4, RFC 4122 variant) without the UUID object."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40
+    b[8] = (b[8] & 0x3F) | 0x80
+    return b.hex()
+
+
 class RunDriver:
     """Drives one run from setup to its single terminal event."""
 
@@ -81,6 +90,7 @@ class RunDriver:
         self.budget = options.budget
         self.checkpoint = options.checkpoint
         self.tracer = options.tracer
+        self.traced = type(options.tracer) is not NoopTracer  # else spans are skipped
         self.approvals = approvals if approvals is not None else ApprovalChannel()
         self.state = RunState(agent)
         self.emitter = Emitter(agent.hooks, self.state, channel)
@@ -120,15 +130,15 @@ class RunDriver:
         self.all_tools = kit.all_tools
         self.tooling = kit.tooling
         self.known_agents = kit.known_agents
-        self.emitter.bind(self.ctx, lambda: kit.plugin_hooks(self.state.agent), kit.plugin_order)
+        self.emitter.bind(self.ctx, kit.plugin_hooks, kit.plugin_order)
 
     def _run_id(self) -> str:
         opts = self.checkpoint
         if opts is None:
-            return uuid.uuid4().hex
+            return _uuid4_hex()
         if opts.resume_from is not None:
             return opts.run_id or opts.resume_from.run_id
-        return opts.run_id or uuid.uuid4().hex
+        return opts.run_id or _uuid4_hex()
 
     # -- the whole run ----------------------------------------------------------------------
 
@@ -138,11 +148,9 @@ class RunDriver:
         span: Any = None
         try:
             check_arguments(self)
-            stored = await self._load()
-            if not self._replays_without_lease(stored):
-                await self.lease.acquire()
-                if self.checkpoint is not None and self.checkpoint.resume_from is None:
-                    stored = await self._load()  # what the store holds now that we own it
+            stored = await self._take() if self.checkpoint is not None else None
+            if not self.traced:  # the no-op tracer: no span, no link
+                return await self._run(stored)
             span_cm = run_span(
                 self.tracer,
                 agent=self.entry_agent.name,
@@ -184,9 +192,21 @@ class RunDriver:
         finally:
             if span_cm is not None:
                 span_cm.__exit__(None, None, None)
-            await self.kit.close_plugins()
+            if self.kit.plugin_order:
+                await self.kit.close_plugins()
             await self.kit.close_providers()
-            await self.lease.release()
+            if self.lease.active:
+                await self.lease.release()
+
+    async def _take(self) -> RunSnapshot | None:
+        """The stored run, read again once this attempt holds its lease (a replay of a
+        completed run takes none)."""
+        stored = await self._load()
+        if not self._replays_without_lease(stored):
+            await self.lease.acquire()
+            if self.checkpoint is not None and self.checkpoint.resume_from is None:
+                stored = await self._load()  # what the store holds now that we own it
+        return stored
 
     def _replays_without_lease(self, stored: RunSnapshot | None) -> bool:
         """A completed run is only replayed (no model, no tools; the session append is
@@ -238,14 +258,15 @@ class RunDriver:
                 return replayed
         await setup(self, snapshot)
         self.provider(self.state.agent)  # no model configured: fail before any event
-        await self.emit(
-            ev.RunStarted(
-                self.state.agent,
-                run_id=self.run_id,
-                session_id=self.o.session_id,
-                resumed=snapshot is not None,
+        if self.emitter.heard():
+            await self.emit(
+                ev.RunStarted(
+                    self.state.agent,
+                    run_id=self.run_id,
+                    session_id=self.o.session_id,
+                    resumed=snapshot is not None,
+                )
             )
-        )
         if snapshot is None:
             await start_new(self)
         return await self._loop(resumed=snapshot is not None)
@@ -269,7 +290,8 @@ class RunDriver:
             self._check_limits()
             state.turn += 1
             state.turn_agent = state.agent
-            await self.emit(ev.TurnStarted(state.agent, state.turn))
+            if self.emitter.heard():
+                await self.emit(ev.TurnStarted(state.agent, state.turn))
             await self._drain_mailbox()
             try:
                 message = await model_turn(self)
@@ -278,12 +300,14 @@ class RunDriver:
                 raise
             state.entries.extend(message)
             await self.save()
-            await self.emit(ev.MessageCompleted(message))
+            if self.emitter.heard():
+                await self.emit(ev.MessageCompleted(message))
             if self.budget is not None:
                 self.budget.check(state.usage)
             calls = [e for e in message if isinstance(e, ToolCallEntry)]
             if not calls:
-                await self.emit(ev.TurnEnded(state.agent, state.turn))
+                if self.emitter.heard():
+                    await self.emit(ev.TurnEnded(state.agent, state.turn))
                 if await self._ask_for_repair():
                     continue
                 return await self._finish()
@@ -316,7 +340,8 @@ class RunDriver:
         turn_agent = state.turn_agent or state.agent
         self.handoff_from = None
         await ToolPhase(self, resumed=resumed).run(calls)
-        await self.emit(ev.TurnEnded(turn_agent, state.turn))
+        if self.emitter.heard():
+            await self.emit(ev.TurnEnded(turn_agent, state.turn))
         if self.handoff_from is not None:
             await self.kit.activate_plugins(state.agent)
             await self.render_system()
@@ -342,7 +367,8 @@ class RunDriver:
         await self.save()  # drained messages exist nowhere else: keep them before the model call
 
     async def save(self) -> None:
-        await self.recorder.save(self.state)
+        if self.recorder.checkpointer is not None:  # else there is nothing to write
+            await self.recorder.save(self.state)
 
     # -- the end ----------------------------------------------------------------------------
 
@@ -354,7 +380,8 @@ class RunDriver:
         guards = [*agent.output_guardrails, *self.kit.plugin_guards(agent, "output")]
         if guards:
             await check_guardrails(guards, output, self.ctx, "output")
-        await self.recorder.complete(state, stored)
+        if self.recorder.checkpointer is not None or self.recorder.session is not None:
+            await self.recorder.complete(state, stored)
         result = RunResult(
             output=output,
             entries=list(state.entries),
@@ -366,7 +393,8 @@ class RunDriver:
             session_id=self.o.session_id,
             last_input_tokens=state.reported_input_tokens,
         )
-        await self.emit(ev.RunCompleted(result))
+        if self.emitter.heard() or result.output == "":  # an empty answer is logged
+            await self.emit(ev.RunCompleted(result))
         return result
 
     # -- events -----------------------------------------------------------------------------

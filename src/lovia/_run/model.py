@@ -177,8 +177,13 @@ async def _once(
         response_format=response_format,
         settings=agent.settings,
     )
+    text = asm.text
     try:
         async for delta in stream:
+            if on_delta is None and type(delta) is TextDelta:  # the common delta, inlined
+                text.append(delta.text)
+                emitted[0] = True
+                continue
             asm.add(delta)
             if not emitted[0] and isinstance(delta, (TextDelta, ReasoningDelta)):
                 emitted[0] = True

@@ -18,7 +18,7 @@ from ..errors import ApprovalPending, BudgetExceeded, MaxTurnsExceeded, RunCance
 from ..log_config import CURRENT_AGENT
 from ..usage import Usage
 
-__all__ = ["LOOP_LOG", "TOOL_LOG", "narrate", "usage_text"]
+__all__ = ["LOOP_LOG", "TOOL_LOG", "narrate", "narrating", "usage_text"]
 
 LOOP_LOG = logging.getLogger("lovia.runtime.loop")
 TOOL_LOG = logging.getLogger("lovia.runtime.tool_calls")
@@ -111,6 +111,14 @@ _TELLERS: dict[type, Callable[[Any], None]] = {
     ev.RunCompleted: _run_completed,
     ev.RunFailed: _run_failed,
 }
+
+
+def narrating() -> bool:
+    """Whether the narrative's info lines are wanted: then every event is built for it.
+
+    Its warnings (a tool error, an empty answer) are wanted by default; the sites that skip
+    events nobody hears still emit those two."""
+    return LOOP_LOG.isEnabledFor(logging.DEBUG) or TOOL_LOG.isEnabledFor(logging.INFO)
 
 
 def narrate(event: ev.Event) -> None:

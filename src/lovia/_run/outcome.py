@@ -72,6 +72,14 @@ def json_safe(value: Any) -> bool:
     """Whether ``raw`` can be stored as it is (JSON, UTF-8); else only ``output`` is kept."""
     if value is None or isinstance(value, (int, float, bool)):
         return True
+    if type(value) is str:  # any text is JSON; only a lone surrogate fails UTF-8
+        if value.isascii():
+            return True
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
     if isinstance(value, (str, list, dict)):
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")

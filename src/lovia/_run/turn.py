@@ -11,7 +11,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
-from ..context.policy import ContextRequest, prepare_view, shrank_enough
+from ..context.policy import ContextRequest, NoopContextPolicy, prepare_view, shrank_enough
 from ..errors import ContextOverflowError
 from ..tracing import model_call_span, record_model_usage
 from ..transcript import TranscriptEntry, to_entries
@@ -32,57 +32,63 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
     attempt = 0
     refused: tuple[list[TranscriptEntry], ContextOverflowError] | None = None
     while True:
-        view = await prepare_view(
-            policy,
-            ContextRequest(
-                entries=[*state.system_entries, *state.history, *state.entries],
-                state=state.context_state,
-                provider=provider,
-                reported_input_tokens=state.reported_input_tokens,
-                attempt=attempt,
-                tools=tuple(tooling.by_name.values()),
-            ),
-        )
-        state.context_state = view.state
-        if view.usage is not None:  # the policy's own model calls count in the run's usage
-            state.usage = state.usage + view.usage
-        if refused is not None and not shrank_enough(refused[0], view.entries):
+        whole = [*state.system_entries, *state.history, *state.entries]
+        compacted = None
+        if type(policy) is NoopContextPolicy:  # the whole transcript, state kept: no request
+            viewed = whole
+        else:
+            view = await prepare_view(
+                policy,
+                ContextRequest(
+                    entries=whole,
+                    state=state.context_state,
+                    provider=provider,
+                    reported_input_tokens=state.reported_input_tokens,
+                    attempt=attempt,
+                    tools=tuple(tooling.by_name.values()),
+                ),
+            )
+            state.context_state = view.state
+            if view.usage is not None:  # the policy's own model calls count in the run's usage
+                state.usage = state.usage + view.usage
+            viewed, compacted = view.entries, view.compacted
+        if refused is not None and not shrank_enough(refused[0], viewed):
             raise refused[1]  # the same view again would be refused again
-        entries = await _inject_views(d, view.entries)
-        if view.compacted is not None:
-            await d.emit(_compaction_seen(d, view.compacted))
-        model = getattr(provider, "model", None)
+        entries = await _inject_views(d, viewed) if d.kit.plugin_order else viewed
+        if compacted is not None:
+            await d.emit(_compaction_seen(d, compacted))
+        call = stream_turn(
+            provider,
+            entries,
+            tools=tooling.specs,
+            agent=agent,
+            output_type=d.output_type(agent),
+            retry=d.o.retry or agent.retry,
+            emit=d.emit,
+            deltas=d.emitter.listening,
+        )
         try:
-            with model_call_span(
-                d.tracer,
-                model=model,
-                turn=state.turn,
-                provider=getattr(provider, "name", None),
-            ) as span:
-                turn = await until_cancelled(
-                    d,
-                    stream_turn(
-                        provider,
-                        entries,
-                        tools=tooling.specs,
-                        agent=agent,
-                        output_type=d.output_type(agent),
-                        retry=d.o.retry or agent.retry,
-                        emit=d.emit,
-                        deltas=d.emitter.listening,
-                    ),
-                )
-                record_model_usage(
-                    span,
-                    input_tokens=turn.usage.input_tokens,
-                    output_tokens=turn.usage.output_tokens,
-                    finish_reason=turn.finish_reason,
-                    tracer=d.tracer,
-                )
+            if not d.traced:  # the no-op tracer: no span to open
+                turn = await until_cancelled(d, call)
+            else:
+                with model_call_span(
+                    d.tracer,
+                    model=getattr(provider, "model", None),
+                    turn=state.turn,
+                    provider=getattr(provider, "name", None),
+                ) as span:
+                    turn = await until_cancelled(d, call)
+                    record_model_usage(
+                        span,
+                        input_tokens=turn.usage.input_tokens,
+                        output_tokens=turn.usage.output_tokens,
+                        finish_reason=turn.finish_reason,
+                        tracer=d.tracer,
+                    )
         except ContextOverflowError as exc:
             if attempt:
                 raise
-            attempt, refused = 1, (view.entries, exc)
+            attempt, refused = 1, (viewed, exc)
             continue
         state.usage = state.usage + turn.usage
         if d.o.parent_usage is not None:
