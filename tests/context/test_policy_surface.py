@@ -252,3 +252,19 @@ async def test_an_overflow_the_policy_cannot_shrink_is_not_retried() -> None:
     agent = Agent(name="a", model=model, context_policy=TailOnOverflow())
     result = await Runner.run(agent, long_input)
     assert result.output == "fine" and len(inner.calls) == 1
+
+
+async def test_a_policy_that_says_unchanged_gets_the_transcript_whatever_it_did_to_its_copy() -> (
+    None
+):
+    class Vandal:
+        async def compact(self, req: CompactionRequest) -> ContextResult:
+            req.entries.clear()  # breaks the contract: the run must not care
+            return ContextResult(entries=req.entries, changed=False)
+
+    model = ScriptedProvider([text("intact")])
+    result = await Runner.run(Agent("a", model=model), "hello", context_policy=Vandal())
+
+    assert result.output == "intact"
+    assert [(m.role, m.content) for m in model.calls[0]] == [("user", "hello")]
+    assert [e.type for e in result.entries] == ["input", "assistant_text"]

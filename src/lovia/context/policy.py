@@ -233,7 +233,9 @@ async def prepare_view(policy: Any, request: ContextRequest) -> ContextView:
             entries_before=list(request.entries), entries_after=list(result.entries), notice=notice
         )
     used = req.usage if req.usage.total_tokens or req.usage.cache_write_tokens else None
-    return ContextView(_with_system(request.entries, result.entries), req.scratch, event, used)
+    # Unchanged means the transcript as given, whatever the policy did to its copy of the list.
+    shown = result.entries if result.changed or result.compacted else request.entries
+    return ContextView(_with_system(request.entries, shown), req.scratch, event, used)
 
 
 def _with_system(
