@@ -16,8 +16,8 @@ from ..settings import ModelSettings
 
 __all__ = [
     "SDKProvider",
-    "api_key_from_env",
     "guarded_stream",
+    "missing_key_error",
     "official_host",
     "one_shot_http_client",
     "sdk_client",
@@ -33,14 +33,6 @@ _OVERFLOW = re.compile(
     r"|exceeds the (?:model'?s? )?(?:maximum|max)|input is too long|context size",
     re.IGNORECASE,
 )
-
-
-def api_key_from_env(explicit: str | None, variable: str, label: str) -> str:
-    """``explicit`` or the key in ``variable``; a ``UserError`` naming the variable if neither."""
-    key = explicit if explicit is not None else os.environ.get(variable)
-    if key:
-        return key
-    raise missing_key_error(variable, label)
 
 
 def missing_key_error(variable: str, label: str, host: str | None = None) -> UserError:
