@@ -185,7 +185,6 @@ class KeyPolicy:
         self,
         package: str,
         client: Any,
-        *,
         key_variable: str,
         owns_client: bool,
         default_headers: dict[str, str] | None,

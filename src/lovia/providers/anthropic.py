@@ -130,16 +130,9 @@ class AnthropicProvider(SDKProvider):
                 token_variable="ANTHROPIC_AUTH_TOKEN",
             )
         self.client = client
-        self._keys = KeyPolicy(
-            "anthropic",
-            client,
-            key_variable=_KEY,
-            owns_client=self._owns_client,
-            default_headers=default_headers,
-        )
-        self.official_dialect = (
-            self._keys.official_host if official_dialect is None else official_dialect
-        )
+        self._keys = KeyPolicy("anthropic", client, _KEY, self._owns_client, default_headers)
+        official = self._keys.official_host
+        self.official_dialect = official if official_dialect is None else official_dialect
 
     def request(
         self,

@@ -121,13 +121,7 @@ class OpenAIChatProvider(SDKProvider):
                 default_headers=default_headers,
             )
         self.client = client
-        self._keys = KeyPolicy(
-            "openai",
-            client,
-            key_variable=_KEY,
-            owns_client=self._owns_client,
-            default_headers=default_headers,
-        )
+        self._keys = KeyPolicy("openai", client, _KEY, self._owns_client, default_headers)
         # OpenAI's own API wants max_completion_tokens (reasoning models refuse max_tokens)
         # and enforces a JSON schema natively; the compatible servers read max_tokens, and
         # many ignore or refuse response_format, so structured output goes by the prompt.
