@@ -40,6 +40,8 @@ from .errors import (
     StoreError,
     ToolError,
     UserError,
+    UserTypeError,
+    UserValueError,
 )
 from .handoffs import Handoff
 from .hooks import AgentHooks
@@ -151,6 +153,8 @@ __all__ = [
     "TranscriptEntry",
     "Usage",
     "UserError",
+    "UserTypeError",
+    "UserValueError",
     "approvals",
     "assistant",
     "drop_dangling_tool_calls",

@@ -4,6 +4,8 @@
 
     LoviaError                      base; every error has a message and an optional ``hint``
     ├── UserError                   misuse or configuration: fix the calling code
+    │   ├── UserValueError          an argument of the right type but a bad value (a ValueError)
+    │   └── UserTypeError           an argument of the wrong type (a TypeError)
     ├── ApprovalPending             a run parked until a person decides on its tool calls
     ├── ProviderError               the model endpoint failed or answered badly
     │   └── ContextOverflowError    the prompt did not fit the model's context window
@@ -57,6 +59,16 @@ class LoviaError(Exception):
 
 class UserError(LoviaError):
     """The calling code used lovia wrongly (bad argument, missing configuration)."""
+
+
+class UserValueError(UserError, ValueError):
+    """A bad argument value (a negative count, say). Also a ``ValueError``, which lovia
+    0.9.119 raised there, so ``except ValueError`` in code written for it still catches it."""
+
+
+class UserTypeError(UserError, TypeError):
+    """An argument of the wrong type. Also a ``TypeError``, what a plain Python function
+    raises there, so ``except TypeError`` still catches it."""
 
 
 class ProviderError(LoviaError):

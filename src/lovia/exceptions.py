@@ -23,6 +23,8 @@ from .errors import (
     StoreError,
     ToolError,
     UserError,
+    UserTypeError,
+    UserValueError,
 )
 
 __all__ = [
@@ -43,4 +45,6 @@ __all__ = [
     "StoreError",
     "ToolError",
     "UserError",
+    "UserTypeError",
+    "UserValueError",
 ]

@@ -1,4 +1,4 @@
-"""HTTP errors, retries, cut streams, missing keys and cancellation, for both providers.
+"""HTTP errors, retries, cut streams and cancellation, for both providers.
 
 Every test runs against the OpenAI-compatible and the Anthropic dialect of the test server.
 """
@@ -22,7 +22,6 @@ from lovia import (
     RetryPolicy,
     RunCancelled,
     Runner,
-    UserError,
 )
 from lovia.events import TextDelta
 
@@ -167,20 +166,6 @@ async def test_anthropic_error_event_mid_stream_is_retried_as_overloaded(
         result = await Runner.run(agent(model, retry=FAST_RETRY), "hi")
     assert result.output == "fine now"
     assert len(server.requests) == 3
-
-
-async def test_missing_key_is_a_user_error_before_any_request(
-    dialect: Dialect, server: ProtocolServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv(dialect.key_variable, raising=False)
-    base = f"{server.url}/v1" if dialect.name == "openai" else server.url
-    monkeypatch.setenv(f"{dialect.name.upper()}_BASE_URL", base)
-
-    with pytest.raises(UserError) as info:
-        await Runner.run(Agent("helper", model=f"{dialect.name}:some-model"), "hi")
-
-    assert info.value.hint is not None and dialect.key_variable in info.value.hint
-    assert server.requests == []
 
 
 async def test_cancelling_the_run_mid_stream_closes_the_connection(

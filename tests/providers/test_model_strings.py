@@ -111,8 +111,10 @@ async def test_anthropic_model_string_uses_its_base_url_and_key(
 def test_explicit_key_wins_over_a_missing_variable() -> None:
     model = OpenAIChatProvider("m", api_key="explicit", base_url="http://127.0.0.1:9/v1")
     assert model.client.api_key == "explicit"
+    model.check_ready()
+    keyless = AnthropicProvider("m")  # built; a call to Anthropic's API would fail
     with pytest.raises(UserError) as info:
-        AnthropicProvider("m")
+        keyless.check_ready()
     assert info.value.hint is not None and "ANTHROPIC_API_KEY" in info.value.hint
 
 

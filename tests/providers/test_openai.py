@@ -200,11 +200,15 @@ class Forecast(BaseModel):
 
 
 async def test_structured_output_sends_a_json_schema_response_format(
-    server: ProtocolServer, openai_model: OpenAIChatProvider
+    server: ProtocolServer,
 ) -> None:
     server.add(Reply(events=openai_text_stream(json.dumps({"city": "Oslo", "degrees": -3}))))
+    model = OpenAIChatProvider(
+        "test-model", base_url=f"{server.url}/v1", api_key="k", supports_json_schema=True
+    )
 
-    result = await Runner.run(agent(openai_model, tools=[], output_type=Forecast), "Oslo?")
+    async with model:
+        result = await Runner.run(agent(model, tools=[], output_type=Forecast), "Oslo?")
 
     assert result.output == Forecast(city="Oslo", degrees=-3)
     fmt = server.requests[0].body["response_format"]

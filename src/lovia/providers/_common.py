@@ -16,8 +16,9 @@ from ..settings import ModelSettings
 
 __all__ = [
     "SDKProvider",
-    "api_key_from_env",
     "guarded_stream",
+    "missing_key_error",
+    "official_host",
     "one_shot_http_client",
     "sdk_client",
     "sdk_error",
@@ -34,16 +35,27 @@ _OVERFLOW = re.compile(
 )
 
 
-def api_key_from_env(explicit: str | None, variable: str, label: str) -> str:
-    """``explicit`` or the key in ``variable``; a ``UserError`` naming the variable if neither."""
-    key = explicit if explicit is not None else os.environ.get(variable)
-    if key:
-        return key
-    raise UserError(
-        f"no API key for the {label} provider",
-        hint=f"set {variable} (a local server that does not check keys accepts any value, "
-        f"e.g. {variable}=local) or pass api_key=... to the provider",
+def missing_key_error(variable: str, label: str, host: str | None = None) -> UserError:
+    """The error of a call to the vendor's own API without a key."""
+    where = f": {host} requires an API key" if host else ""
+    return UserError(
+        f"no API key for the {label} provider{where}",
+        hint=f"set {variable} or pass api_key=... to the provider (a server of your own, "
+        f"given by base_url= or {label.upper()}_BASE_URL, needs no key)",
     )
+
+
+_OFFICIAL_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
+
+
+def official_host(package: str, host: str | None) -> bool:
+    """Whether ``host`` is the vendor's own API (a regional subdomain such as
+    ``eu.api.openai.com`` too, a look-alike such as ``evilapi.openai.com`` not)."""
+    domain = _OFFICIAL_HOSTS.get(package)
+    if not host or domain is None:
+        return False
+    host = host.lower().rstrip(".")
+    return host == domain or host.endswith("." + domain)
 
 
 def status_error(
@@ -124,6 +136,7 @@ def sdk_client(
     timeout: float | None,
     trust_env: bool | None = None,
     default_headers: dict[str, str] | None = None,
+    token_variable: str | None = None,
 ) -> Any:
     """A new async client of the ``package`` SDK, keyed from ``api_key`` or ``key_variable``.
 
@@ -131,6 +144,8 @@ def sdk_client(
     ``trust_env`` to the environment (``lovia.http_config``); ``default_headers`` go with
     every request. The client makes
     no retries of its own: the agent's RetryPolicy is the one place that decides on retries.
+    Without a key (nor a token in ``token_variable``) the client holds a placeholder that
+    ``KeyPolicy`` keeps off the wire.
     """
     try:
         sdk = importlib.import_module(package)
@@ -141,15 +156,70 @@ def sdk_client(
         ) from exc
     url = base_url or os.environ.get(url_variable) or None
     seconds = resolve_timeout(timeout)
-    key = api_key_from_env(api_key, key_variable, package)
+    key = api_key if api_key is not None else os.environ.get(key_variable)
     return getattr(sdk, client_class)(
-        api_key=key,
+        # Without a key the SDK still wants one; the provider leaves its header out of
+        # every request (KeyPolicy), so this placeholder is never sent.
+        api_key=key or (None if token_variable and os.environ.get(token_variable) else _NO_KEY),
         base_url=url,
         max_retries=0,
         timeout=seconds,
         http_client=one_shot_http_client(sdk, seconds, trust_env=resolve_trust_env(trust_env)),
         default_headers=dict(default_headers) if default_headers else None,
     )
+
+
+_NO_KEY = "lovia-no-key"
+
+
+class KeyPolicy:
+    """Whether a provider's requests may go out, and with which credentials.
+
+    A missing key is an error only on the vendor's own API, which refuses every request
+    without one; a server of your own (``base_url`` elsewhere) is asked without any
+    credential header, as keyless local servers expect. ``official_dialect`` never moves
+    this: the key follows the real host.
+    """
+
+    def __init__(
+        self,
+        package: str,
+        client: Any,
+        key_variable: str,
+        owns_client: bool,
+        default_headers: dict[str, str] | None,
+    ) -> None:
+        self.host: str = str(getattr(getattr(client, "base_url", None), "host", "") or "")
+        self.official_host = official_host(package, self.host)
+        keyless = owns_client and getattr(client, "api_key", None) == _NO_KEY
+        self.problem: UserError | None = None
+        self.request_options: dict[str, Any] = {}
+        if not keyless:
+            return
+        if self.official_host:
+            self.problem = missing_key_error(key_variable, package, self.host)
+        own = {k.lower() for k in default_headers or {}}
+        if not own & {"authorization", "x-api-key"}:
+            omit = _omit(package)
+            self.request_options = {
+                "extra_headers": {"Authorization": omit, "X-Api-Key": omit}
+                if package == "anthropic"
+                else {"Authorization": omit}
+            }
+
+    def check(self) -> None:
+        """Raise the ``UserError`` a request would meet (no key for the vendor's own API)."""
+        if self.problem is not None:
+            raise self.problem
+
+
+def _omit(package: str) -> Any:
+    """The SDK's marker that removes a header from one request."""
+    sdk = importlib.import_module(package)
+    found = getattr(sdk, "Omit", None)
+    if found is None:  # pragma: no cover - older SDKs keep it in _types only
+        found = importlib.import_module(f"{package}._types").Omit
+    return found()
 
 
 def sdk_error(
@@ -205,6 +275,14 @@ class SDKProvider:
     model: str
     client: Any
     _owns_client: bool
+    _keys: KeyPolicy
+
+    def check_ready(self) -> None:
+        """Raise the ``UserError`` every call would raise, without sending anything: no API
+        key for the vendor's own API. A server of your own needs none."""
+        self._keys.check()
+
+    _check_ready = check_ready  # 0.9.119's name
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r}, base_url={str(self.client.base_url)!r})"

@@ -33,6 +33,7 @@ from ..transcript import (
 )
 from ..usage import Usage
 from ._common import (
+    KeyPolicy,
     SDKProvider,
     guarded_stream,
     sdk_client,
@@ -76,8 +77,10 @@ _EVENT_STATUS = {
 class AnthropicProvider(SDKProvider):
     """A Claude model through the Messages API, streamed.
 
-    The key comes from ``api_key`` or ``ANTHROPIC_API_KEY`` (a missing one is a ``UserError``
-    right here), the URL from
+    The key comes from ``api_key`` or ``ANTHROPIC_API_KEY`` (or a token in
+    ``ANTHROPIC_AUTH_TOKEN``); it is needed only by Anthropic's own API, where a call without
+    one is a ``UserError`` before anything is sent; another server is asked without a
+    credential header. The URL comes from
     ``base_url`` or ``ANTHROPIC_BASE_URL``. The API requires
     ``max_tokens``: ``ModelSettings.max_tokens`` wins, else ``max_tokens`` given here.
     Extended thinking is switched on through ``ModelSettings(extra_body={"thinking": {...}})``;
@@ -108,6 +111,7 @@ class AnthropicProvider(SDKProvider):
         trust_env: bool | None = None,
         extra_body: dict[str, Any] | None = None,
         default_headers: dict[str, str] | None = None,
+        official_dialect: bool | None = None,
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
@@ -124,8 +128,12 @@ class AnthropicProvider(SDKProvider):
                 timeout=timeout,
                 trust_env=trust_env,
                 default_headers=default_headers,
+                token_variable="ANTHROPIC_AUTH_TOKEN",
             )
         self.client = client
+        self._keys = KeyPolicy("anthropic", client, _KEY, self._owns_client, default_headers)
+        official = self._keys.official_host
+        self.official_dialect = official if official_dialect is None else official_dialect
 
     def request(
         self,
@@ -173,11 +181,12 @@ class AnthropicProvider(SDKProvider):
         """
         import anthropic
 
+        self.check_ready()
         req = self.request(entries, tools=tools, settings=settings)
         where = f"anthropic:{self.model}"
         answer = _Answer()
         events = guarded_stream(
-            functools.partial(self.client.messages.create, **req),
+            functools.partial(self.client.messages.create, **req, **self._keys.request_options),
             anthropic.APIError,
             lambda exc: _error(exc, where),
         )

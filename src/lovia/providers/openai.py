@@ -32,6 +32,7 @@ from ..transcript import (
 )
 from ..usage import Usage
 from ._common import (
+    KeyPolicy,
     SDKProvider,
     guarded_stream,
     sdk_client,
@@ -57,13 +58,16 @@ class OpenAIChatProvider(SDKProvider):
     """A model behind an OpenAI-compatible Chat Completions endpoint, streamed.
 
     The key comes from ``api_key`` or ``OPENAI_API_KEY``, the URL from ``base_url`` or
-    ``OPENAI_BASE_URL`` (default: OpenAI). A missing key is a ``UserError`` right here, before
-    any request; servers that do not check keys take any value. Pass ``client`` to use an
+    ``OPENAI_BASE_URL`` (default: OpenAI). A key is needed only by OpenAI's own API: without
+    one a call there is a ``UserError`` before anything is sent (``check_ready()`` asks
+    early); any other server is asked without an ``Authorization`` header. Pass ``client`` to use an
     ``openai.AsyncOpenAI`` you configured yourself (its retries are yours then).
     ``send_reasoning=True`` sends earlier reasoning back as ``reasoning_content``, for servers
     that want it (DeepSeek's thinking mode with tools); by default it is dropped.
-    ``ModelSettings.max_tokens`` is sent as ``max_completion_tokens`` to api.openai.com and as
-    ``max_tokens`` elsewhere; ``max_tokens_param`` overrides the name.
+    The dialect follows the host: api.openai.com gets ``max_completion_tokens`` and structured
+    output as a native ``response_format`` JSON schema; other servers get ``max_tokens``, and
+    structured output is asked for in the instructions unless ``supports_json_schema=True``.
+    ``max_tokens_param`` overrides the name.
 
     Images and files in user input are sent as content parts. Images a tool returned are
     sent (in a user message after the tool messages) when ``supports_vision`` is true: by
@@ -76,8 +80,9 @@ class OpenAIChatProvider(SDKProvider):
     ``timeout`` (seconds) and ``trust_env`` (honour proxy variables) fall back to the
     environment, as ``lovia.http_config`` describes (300 s, no proxies); ``default_headers``
     go with every request. ``official_dialect`` says whether the server speaks OpenAI's own
-    dialect (``max_completion_tokens``, images in tool results) when its host does not tell
-    (a proxy in front of OpenAI); ``replay_reasoning`` is another name for ``send_reasoning``.
+    dialect (``max_completion_tokens``, native JSON schema, images in tool results) when its
+    host does not tell (a proxy in front of OpenAI); the key still follows the real host.
+    ``replay_reasoning`` is another name for ``send_reasoning``.
     """
 
     name = "openai"
@@ -91,7 +96,7 @@ class OpenAIChatProvider(SDKProvider):
         client: Any = None,
         timeout: float | None = None,
         trust_env: bool | None = None,
-        supports_json_schema: bool = True,
+        supports_json_schema: bool | None = None,
         send_reasoning: bool = False,
         max_tokens_param: str | None = None,
         supports_vision: bool | None = None,
@@ -102,7 +107,6 @@ class OpenAIChatProvider(SDKProvider):
     ) -> None:
         self.model = model
         self.extra_body = dict(extra_body or {})
-        self.supports_json_schema = supports_json_schema
         self.send_reasoning = send_reasoning if replay_reasoning is None else replay_reasoning
         self._owns_client = client is None
         if client is None:
@@ -118,13 +122,17 @@ class OpenAIChatProvider(SDKProvider):
                 default_headers=default_headers,
             )
         self.client = client
-        # OpenAI's own API wants max_completion_tokens (reasoning models refuse max_tokens);
-        # the compatible servers all read max_tokens.
-        official = official_dialect
-        if official is None:
-            official = getattr(getattr(client, "base_url", None), "host", "") == "api.openai.com"
+        self._keys = KeyPolicy("openai", client, _KEY, self._owns_client, default_headers)
+        # OpenAI's own API wants max_completion_tokens (reasoning models refuse max_tokens)
+        # and enforces a JSON schema natively; the compatible servers read max_tokens, and
+        # many ignore or refuse response_format, so structured output goes by the prompt.
+        official = self._keys.official_host if official_dialect is None else official_dialect
+        self.official_dialect = official
         self.max_tokens_param = max_tokens_param or (
             "max_completion_tokens" if official else "max_tokens"
+        )
+        self.supports_json_schema = (
+            official if supports_json_schema is None else supports_json_schema
         )
         self.supports_vision = official if supports_vision is None else supports_vision
 
@@ -177,11 +185,14 @@ class OpenAIChatProvider(SDKProvider):
         """Stream one answer; whole entries come only after the server finished properly."""
         import openai
 
+        self.check_ready()
         req = self.request(entries, tools=tools, response_format=response_format, settings=settings)
         where = f"openai:{self.model}"
         answer = _Answer()
         chunks = guarded_stream(
-            functools.partial(self.client.chat.completions.create, **req),
+            functools.partial(
+                self.client.chat.completions.create, **req, **self._keys.request_options
+            ),
             openai.APIError,
             lambda exc: _error(exc, where),
         )

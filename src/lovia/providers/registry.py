@@ -125,7 +125,10 @@ def _plugin_factory(prefix: str) -> ProviderFactory | None:
 
 
 def resolve_model(model: Any) -> Provider:
-    """The provider for ``model``: a ``Provider`` as is, a model string, or ``None`` (env)."""
+    """The provider for ``model``: a ``Provider`` as is, a model string, or ``None`` (env).
+
+    A provider built from a string must be usable: without the key its vendor's own API
+    needs, this raises that ``UserError`` (a server of your own needs none)."""
     if model is None:
         env = os.environ.get("LOVIA_MODEL")
         if not env:
@@ -136,7 +139,13 @@ def resolve_model(model: Any) -> Provider:
             )
         model = env
     if isinstance(model, str):
-        return _from_string(model, {})
+        built = _from_string(model, {})
+        # A run (and the web/chat startup check) names a missing key before anything starts;
+        # provider_from_string and the constructors leave that to the first call, as 0.9.119.
+        check = getattr(built, "check_ready", None)
+        if check is not None:
+            check()
+        return built
     if isinstance(model, (list, tuple)):
         raise UserError(
             "an agent takes one model, not a list",
@@ -278,15 +287,15 @@ def _from_string(spec: str, overrides: dict[str, Any]) -> Provider:
         return AnthropicProvider(name, **overrides)
     from .openai import OpenAIChatProvider
 
-    if _looks_anthropic(spec) and not (
-        overrides.get("api_key") or os.environ.get("OPENAI_API_KEY")
-    ):
-        raise UserError(
-            f"no API key for {spec!r}: a model name without a prefix goes to an "
-            "OpenAI-compatible server, which needs OPENAI_API_KEY",
+    built = OpenAIChatProvider(name, **overrides)
+    if _looks_anthropic(spec) and built._keys.problem is not None:
+        # The likely fix is the prefix, not an OpenAI key: say so when the call fails.
+        built._keys.problem = UserError(
+            f"no API key for {spec!r}: a model name without a prefix goes to OpenAI's API, "
+            "which needs OPENAI_API_KEY",
             hint=f"for Anthropic's model write 'anthropic:{spec}' and set ANTHROPIC_API_KEY",
         )
-    return OpenAIChatProvider(name, **overrides)
+    return built
 
 
 def _call_factory(

@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SessionConflict, UserError
+from ..errors import SessionConflict, UserTypeError, UserValueError
 from ..transcript import (
     InputEntry,
     ToolCallEntry,
@@ -105,14 +105,15 @@ class SessionInfo:
 
 
 def check_count(value: Any, name: str) -> int:
-    """``value`` as a non-negative int, or ``UserError`` (``bool`` is refused on purpose)."""
+    """``value`` as a non-negative int; a ``UserError`` otherwise (``bool`` is refused on
+    purpose), which is also the ``TypeError`` / ``ValueError`` 0.9.119's callers catch."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UserError(
+        raise UserTypeError(
             f"{name} must be a non-negative int, got {value!r}",
             hint=f"pass {name} as a whole number like 0, 1 or 400",
         )
     if value < 0:
-        raise UserError(f"{name} must not be negative, got {value}", hint=f"pass {name} >= 0")
+        raise UserValueError(f"{name} must not be negative, got {value}", hint=f"pass {name} >= 0")
     return value
 
 
