@@ -13,6 +13,16 @@ from .usage import Usage
 __all__ = ["CancelToken", "RetryPolicy", "RunBudget"]
 
 
+def transport_failure(exc: BaseException) -> bool:
+    """Whether a raw exception out of a provider's stream looks like the network failing
+    (an ``OSError``, a timeout, an HTTP client's transport error) rather than a bug in the
+    provider: the run wraps it in a ``ProviderError`` that the default ``RetryPolicy``
+    retries only in the first case."""
+    if isinstance(exc, (OSError, TimeoutError)):
+        return True
+    return type(exc).__module__.split(".")[0] in ("httpx", "httpcore", "aiohttp", "h11")
+
+
 class CancelToken:
     """Ask a run to stop. The run stops at its next safe point and raises ``RunCancelled``.
 
