@@ -20,7 +20,13 @@ def transport_failure(exc: BaseException) -> bool:
     retries only in the first case."""
     if isinstance(exc, (OSError, TimeoutError)):
         return True
-    return type(exc).__module__.split(".")[0] in ("httpx", "httpcore", "aiohttp", "h11")
+    return any(
+        kind.__module__.split(".")[0].rstrip("0123456789") in _TRANSPORT_PACKAGES
+        for kind in type(exc).__mro__
+    )
+
+
+_TRANSPORT_PACKAGES = frozenset(("httpx", "httpcore", "h11", "h2", "aiohttp", "anyio"))
 
 
 class CancelToken:
