@@ -54,7 +54,7 @@ class Agent:
     input_guardrails: Sequence[Guardrail] = ()
     output_guardrails: Sequence[Guardrail] = ()
     max_tool_output_chars: int | None = 200_000
-    retry: RetryPolicy | None = None
+    retry: RetryPolicy | None = field(default_factory=RetryPolicy)
     handoff_description: str | None = None
     plugins: Sequence[Any] = ()
     approval_handler: ApprovalHandler | None = None

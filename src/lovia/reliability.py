@@ -13,6 +13,22 @@ from .usage import Usage
 __all__ = ["CancelToken", "RetryPolicy", "RunBudget"]
 
 
+def transport_failure(exc: BaseException) -> bool:
+    """Whether a raw exception out of a provider's stream looks like the network failing
+    (an ``OSError``, a timeout, an HTTP client's transport error) rather than a bug in the
+    provider: the run wraps it in a ``ProviderError`` that the default ``RetryPolicy``
+    retries only in the first case."""
+    if isinstance(exc, (OSError, TimeoutError)):
+        return True
+    return any(
+        kind.__module__.split(".")[0].rstrip("0123456789") in _TRANSPORT_PACKAGES
+        for kind in type(exc).__mro__
+    )
+
+
+_TRANSPORT_PACKAGES = frozenset(("httpx", "httpcore", "h11", "h2", "aiohttp", "anyio"))
+
+
 class CancelToken:
     """Ask a run to stop. The run stops at its next safe point and raises ``RunCancelled``.
 

@@ -73,10 +73,15 @@ class _Entry(BaseModel):
 
 
 class InputEntry(_Entry):
-    """A message from outside the model: the user's input, or a system note."""
+    """A message from outside the model: the user's input, or a system note.
+
+    ``role="assistant"`` seeds words for the model's side (a conversation written before
+    this run): it reaches the model as an assistant message and the message views show it
+    as one, but it stays an input, not something the model said in a run.
+    """
 
     type: Literal["input"] = "input"
-    role: Literal["system", "user"] = "user"
+    role: Literal["system", "user", "assistant"] = "user"
     content: str | list[Part]
 
     @property

@@ -115,4 +115,31 @@ DEPARTURES: dict[str, dict[str, Departure]] = {
             reference=["ok", False],
         ),
     },
+    "p86_default_retry_and_assistant_input": {
+        "a_permanent_error_is_not_retried": Departure(
+            reason=(
+                "The default RetryPolicy retries what a retry can fix: a ProviderError whose"
+                " retryable is unknown is retried only for 408, 409, 429, 5xx or no status;"
+                " 0.9.119 also retries a 400 and waits out four backoffs before failing."
+            ),
+            ours=[
+                [[["RunStarted"], ["TurnStarted"], ["RunFailed"]], {"raised": "ProviderError"}],
+                1,
+            ],
+            reference=[
+                [
+                    [
+                        ["RunStarted"],
+                        ["TurnStarted"],
+                        ["ModelRetrying", 1, 5],
+                        ["MessageCompleted"],
+                        ["TurnEnded"],
+                        ["RunCompleted"],
+                    ],
+                    "ok",
+                ],
+                2,
+            ],
+        ),
+    },
 }

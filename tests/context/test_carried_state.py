@@ -80,7 +80,7 @@ async def test_resumed_checkpoint_starts_from_the_head_context_state() -> None:
     cp = InMemoryCheckpointer()
     crash = ProviderError("connection reset")
     model = ScriptedProvider([*pages_script(0, 7), crash])
-    agent = Agent("a", model=model, tools=[fetch_tool(2_000)], context_policy=window())
+    agent = Agent("a", model=model, tools=[fetch_tool(2_000)], context_policy=window(), retry=None)
     with pytest.raises(ProviderError):
         await Runner.run(agent, "read all pages", checkpoint=CheckpointOptions(cp, "r1"))
     snap = await cp.load("r1")

@@ -244,7 +244,9 @@ async def test_a_tool_call_without_a_name_fails_the_run_and_stores_no_half_turn(
     cp = InMemoryCheckpointer()
     with pytest.raises(ProviderError, match="no name"):
         await Runner.run(
-            Agent("a", model=NamelessCall()), "go", checkpoint=CheckpointOptions(cp, "r")
+            Agent("a", model=NamelessCall(), retry=None),  # fails at once, no backoff
+            "go",
+            checkpoint=CheckpointOptions(cp, "r"),
         )
     snap = await cp.load("r")
     assert snap is not None and snap.status == "failed"

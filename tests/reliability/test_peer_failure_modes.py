@@ -164,7 +164,7 @@ async def test_retrying_after_a_model_error_keeps_the_input_once() -> None:
     """C7: the failed run resumes; the prompt holds the original input exactly once."""
     cp, session = InMemoryCheckpointer(), InMemorySession()
     opts = CheckpointOptions(cp, "r1")
-    broken = Agent("a", model=ScriptedProvider([ProviderError("503 from the model")]))
+    broken = Agent("a", model=ScriptedProvider([ProviderError("503 from the model")]), retry=None)
     with pytest.raises(ProviderError):
         await Runner.run(broken, "my question", session=session, session_id="u1", checkpoint=opts)
     model = ScriptedProvider([text("answer")])

@@ -159,7 +159,7 @@ async def test_a_run_that_does_not_complete_is_not_appended(
 ) -> None:
     """S6: failed, cancelled and out-of-turns runs leave the session as it was."""
     model = ScriptedProvider([text("kept"), *script])
-    a = agent(model, tools=tools)
+    a = agent(model, tools=tools, retry=None)  # a scripted model error fails the run at once
     await Runner.run(a, "first", session=session, session_id="u1")
     before = await session.segments("u1")
     with pytest.raises(error):
@@ -314,7 +314,11 @@ async def test_a_resumed_run_reloads_the_history_and_its_version(session: Any) -
     opts = CheckpointOptions(cp, "r1")
     with pytest.raises(ProviderError):
         await Runner.run(
-            agent(model, tools=[lookup]), "q1", session=session, session_id="u1", checkpoint=opts
+            agent(model, tools=[lookup], retry=None),
+            "q1",
+            session=session,
+            session_id="u1",
+            checkpoint=opts,
         )
     snap = await cp.load("r1")
     assert snap is not None and snap.session_version == 0

@@ -446,7 +446,7 @@ def _failing(error: Exception) -> Any:
             raise error
             yield  # pragma: no cover - makes this an async generator
 
-    return Agent("assistant", model=Failing())
+    return Agent("assistant", model=Failing(), retry=None)  # the run fails at once
 
 
 @pytest.mark.parametrize("status", [401, 503])

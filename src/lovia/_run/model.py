@@ -14,6 +14,7 @@ from pydantic_core import PydanticSerializationError
 from .. import events as ev
 from ..errors import ContextOverflowError, LoviaError, ProviderError
 from ..providers.base import Provider, ToolSpec
+from ..reliability import transport_failure
 from ..settings import RetryPolicy
 from ..transcript import (
     AssistantTextEntry,
@@ -201,7 +202,8 @@ async def _once(
     except Exception as exc:
         raise ProviderError(
             f"model call to {getattr(provider, 'name', '?')}:{getattr(provider, 'model', '?')} "
-            f"failed: {type(exc).__name__}: {exc}"
+            f"failed: {type(exc).__name__}: {exc}",
+            retryable=None if transport_failure(exc) else False,  # a provider bug: no retry
         ) from exc
     finally:
         aclose = getattr(stream, "aclose", None)

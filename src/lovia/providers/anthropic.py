@@ -358,7 +358,7 @@ _MESSAGES: BodyCache[dict[str, Any]] = BodyCache(_render)
 
 def _blocks(e: TranscriptEntry) -> tuple[str, list[dict[str, Any]]]:
     if isinstance(e, InputEntry):
-        return "user", anthropic_blocks(e.content)
+        return ("assistant" if e.role == "assistant" else "user"), anthropic_blocks(e.content)
     if isinstance(e, AssistantTextEntry):
         # The API refuses empty text blocks.
         return "assistant", [{"type": "text", "text": e.content}] if e.content else []
