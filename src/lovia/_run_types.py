@@ -138,6 +138,7 @@ class RunHandle:
     async def _events(self) -> AsyncIterator[Event]:
         channel = Channel()
         task = self._task = asyncio.ensure_future(self._start(channel))
+        task.add_done_callback(_retrieved)  # its error reaches the caller through the handle
         ack: asyncio.Future[None] | None = None
         try:
             while True:
@@ -220,3 +221,10 @@ class RunHandle:
 
     def __await__(self) -> Any:
         return self.result().__await__()
+
+
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    """Mark a run task's exception as seen: the handle hands it on (``result()``, the
+    terminal event), so asyncio must not also log it as never retrieved."""
+    if not task.cancelled():
+        task.exception()

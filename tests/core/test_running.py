@@ -356,3 +356,28 @@ async def test_resolve_provider_and_a_list_of_models_is_refused() -> None:
     assert "gateway" in (caught.value.hint or "")
     with pytest.raises(UserError, match="one model, not a list"):
         await Runner.run(listed, "hi")
+
+
+async def test_leaving_at_the_terminal_event_of_a_failed_run_logs_no_stray_task_error() -> None:
+    """A consumer that stops at ``RunFailed`` and then awaits ``result()`` gets the error
+    there; asyncio does not also report the run's task as 'never retrieved'."""
+    import gc
+
+    seen: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: seen.append(context))
+    try:
+        handle = Runner.stream(Agent("a"), "x")  # no model: fails before the first turn
+        async for event in handle:
+            if event.terminal:
+                break
+        with pytest.raises(UserError):
+            await handle.result()
+        del handle, event
+        for _ in range(3):  # the left generator is closed by the loop, then both are freed
+            gc.collect()
+            for _ in range(3):
+                await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert [c.get("message") for c in seen] == []
