@@ -82,8 +82,11 @@ async def test_handoff_runs_alone_as_a_barrier() -> None:
     )
     b = Agent("b", model=model, tools=[note])
     entry = Agent("entry", model=model, tools=[note], handoffs=[b])
-    await Runner.run(entry, "x")
-    assert order == ["before@entry", "after@b"]
+    result = await Runner.run(entry, "x")
+    # the switch waits for the turn's calls: the call after the transfer was asked for by
+    # entry and runs as entry (as in 0.9.119); the next turn is b's
+    assert order == ["before@entry", "after@entry"]
+    assert result.final_agent is b
 
 
 async def test_hooks_see_every_event_in_order() -> None:

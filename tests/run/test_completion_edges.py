@@ -117,7 +117,8 @@ async def test_a_run_whose_append_conflicted_is_never_appended_by_a_replay() -> 
 
 async def test_a_resumed_turn_runs_its_calls_with_the_tools_of_the_agent_that_asked() -> None:
     """C10/C11: A asks for [transfer_to_b, slow] in one turn; the run stops during `slow`
-    (the head names B by then); on resume `slow` runs again with A's tools."""
+    (the head names A with the transfer to B pending); on resume `slow` runs again with A's
+    tools, then the run switches to B."""
     from lovia import CancelToken, RunCancelled, RunContext, ToolResultEntry, tool
     from lovia.testing import batch
 
@@ -144,7 +145,7 @@ async def test_a_resumed_turn_runs_its_calls_with_the_tools_of_the_agent_that_as
     with pytest.raises(RunCancelled):
         await task
     snap = await cp.load("r")
-    assert snap is not None and snap.agent_name == "b" and snap.turn_agent == "a"
+    assert snap is not None and snap.agent_name == "a" and snap.pending_handoff == "b"
     result = await Runner.run(a, [], checkpoint=CheckpointOptions(cp, "r"))
     outputs = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
     assert "slow done" in outputs and not any("unknown tool" in o for o in outputs)

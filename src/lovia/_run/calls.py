@@ -53,7 +53,7 @@ class ToolPhase:
         d = self.d
         caller = self.state.turn_agent or self.state.agent
         tooling = d.tooling(caller)
-        handed_to: Agent | None = None
+        handed_to: Agent | None = self.state.pending_handoff  # the turn's first handoff wins
         blocked = False
         for group in batches(calls, tooling.by_name):
             if blocked:
@@ -431,10 +431,10 @@ class ToolPhase:
             tool_call_span(d.tracer, name=tool.name, call_id=call.call_id),
             handoff_span(d.tracer, from_agent=state.agent.name, to_agent=target.name),
         ):
-            d.handoff_from = d.handoff_from or state.agent
-            state.agent = target
+            # the switch itself waits for the turn's other calls (loop.py, apply_handoff);
+            # until then the head names the transfer as pending, with the handoff's result
+            state.pending_handoff = target
             state.entries.append(ToolResultEntry(call_id=call.call_id, output=text))
-            await d.save()  # the head now names the new agent, with the handoff's result
-            await d.render_system()
+            await d.save()
         await d.emit(ev.ToolCallCompleted(as_call(call), text, False, text))
         return target

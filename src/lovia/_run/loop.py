@@ -53,7 +53,7 @@ from .persist import RunRecorder
 from .plan import Plan, plan
 from .replay import replay, replay_from_session
 from .result import RunResult
-from .resume import find_agent
+from .resume import find_agent, find_handoff_target
 from .setup import check_arguments, render_system, setup, start_new
 from .state import RunState
 from .turn import model_turn
@@ -119,7 +119,6 @@ class RunDriver:
             state=self.state,
             tracer=options.tracer,
         )
-        self.handoff_from: Agent | None = None
         self._repairs = 0  # output repairs asked for so far
         self._started = False
         self.history_read: tuple[list[Any], int | None] | None = None  # setup's one read
@@ -248,9 +247,11 @@ class RunDriver:
             await opts.checkpointer.append(self.run_id, snap.entries, snap.head)
         snapshot = decided.snapshot if decided.action == "resume" else None
         if snapshot is not None:  # an unreachable agent is refused before anything is written
-            find_agent(self.entry_agent, snapshot.agent_name)
+            active = find_agent(self.entry_agent, snapshot.agent_name)
             if snapshot.turn_agent is not None:
                 find_agent(self.entry_agent, snapshot.turn_agent)
+            if snapshot.pending_handoff is not None:
+                find_handoff_target(self.run_id, active, snapshot.pending_handoff)
         self._started = True  # from here on a failure is recorded in the checkpoint
         if snapshot is None and stored is None and opts is not None:
             replayed = await replay_from_session(self)
@@ -284,6 +285,8 @@ class RunDriver:
             state.turn_agent = state.turn_agent or state.agent
             await self.emit(ev.TurnStarted(state.turn_agent, state.turn))
             await self._tools(pending, resumed=True)
+        elif state.pending_handoff is not None:  # the run stopped before the switch
+            await self.apply_handoff()
         elif resumed and state.turn and isinstance(state.entries[-1], AssistantTextEntry):
             return await self._finish()  # the final answer was saved before a crash
         while True:
@@ -338,14 +341,29 @@ class RunDriver:
     async def _tools(self, calls: list[ToolCallEntry], *, resumed: bool) -> None:
         state = self.state
         turn_agent = state.turn_agent or state.agent
-        self.handoff_from = None
         await ToolPhase(self, resumed=resumed).run(calls)
         if self.emitter.heard():
             await self.emit(ev.TurnEnded(turn_agent, state.turn))
-        if self.handoff_from is not None:
-            await self.kit.activate_plugins(state.agent)
+        if state.pending_handoff is not None:
+            await self.apply_handoff()
+
+    async def apply_handoff(self) -> None:
+        """Switch to the target of the turn's handoff: its plugins set up (they see it as
+        ``ctx.agent``), its system prompt rendered. If either fails, the handing-off agent
+        is active again and the transfer stays pending, so a resume retries the switch."""
+        state = self.state
+        source, target = state.agent, state.pending_handoff
+        assert target is not None
+        state.agent = target
+        try:
+            await self.kit.activate_plugins(target)
             await self.render_system()
-            await self.emit(ev.HandoffOccurred(self.handoff_from, state.agent))
+        except BaseException:
+            state.agent = source
+            raise
+        state.pending_handoff = None
+        state.turn_agent = target
+        await self.emit(ev.HandoffOccurred(source, target))
 
     def _check_limits(self) -> None:
         if self.state.turn >= self.o.max_turns:

@@ -107,6 +107,7 @@ class RunRecorder:
             session_version=state.session_version,
             # kept only when it differs from the active agent (after a handoff in that turn)
             turn_agent=_other_agent(state.turn_agent, state.agent),
+            pending_handoff=None if state.pending_handoff is None else state.pending_handoff.name,
             started_at=state.started_at,
             **extra,
         )

@@ -8,27 +8,47 @@ from collections import deque
 from ..agent import Agent
 from ..errors import UserError
 
-__all__ = ["find_agent", "reachable_agents", "replay_agent"]
+__all__ = ["find_agent", "find_handoff_target", "reachable_agents", "replay_agent"]
 
 log = logging.getLogger("lovia.resume")
 
 
-def reachable_agents(entry: Agent) -> dict[str, Agent]:
-    """Every agent reachable from ``entry`` through handoffs, by name (first found wins)."""
+def _walk(entry: Agent) -> tuple[dict[str, Agent], list[str]]:
+    """Every agent reachable from ``entry`` by name (first found wins), and the names that
+    two different agents share."""
     found: dict[str, Agent] = {}
+    shared: list[str] = []
+    seen: set[int] = set()
     queue: deque[Agent] = deque([entry])
     while queue:
         agent = queue.popleft()
-        if agent.name in found:
+        if id(agent) in seen:
             continue
-        found[agent.name] = agent
+        seen.add(id(agent))
+        first = found.setdefault(agent.name, agent)
+        if first is not agent:
+            if agent.name not in shared:
+                shared.append(agent.name)
+            continue
         queue.extend(h.target for h in agent.handoffs)
-    return found
+    return found, shared
+
+
+def reachable_agents(entry: Agent) -> dict[str, Agent]:
+    """Every agent reachable from ``entry`` through handoffs, by name (first found wins)."""
+    return _walk(entry)[0]
 
 
 def find_agent(entry: Agent, name: str) -> Agent:
-    """The agent named ``name`` in ``entry``'s handoff graph; ``UserError`` if gone."""
-    agents = reachable_agents(entry)
+    """The agent named ``name`` in ``entry``'s handoff graph; ``UserError`` if gone, or if
+    two different agents in the graph share a name (a checkpoint names its agent only)."""
+    agents, shared = _walk(entry)
+    if shared:
+        raise UserError(
+            f"cannot resume: two different agents named {shared[0]!r} are reachable from "
+            f"{entry.name!r}, and a checkpoint records its active agent by name only",
+            hint="give every agent in the handoff graph its own name",
+        )
     agent = agents.get(name)
     if agent is None:
         raise UserError(
@@ -40,13 +60,31 @@ def find_agent(entry: Agent, name: str) -> Agent:
     return agent
 
 
+def find_handoff_target(run_id: str, agent: Agent, name: str) -> Agent:
+    """The target of a handoff that fired before the run stopped, among ``agent``'s own
+    handoffs; ``UserError`` when it has no handoff to an agent of that name."""
+    for handoff in agent.handoffs:
+        target: Agent = handoff.target
+        if target.name == name:
+            return target
+    raise UserError(
+        f"cannot resume run {run_id!r}: it was handing over to {name!r}, which is not among "
+        f"the handoffs of its active agent {agent.name!r}",
+        hint="resume with the handoff graph the run started with, or restart the run with "
+        "if_run_exists='restart'",
+    )
+
+
 def replay_agent(entry: Agent, name: str) -> Agent:
-    """Like ``find_agent``, but a completed run falls back to ``entry`` with a warning."""
-    agent = reachable_agents(entry).get(name)
-    if agent is None:
+    """Like ``find_agent``, but a completed run falls back to ``entry`` with a warning (also
+    when two different agents share the name)."""
+    agents, shared = _walk(entry)
+    agent = agents.get(name)
+    if agent is None or name in shared:
         log.warning(
-            "replaying a completed run whose agent %r is gone; reporting %r as its final agent",
+            "replaying a completed run whose agent %r is %s; reporting %r as its final agent",
             name,
+            "ambiguous (two agents share the name)" if agent is not None else "gone",
             entry.name,
         )
         return entry

@@ -15,7 +15,7 @@ from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
 from ..stores.sqlite_session import SQLiteSession
 from ..transcript import InputEntry, entries_to_messages, to_entries
 from .replay import conflicted, read_history
-from .resume import find_agent
+from .resume import find_agent, find_handoff_target
 
 if TYPE_CHECKING:
     from .loop import RunDriver
@@ -82,6 +82,9 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
             d.budget.restore(state.budget_state)
         if snapshot.turn_agent is not None:
             state.turn_agent = find_agent(d.entry_agent, snapshot.turn_agent)
+        if snapshot.pending_handoff is not None:
+            target = snapshot.pending_handoff
+            state.pending_handoff = find_handoff_target(d.run_id, state.agent, target)
         d.recorder.saved = len(state.entries)
     if o.session is not None and o.session_id is not None:
         read, d.history_read = d.history_read, None

@@ -27,6 +27,7 @@ class RunState:
         "finish_reason",
         "history",
         "pending_approvals",
+        "pending_handoff",
         "reported_input_tokens",
         "session_version",
         "started_at",
@@ -51,6 +52,9 @@ class RunState:
         self.started_calls: list[str] = []
         self.session_version: int | None = None  # the history's, when the session keeps one
         self.turn_agent: Agent | None = None  # who asked for this turn's calls
+        # the target of a handoff that fired this turn; the switch happens after the turn's
+        # calls, and a run that stops before it keeps it in its head (resumed from there)
+        self.pending_handoff: Agent | None = None
         self.pending_approvals: list[PendingApproval] = []  # parked calls (durable approvals)
         self.budget_state: dict[str, Any] = {}
         # the run's first start; a resume keeps its head's, unknown (None) for a head without one
