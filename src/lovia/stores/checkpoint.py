@@ -176,7 +176,10 @@ class RunHead:
             error=data.get("error"),
             last_input_tokens=_optional_int(data.get("last_input_tokens"), "last_input_tokens"),
             context_state=dict(data.get("context_state") or {}),
-            updated_at=float(data.get("updated_at", 0.0)),
+            # a head without a time is stamped with the time it is read, as 0.9.119 does
+            updated_at=float(data["updated_at"])
+            if data.get("updated_at") is not None
+            else time.time(),
             pending_handoff=_optional_str(data.get("pending_handoff")),
             started_at=None if started is None else float(started),
             session_id=_optional_str(data.get("session_id")),
@@ -426,6 +429,11 @@ class CheckpointOptions:
             run_id = resume_from.run_id
         if run_id is not None:
             validate_id(run_id, "run_id")
+            if not run_id.strip():
+                raise UserError(
+                    f"run_id {run_id!r} is blank: a run id must be a non-empty string",
+                    hint="pass a generated id such as uuid4().hex, or omit run_id",
+                )
         set_ = object.__setattr__
         set_(self, "checkpointer", checkpointer)
         set_(self, "run_id", run_id)
