@@ -108,7 +108,7 @@ async def test_run_failed_by_the_provider_resumes_without_rerunning_its_tool(
     with pytest.raises(ProviderError):
         await Runner.run(agent, "Book Rome", session=session, session_id="s", checkpoint=options)
     snap = await cp.load("trip")
-    assert snap is not None and snap.status == "failed"
+    assert snap is not None and snap.status == "interrupted"  # a 500: a retry can fix it
     assert [e.type for e in snap.entries] == ["input", "tool_call", "tool_result"]
 
     result = await Runner.run(

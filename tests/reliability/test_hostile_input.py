@@ -249,7 +249,8 @@ async def test_a_tool_call_without_a_name_fails_the_run_and_stores_no_half_turn(
             checkpoint=CheckpointOptions(cp, "r"),
         )
     snap = await cp.load("r")
-    assert snap is not None and snap.status == "failed"
+    # the error names no status, so a new model call may well do better: interrupted
+    assert snap is not None and snap.status == "interrupted"
     assert snap.entries == [InputEntry(role="user", content="go")]
 
 

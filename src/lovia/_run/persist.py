@@ -217,10 +217,7 @@ class RunRecorder:
         """Record a failed or interrupted run; never raises over the run's own error."""
         if self.checkpointer is None or self.completed:
             return  # C12: a failed session append leaves the run completed, for replay to repair
-        from ..errors import BudgetExceeded, RunCancelled
-
-        stopped = isinstance(error, (RunCancelled, BudgetExceeded))
-        status: RunStatus = "interrupted" if stopped else "failed"
+        status: RunStatus = "interrupted" if _stopped(error) else "failed"
         info = (
             error.to_dict()
             if isinstance(error, LoviaError)
@@ -245,6 +242,20 @@ class RunRecorder:
             await self.save(state, "interrupted")
         except BaseException as exc:  # cancelled again, or the store is gone
             log.warning("could not mark run %s interrupted: %r", self.run_id, exc)
+
+
+def _stopped(error: BaseException) -> bool:
+    """A run that stopped rather than failed: cancelled, over its budget, or ended by a
+    model error a retry can fix (a rate limit, a 5xx, a dropped connection), as the default
+    ``RetryPolicy`` judges it; such a run is ``interrupted`` and resumes as it is."""
+    from ..errors import BudgetExceeded, ContextOverflowError, RunCancelled
+    from ..settings import RetryPolicy
+
+    if isinstance(error, (RunCancelled, BudgetExceeded)):
+        return True
+    if isinstance(error, ContextOverflowError):
+        return False  # the same request fails the same way
+    return bool(RetryPolicy().retry_on(error))
 
 
 def _other_agent(turn_agent: Any, agent: Any) -> str | None:
