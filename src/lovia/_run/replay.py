@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
+from ..errors import UserError
 from ..stores.checkpoint import RunSnapshot
 from ..stores.maintenance import keeps_versions
 from .output import parse_output, revive_output
@@ -21,10 +22,26 @@ __all__ = ["conflicted", "read_history", "replay", "replay_from_session"]
 
 
 async def replay(d: RunDriver, snap: RunSnapshot) -> RunResult:
-    """No model, no hooks, no guardrails; only the terminal event; session re-applied."""
+    """No model, no hooks, no guardrails; only the terminal event; session re-applied.
+
+    The run's usage counts in an agent-as-tool caller's first, whatever happens next. An
+    output that no longer fits ``output_type`` raises before anything is written (the
+    snapshot stays for a corrected replay); an output the run could not store (a 0.9.119
+    head says ``OutputNotSerializable``) raises after the session append and
+    ``delete_on_success``, since its entries are all a replay can still deliver."""
+    if d.o.parent_usage is not None:
+        d.o.parent_usage.add(snap.usage)
     agent = replay_agent(d.entry_agent, snap.agent_name)
-    output = revive_output(agent, d.output_type(agent), snap.output)
+    lost = snap.output is None and (snap.error or {}).get("type") == "OutputNotSerializable"
+    output = None if lost else revive_output(agent, d.output_type(agent), snap.output)
     await d.recorder.finish_replay(snap)
+    if lost:
+        raise UserError(
+            f"run {snap.run_id!r} completed, but its output was not JSON-safe and was not "
+            f"stored ({(snap.error or {}).get('message', 'no detail')}), so it cannot be "
+            "replayed; its entries are in the session when the run had one",
+            hint="run the task again with if_run_exists='restart', or under a new run_id",
+        )
     result = RunResult(
         output=output,
         entries=list(snap.entries),
