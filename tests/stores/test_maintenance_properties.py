@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Sequence
 
 from hypothesis import given, settings
@@ -155,7 +157,10 @@ def test_trim_keeps_structure_pairing_and_meta(
         if isinstance(o, ToolResultEntry) and isinstance(n, ToolResultEntry) and o != n:
             trimmed += 1
             assert n.output.startswith(o.output[:keep_chars])
-            assert n.output.endswith(
-                f"trimmed {len(o.output) - keep_chars} of {len(o.output)} characters]"
+            marker = n.output[keep_chars:]
+            assert marker.startswith(
+                f"\n[lovia: trimmed {len(o.output) - keep_chars} of {len(o.output)} characters; "
+                f"recall_tool_result({json.dumps(o.call_id, ensure_ascii=False)})"
             )
+            assert len(n.output) < len(o.output)  # a trim never makes an output longer
     assert trimmed == plan.count

@@ -182,11 +182,14 @@ async def test_trim_cuts_outputs_in_every_run_but_the_last(session: Any) -> None
     trimmed = await session.trim_tool_results("s", keep_chars=400, keep_runs=1)
     assert trimmed == 2
     segments = await session.segments("s")
-    for seg in segments[:2]:
+    for n, seg in zip((1, 2), segments[:2], strict=False):
         out = seg.entries[2]
         assert isinstance(out, ToolResultEntry)
         assert out.output.startswith(big[:400])
-        assert out.output[400:] == "\n[lovia: trimmed 600 of 1000 characters]"
+        assert out.output[400:] == (
+            f'\n[lovia: trimmed 600 of 1000 characters; recall_tool_result("c{n}") returns the '
+            "whole output if a result store archived it]"
+        )
     assert segments[2] == Segment("r3", tool_run(3, big), {"n": 3})
     # structure, order, call_id pairing and meta stay as they were
     assert [s.run_id for s in segments] == ["r1", "r2", "r3"]
@@ -215,11 +218,15 @@ async def test_trim_leaves_short_outputs_alone(session: Any) -> None:
 
 async def test_trim_with_keep_runs_zero_trims_every_run(session: Any) -> None:
     for n in (1, 2):
-        await session.append("s", tool_run(n, "z" * 50), run_id=f"r{n}")
+        await session.append("s", tool_run(n, "z" * 500), run_id=f"r{n}")
     assert await session.trim_tool_results("s", keep_chars=10, keep_runs=5) == 0
     assert await session.trim_tool_results("s", keep_chars=10, keep_runs=0) == 2
     outputs = [e.output for e in await session.load("s") if isinstance(e, ToolResultEntry)]
-    assert outputs == ["z" * 10 + "\n[lovia: trimmed 40 of 50 characters]"] * 2
+    assert outputs == [
+        "z" * 10 + f'\n[lovia: trimmed 490 of 500 characters; recall_tool_result("c{n}") '
+        "returns the whole output if a result store archived it]"
+        for n in (1, 2)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -328,7 +335,7 @@ async def test_after_rewind_new_runs_append_after_the_cut(session: Any) -> None:
 
 async def test_trim_after_rewind_sees_the_rewound_runs(session: Any) -> None:
     for n in (1, 2, 3):
-        await session.append("s", tool_run(n, "q" * 30), run_id=f"r{n}")
+        await session.append("s", tool_run(n, "q" * 300), run_id=f"r{n}")
     await session.rewind("s", keep_entries=8)
     assert await session.trim_tool_results("s", keep_chars=5, keep_runs=1) == 1
 
@@ -363,7 +370,7 @@ async def test_version_starts_at_zero_and_grows_with_every_change(session: Any) 
     """Every change bumps the version: append, trim, rewind, clear; it never goes back."""
     assert await session.history("s") == SessionHistory([], 0)
     seen = [await version_of(session)]
-    await session.append("s", tool_run(1, "x" * 50), run_id="A")
+    await session.append("s", tool_run(1, "x" * 500), run_id="A")
     seen.append(await version_of(session))
     await session.append("s", tool_run(2), run_id="B")
     seen.append(await version_of(session))

@@ -239,7 +239,7 @@ async def test_a_store_sees_every_change_another_store_makes_to_the_file(tmp_pat
     made through another store (or process) on the same file."""
     path = tmp_path / "chat.db"
     async with SQLiteSession(path, wal=True) as reader, SQLiteSession(path, wal=True) as writer:
-        big = ToolResultEntry(call_id="c1", output="x" * 50)
+        big = ToolResultEntry(call_id="c1", output="x" * 500)
         run1 = [user("one"), ToolCallEntry(call_id="c1", name="t"), big]
         await writer.append("s", run1, run_id="r1")
         assert await reader.load("s") == run1

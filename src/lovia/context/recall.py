@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..run_context import RunContext
+from ..stores.maintenance import is_trimmed as trimmed
 from ..tools import Tool, tool
 from ..transcript import ToolResultEntry, TranscriptEntry
 from .results import ResultStore, content_digest, get_result, stored_digests
@@ -20,16 +21,15 @@ __all__ = ["RECALL_TOOL_NAME", "is_trimmed", "make_recall_tool", "recall"]
 
 RECALL_TOOL_NAME = "recall_tool_result"
 
-# The ending ``session.trim_tool_results`` gives a cut output; a trimmed text is never
-# archived as if it were the original, and a recall of one says what was lost.
-_TRIMMED = re.compile(r"\n\[lovia: trimmed \d+ of \d+ characters\]\Z")
 _DIGEST = re.compile(r"^[0-9a-f]{24}\Z")
 _OLD_DIGEST = re.compile(r"^[0-9a-f]{16}\Z")  # lovia 0.9.119's
 
 
 def is_trimmed(output: str) -> bool:
-    """True when ``output`` was cut by ``trim_tool_results``."""
-    return _TRIMMED.search(output) is not None
+    """True when ``output`` was cut by ``trim_tool_results`` (ours or 0.9.119's); a trimmed
+    text is never archived as if it were the original, and a recall of one says what was
+    lost."""
+    return trimmed(output)
 
 
 def make_recall_tool(store: ResultStore | None) -> Tool:

@@ -10,6 +10,7 @@ semantics are written once and cannot drift between backends.
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -53,7 +54,12 @@ __all__ = [
 ]
 
 TITLE_CHARS = 80
-_MARKER = re.compile(r"\n\[lovia: trimmed (\d+) of (\d+) characters\]\Z")
+# the marker a trim leaves (ours, with or without the recall line an earlier version left
+# out, and lovia 0.9.119's), so a second trim of a trimmed output does nothing
+_MARKER = re.compile(
+    r"\n\[lovia: trimmed \d+ of \d+ characters(?:; recall_tool_result\(.*\)[^\n]*)?\]\Z"
+    r"|\n\[\.\.\. [\d,]+ chars trimmed from stored history; recall_tool_result\(.*\)[^\n]*\]\Z"
+)
 
 
 @dataclass(frozen=True)
@@ -120,9 +126,14 @@ def check_count(value: Any, name: str) -> int:
 # -- trim -------------------------------------------------------------------------------
 
 
-def trim_marker(cut: int, total: int) -> str:
-    """The text that ends a trimmed output: how many of how many characters were cut."""
-    return f"\n[lovia: trimmed {cut} of {total} characters]"
+def trim_marker(cut: int, total: int, call_id: str) -> str:
+    """The text that ends a trimmed output: how many of how many characters were cut, and
+    the ``recall_tool_result`` call that brings the whole output back from an archive."""
+    ref = json.dumps(call_id, ensure_ascii=False)
+    return (
+        f"\n[lovia: trimmed {cut} of {total} characters; recall_tool_result({ref}) returns "
+        "the whole output if a result store archived it]"
+    )
 
 
 def is_trimmed(output: str) -> bool:
@@ -134,8 +145,9 @@ def trim_plan(segments: Sequence[Segment], *, keep_chars: int, keep_runs: int) -
     """Plan cutting tool outputs to ``keep_chars`` in every run but the last ``keep_runs``.
 
     Only ``ToolResultEntry.output`` changes: structure, order and ``call_id`` pairing stay,
-    and ``meta`` is kept. An output that is short enough, or already ends with a trim marker,
-    is left alone, so a second trim with the same arguments plans nothing.
+    and ``meta`` is kept. An output that is short enough, that its marker would not make
+    shorter, or that already ends with a trim marker, is left alone, so a second trim with
+    the same arguments plans nothing.
     """
     check_count(keep_chars, "keep_chars")
     check_count(keep_runs, "keep_runs")
@@ -146,21 +158,30 @@ def trim_plan(segments: Sequence[Segment], *, keep_chars: int, keep_runs: int) -
         new_entries: list[TranscriptEntry] = []
         trimmed_here = 0
         for e in seg.entries:
-            if (
-                isinstance(e, ToolResultEntry)
-                and len(e.output) > keep_chars
-                and not is_trimmed(e.output)
-            ):
-                total = len(e.output)
-                output = e.output[:keep_chars] + trim_marker(total - keep_chars, total)
-                new_entries.append(e.model_copy(update={"output": output}))
-                trimmed_here += 1
-            else:
+            output = _trimmed(e, keep_chars)
+            if output is None:
                 new_entries.append(e)
+            else:
+                # the structured value and any images are the whole output too: they go
+                new_entries.append(
+                    e.model_copy(update={"output": output, "raw": None, "parts": None})
+                )
+                trimmed_here += 1
         if trimmed_here:
             changed.append(Segment(seg.run_id, new_entries, seg.meta))
             count += trimmed_here
     return MaintenancePlan(replace=tuple(changed), count=count)
+
+
+def _trimmed(e: TranscriptEntry, keep_chars: int) -> str | None:
+    """``e``'s output cut to ``keep_chars`` with its marker, or ``None`` to leave it."""
+    if not isinstance(e, ToolResultEntry) or len(e.output) <= keep_chars:
+        return None
+    if is_trimmed(e.output):
+        return None
+    total = len(e.output)
+    output = e.output[:keep_chars] + trim_marker(total - keep_chars, total, e.call_id)
+    return output if len(output) < total else None  # the marker would cost what it saves
 
 
 # -- rewind ----------------------------------------------------------------------------
