@@ -54,8 +54,7 @@ __all__ = [
 ]
 
 TITLE_CHARS = 80
-# the marker a trim leaves (ours, with or without the recall line an earlier version left
-# out, and lovia 0.9.119's), so a second trim of a trimmed output does nothing
+# a trim's marker (ours, with or without the recall part, or 0.9.119's): trimmed once only
 _MARKER = re.compile(
     r"\n\[lovia: trimmed \d+ of \d+ characters(?:; recall_tool_result\(.*\)[^\n]*)?\]\Z"
     r"|\n\[\.\.\. [\d,]+ chars trimmed from stored history; recall_tool_result\(.*\)[^\n]*\]\Z"
@@ -175,9 +174,7 @@ def trim_plan(segments: Sequence[Segment], *, keep_chars: int, keep_runs: int) -
 
 def _trimmed(e: TranscriptEntry, keep_chars: int) -> str | None:
     """``e``'s output cut to ``keep_chars`` with its marker, or ``None`` to leave it."""
-    if not isinstance(e, ToolResultEntry) or len(e.output) <= keep_chars:
-        return None
-    if is_trimmed(e.output):
+    if not isinstance(e, ToolResultEntry) or len(e.output) <= keep_chars or is_trimmed(e.output):
         return None
     total = len(e.output)
     output = e.output[:keep_chars] + trim_marker(total - keep_chars, total, e.call_id)
