@@ -116,3 +116,31 @@ async def test_a_parked_over_budget_call_in_a_later_turn_counts_once(tmp_path: P
     budget = RunBudget(max_tool_calls=2)
     result = await Runner.run(agent, "go", checkpoint=CheckpointOptions(cp, "r2"), budget=budget)
     assert result.output == "ok" and log == [1, 2] and budget.tool_calls == 2
+
+
+async def test_a_handoff_is_a_tool_call_and_is_not_made_over_the_budget(tmp_path: Path) -> None:
+    log: list[int] = []
+    specialist = Agent(
+        "Specialist",
+        model=ScriptedProvider([call("ping", {"n": 3}), text("done by specialist")]),
+        tools=[make_ping(log)],
+    )
+    triage = Agent(
+        "Triage",
+        model=ScriptedProvider(
+            [batch(("ping", {"n": 1}, "p"), ("transfer_to_specialist", {}, "h"))]
+        ),
+        tools=[make_ping(log)],
+        handoffs=[specialist],
+    )
+    cp = SQLiteCheckpointer(tmp_path / "runs.db")
+    budget = RunBudget(max_tool_calls=1)
+    with pytest.raises(BudgetExceeded, match="tool call count 2 exceeds budget 1"):
+        await Runner.run(triage, "go", checkpoint=CheckpointOptions(cp, "h1"), budget=budget)
+    snap = await cp.load("h1")
+    assert snap is not None and snap.agent_name == "Triage"  # the transfer did not happen
+    assert log == [1]
+    budget = RunBudget(max_tool_calls=3)  # the ping, the transfer, the specialist's ping
+    result = await Runner.run(triage, "go", checkpoint=CheckpointOptions(cp, "h1"), budget=budget)
+    assert result.output == "done by specialist" and result.final_agent.name == "Specialist"
+    assert log == [1, 3] and budget.tool_calls == 3

@@ -65,6 +65,7 @@ class ToolPhase:
             first = group[0]
             tool = tooling.by_name.get(first.name)
             if tool is not None and tool.handoff_target is not None:
+                self._count(first)  # a transfer is a tool call too; over budget, none happens
                 handed_to = await self._handoff(first, tool, handed_to)
                 continue
             ready: list[Ready] = []
@@ -91,6 +92,30 @@ class ToolPhase:
             await self._park()
         return handed_to
 
+    def _count(self, call: ToolCallEntry) -> None:
+        """Count ``call`` in the budget and check it (``BudgetExceeded``: it does not start).
+        A call counts once: one counted before a stop (parked, in doubt after a crash, or
+        stopped by the budget before it started) is not counted again on resume."""
+        d = self.d
+        self.earlier.add(call.call_id)
+        self.seen[call.call_id] += 1
+        if d.budget is not None:
+            if self.seen[call.call_id] > self.counted[call.call_id]:
+                d.budget.record_tool_call()
+                self.counted[call.call_id] += 1
+            self._keep_count()
+            d.budget.check(self.state.usage)
+
+    def _answered(self, call_id: str) -> None:
+        """A result for ``call_id`` was recorded: it is no longer open in the count."""
+        state = self.state
+        if call_id in state.started_calls:
+            state.started_calls.remove(call_id)
+        if self.counted[call_id] > 0:
+            self.counted[call_id] -= 1
+            self.seen[call_id] = max(self.seen[call_id] - 1, 0)
+            self._keep_count()
+
     def _keep_count(self) -> None:
         """The budget's counters for the head, with the ids of the counted calls that have no
         result yet (left out when there are none, as in a head written before the list)."""
@@ -107,16 +132,7 @@ class ToolPhase:
         d, state = self.d, self.state
         d.cancel_token.check()
         reused = call.call_id in self.earlier  # another call of this turn has the same id
-        self.earlier.add(call.call_id)
-        self.seen[call.call_id] += 1
-        if d.budget is not None:
-            # a call counts once: one counted before a stop (parked, in doubt after a crash,
-            # or stopped by this budget before it started) is not counted again on resume
-            if self.seen[call.call_id] > self.counted[call.call_id]:
-                d.budget.record_tool_call()
-                self.counted[call.call_id] += 1
-            self._keep_count()
-            d.budget.check(state.usage)
+        self._count(call)
         if tool is None:
             await self._reject(call, f"Tool {call.name!r} is not available.")
             return None
@@ -347,12 +363,7 @@ class ToolPhase:
                     parts=outcome.parts,
                 )
             )
-            if call.call_id in state.started_calls:
-                state.started_calls.remove(call.call_id)
-            if self.counted[call.call_id] > 0:  # answered: no longer open in the count
-                self.counted[call.call_id] -= 1
-                self.seen[call.call_id] = max(self.seen[call.call_id] - 1, 0)
-                self._keep_count()
+            self._answered(call.call_id)
         await d.save()
         if not d.emitter.heard() and not any(o.is_error for _, o in results):
             return
@@ -404,6 +415,7 @@ class ToolPhase:
             d.handoff_from = d.handoff_from or state.agent
             state.agent = target
             state.entries.append(ToolResultEntry(call_id=call.call_id, output=text))
+            self._answered(call.call_id)
             await d.save()  # the head now names the new agent, with the handoff's result
             await d.render_system()
         await d.emit(ev.ToolCallCompleted(as_call(call), text, False, text))
