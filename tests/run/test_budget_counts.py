@@ -144,3 +144,18 @@ async def test_a_handoff_is_a_tool_call_and_is_not_made_over_the_budget(tmp_path
     result = await Runner.run(triage, "go", checkpoint=CheckpointOptions(cp, "h1"), budget=budget)
     assert result.output == "done by specialist" and result.final_agent.name == "Specialist"
     assert log == [1, 3] and budget.tool_calls == 3
+
+
+async def test_a_sub_agents_policy_spend_counts_in_the_callers_usage() -> None:
+    child = Agent(
+        "child", model=ScriptedProvider([text("sub answer")]), context_policy=SpendingPolicy()
+    )
+    ask = child.as_tool()
+    parent = Agent(
+        "parent",
+        model=ScriptedProvider([call(ask.name, {"input": "x"}), text("done")]),
+        tools=[ask],
+    )
+    result = await Runner.run(parent, "go")
+    # two parent turns and one child turn at 1 + 1 tokens each, plus the child's summary
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (103, 53)
