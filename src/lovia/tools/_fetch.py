@@ -139,6 +139,10 @@ async def _read(
                 if len(body) > max_bytes or inflater.pending():
                     capped = True
                     break
+        except httpx.StreamConsumed:
+            # already read and decoded (a mock transport, an event hook that read it)
+            body = bytearray(resp.content[: max_bytes + 1])
+            capped = len(body) > max_bytes
         except zlib.error as exc:
             raise ToolError(f"the {encoding} body of {resp.url} is corrupt: {exc}") from exc
         return RawResponse(

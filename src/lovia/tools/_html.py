@@ -44,6 +44,7 @@ _SPACES = re.compile(r"\s+")
 _BLANKS = re.compile(r"[ \t]+")
 _LINK_SPECIALS = re.compile(r"([\\\[\]])")
 _TICKS = re.compile(r"`+")
+_UNFINISHED_TAG = re.compile(r"<(?:$|[A-Za-z/!][^>]*$)")
 
 
 @dataclass
@@ -71,6 +72,8 @@ class _TreeBuilder(HTMLParser):
         self.title: list[str] = []
         self.in_title = False
         self.head: list[_Node] = []  # <base> and <meta> in document order
+        self.closing = False  # what close() flushes as text may be a cut-off tag
+        self.cut_off = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self.dropped:
@@ -121,7 +124,14 @@ class _TreeBuilder(HTMLParser):
                 del self.stack[i:]
                 return
 
+    def close(self) -> None:
+        self.closing = True
+        super().close()
+
     def handle_data(self, data: str) -> None:
+        if self.closing and (self.cut_off or _UNFINISHED_TAG.match(data)):
+            self.cut_off = True  # the parser hands a cut-off tag over in pieces
+            return
         if self.dropped:
             return
         if self.in_title:
@@ -161,6 +171,16 @@ def _largest_candidate(srcset: str) -> str:
         if size > best_size:
             best, best_size = parts[0], size
     return best
+
+
+def _opens_with_list(item: _Node) -> bool:
+    for child in item.children:
+        if isinstance(child, str):
+            if child.strip():
+                return False
+            continue
+        return child.tag in ("ul", "ol")
+    return False
 
 
 def _plain(node: _Node | str) -> str:
@@ -249,12 +269,11 @@ class _Writer:
                 items.append("\n".join("  " + line if line else line for line in content))
                 continue
             body = "\n\n".join(content).split("\n")
-            marker = f"{number}. " if ordered else "- "
-            number += ordered
-            if not body[0].strip():  # the item opens with a nested list: no empty marker line
-                body = body[1:]
+            if _opens_with_list(child):  # no marker left alone on its own line
                 items.append("\n".join("  " + line if line else line for line in body))
                 continue
+            marker = f"{number}. " if ordered else "- "
+            number += ordered
             rest = ["  " + line if line else line for line in body[1:]]
             items.append("\n".join([marker + body[0], *rest]))
         return ["\n".join(items)] if items else []
@@ -338,5 +357,6 @@ def parse_html(html: str, *, base_url: str = "", collect_images: bool = False) -
     writer = _Writer(base_url, collect_images)
     writer.head(builder.head)
     markdown = "\n\n".join(block for block in writer.blocks(builder.root.children) if block)
+    markdown = markdown.strip()
     title = " ".join("".join(builder.title).split()) or None
     return Document(title, markdown, list(writer.images.items()))
