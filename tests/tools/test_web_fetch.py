@@ -168,6 +168,12 @@ async def test_only_http_and_https_urls_are_fetched(url: str) -> None:
     assert error and output.startswith("Tool error: Unsupported URL scheme")
 
 
+@pytest.mark.parametrize("url", ["http://", "https://[::1"])
+async def test_a_url_without_a_usable_host_is_a_tool_error(url: str) -> None:
+    [(output, error)] = await model_sees(web_fetch(), {"url": url})
+    assert error and "hint: Give an absolute URL such as https://example.com/page." in output
+
+
 async def test_a_refused_connection_is_a_tool_error_with_a_hint() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

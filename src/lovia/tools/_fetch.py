@@ -41,6 +41,7 @@ MAX_RESPONSE_BYTES = 1_000_000
 
 USER_AGENT = f"Mozilla/5.0 (compatible; lovia/{__version__})"
 _SCHEME_HINT = "Only http:// and https:// URLs can be fetched."
+_ABSOLUTE_HINT = "Give an absolute URL such as https://example.com/page."
 _BINARY_PREFIXES = ("image/", "video/", "audio/", "font/")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:+-]+)""", re.IGNORECASE)
 # a well-formed type/subtype; the status line is lovia's, so a header that is not one is
@@ -62,9 +63,15 @@ class RawResponse:
 
 def check_url(url: str) -> None:
     """Raise a ``ToolError`` the model can act on unless ``url`` is an http(s) URL."""
-    scheme = urlsplit(url).scheme.lower()
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ToolError(f"not a valid URL: {url!r} ({exc})", hint=_ABSOLUTE_HINT) from exc
+    scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
         raise ToolError(f"Unsupported URL scheme: {scheme or '(none)'!r}.", hint=_SCHEME_HINT)
+    if not parts.hostname:
+        raise ToolError(f"the URL {url!r} names no host", hint=_ABSOLUTE_HINT)
 
 
 async def _refuse_private(request: httpx.Request) -> None:
