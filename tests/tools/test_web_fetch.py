@@ -299,3 +299,12 @@ def test_nonsense_limits_fail_at_construction(kwargs: dict[str, float]) -> None:
     with pytest.raises(UserError) as caught:
         HttpReader(**kwargs)  # type: ignore[arg-type]
     assert caught.value.hint
+
+
+async def test_a_large_page_is_converted_whole(site: Site) -> None:
+    sections = "".join(f"<h2>Part {n}</h2><p>Text of part {n}.</p>" for n in range(5000))
+    site.page("/book", f"<html><head><title>Book</title></head><body>{sections}</body></html>")
+    page = await HttpReader().read(site.url("/book"))
+    assert page.title == "Book" and not page.size_capped
+    assert page.text.startswith("## Part 0\n\nText of part 0.\n\n## Part 1")
+    assert page.text.endswith("## Part 4999\n\nText of part 4999.")

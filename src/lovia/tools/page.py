@@ -9,6 +9,7 @@ and on the reader. ``HttpReader`` makes one plain GET (no JavaScript); any objec
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections import OrderedDict
@@ -40,6 +41,7 @@ _ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 _ERROR_PAGE_CHARS = 500  # a 4xx/5xx page is a template, not worth a full budget
 _SHOWN_IMAGES = 50
 _LINE_BREAK_WINDOW = 200  # a clip backs up this far at most to end on a line break
+_PARSE_INLINE_BYTES = 64_000  # larger bodies are converted in a worker thread
 
 
 @dataclass
@@ -146,7 +148,11 @@ class HttpReader:
         self._cache: OrderedDict[str, tuple[float, RawResponse]] = OrderedDict()
 
     async def read(self, url: str, *, images: bool = False) -> Page:
-        return _page(await self._response(url), images)
+        raw = await self._response(url)
+        if len(raw.body) < _PARSE_INLINE_BYTES:
+            return _page(raw, images)
+        # converting a large page takes a while: do it off the event loop
+        return await asyncio.to_thread(_page, raw, images)
 
     async def _response(self, url: str) -> RawResponse:
         now = time.monotonic()
