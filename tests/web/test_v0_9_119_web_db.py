@@ -82,7 +82,7 @@ def test_the_fixture_is_what_0_9_119_wrote() -> None:
 def test_a_0_9_119_database_is_found_and_its_chats_listed_with_their_titles(
     served: tuple[str, Path, list[str]],
 ) -> None:
-    base, db, banner = served
+    base, _, banner = served
     assert "chats and runs are stored in .lovia/helper.db" in banner[1]
     assert "lovia 0.9.119's file for agent 'helper'" in banner[2]
     chats = httpx.get(f"{base}/api/chats").json()
