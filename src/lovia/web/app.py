@@ -30,6 +30,7 @@ from ..stores.checkpoint import Checkpointer
 from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session import Session
 from .auth import LoopbackOnly, SameOriginWrites, cookie_name, token_matches
+from .blocking import blocking_router
 from .legacy import TitledBook
 from .limits import BodyLimit
 from .routes import router
@@ -68,9 +69,10 @@ def create_app(
     ``Host`` is served (400 otherwise) and a POST/DELETE from a page of another origin gets
     403. A run whose server died stays locked for ``lease_ttl`` seconds before another server
     can resume it. ``max_turns`` bounds the model turns of each run; ``title`` is the
-    page's title. ``GET /healthz`` answers ``{"status": "ok"}`` (a liveness probe, no
-    token needed). A chat title that lovia 0.9.119's web server stored in the same SQLite
-    file names that chat here too (read, never written).
+    page's title. ``POST /api/chat`` is one blocking turn (``{output, session_id, usage}``)
+    for clients of 0.9.119's server; ``GET /healthz`` answers ``{"status": "ok"}`` (a
+    liveness probe, no token needed). A chat title that lovia 0.9.119's web server stored
+    in the same SQLite file names that chat here too (read, never written).
     """
     named = _agents_by_name(agents)
     _check_max_turns(max_turns)
@@ -150,6 +152,7 @@ def create_app(
         return {"status": "ok"}
 
     app.include_router(router, prefix="/api", dependencies=[Depends(require_token)])
+    app.include_router(blocking_router, prefix="/api", dependencies=[Depends(require_token)])
     if ui:
         _mount_page(app, token, title)
     return app
