@@ -258,9 +258,14 @@ def test_max_turns_ends_a_run_that_keeps_calling_tools(start: Any, tmp_path: Pat
         "agent = Agent(name='loopy', instructions='x', tools=[ping],\n"
         "    model=ScriptedProvider([call('ping', {}) for _ in range(10)]))\n"
     )
-    env = clean_env(PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
-    server = start("--app", "loopy:agent", "--port", "0", "--db", str(tmp_path / "t.db"),
-                   "--max-turns", "2", env=env)  # fmt: skip
+    env = clean_env(
+        PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]),
+        LOVIA_APP="loopy:agent",
+        LOVIA_MAX_TURNS="9",  # the flag wins
+    )
+    server = start("--port", "0", "--db", str(tmp_path / "t.db"), "--max-turns", "2", env=env)
+    assert server.proc.stdout is not None
+    assert server.proc.stdout.readline() == "lovia web: agent loopy\n"  # from LOVIA_APP
     last = send(server, "go")[-1]
     assert last["type"] == "run_failed" and "all 2 turns" in json.dumps(last)
 
@@ -278,3 +283,11 @@ def test_check_probes_the_model_server_and_serves_nothing(tmp_path: Path) -> Non
     none = lovia_web("--check", cwd=tmp_path)
     assert none.returncode == 2 and "no model configured" in none.stderr
     assert not (tmp_path / ".lovia").exists()
+
+
+def test_an_app_built_for_0_9_119s_app_flag_is_refused_with_a_hint(tmp_path: Path) -> None:
+    (tmp_path / "built.py").write_text("from fastapi import FastAPI\napp = FastAPI()\n")
+    env = clean_env(PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    done = lovia_web("--app", "built:app", "--port", "0", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "is a FastAPI, not an Agent" in done.stderr and "uvicorn MODULE:ATTR" in done.stderr
