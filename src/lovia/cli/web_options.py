@@ -35,7 +35,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 _TURNED_OFF = {  # flag: what 0.9.119 turned off with it, which this server never has
     "--no-memory": "long-term memory",
     "--no-subagents": "background subagents",
-    "--no-workspace": "a filesystem/shell workspace",
+    "--no-workspace": "filesystem/shell workspace",
     "--no-followups": "follow-up suggestions",
 }
 _ASKED_FOR = {  # dest: (flag, what it asks for)
