@@ -46,6 +46,7 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
                     reported_input_tokens=state.reported_input_tokens,
                     attempt=attempt,
                     tools=tuple(tooling.by_name.values()),
+                    reported_window=refused[1].reported_window if refused else None,
                 ),
             )
             state.context_state = view.state

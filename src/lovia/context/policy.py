@@ -98,6 +98,8 @@ class ContextRequest:
     """0 normally; 1 after the provider refused the previous view as too long."""
     tools: Sequence[Tool] = ()
     """The tools whose schemas go with the call."""
+    reported_window: int | None = None
+    """The window the provider named when it refused the previous view, if it named one."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,7 @@ async def compact_via(policy: _Preparer, req: CompactionRequest) -> ContextResul
             reported_input_tokens=req.last_input_tokens,
             attempt=int(req.overflow),
             tools=req.tools,
+            reported_window=req.reported_window,
         )
     )
     req.scratch.clear()
@@ -211,6 +214,7 @@ async def prepare_view(policy: Any, request: ContextRequest) -> ContextView:
         tools=request.tools,
         last_input_tokens=request.reported_input_tokens,
         overflow=bool(request.attempt),
+        reported_window=request.reported_window,
         scratch=dict(request.state),
     )
     result = await compact(req)
