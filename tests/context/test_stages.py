@@ -247,3 +247,36 @@ def test_something_that_is_not_a_stage_is_refused_with_a_hint() -> None:
     with pytest.raises(UserError) as info:
         Compaction(stages=[object()])  # type: ignore[list-item]
     assert info.value.hint
+
+
+async def test_a_carried_summary_that_would_orphan_a_result_is_moved_back_to_a_safe_cut() -> None:
+    """A summary recorded as covering up to a call but not its result would open the view
+    with a result without its call (a provider refuses that); it is moved back."""
+    from lovia.context import CompactionRequest, SummaryState
+    from lovia.context.state import fingerprint
+
+    body: list[TranscriptEntry] = [InputEntry(role="user", content="q")]
+    for n in range(3):
+        body += [
+            ToolCallEntry(call_id=f"c{n}", name="f", arguments="{}"),
+            ToolResultEntry(call_id=f"c{n}", output=f"result {n}"),
+        ]
+    scratch: dict[str, Any] = {}
+    cut = 4  # after the call c1, before its result
+    CompactionState(summary=SummaryState("OLD", cut, fingerprint(body[:cut]))).save(scratch)
+    policy = Compaction(context_window=100_000, stages=[ClearToolResults()])
+    result = await policy.compact(CompactionRequest(entries=list(body), scratch=scratch))
+    summary = CompactionState.load(scratch).summary
+    assert summary is not None and summary.covered == 3
+    assert [type(e).__name__ for e in result.entries[:3]] == [
+        "InputEntry",
+        "ToolCallEntry",
+        "ToolResultEntry",
+    ]
+    assert "OLD" in result.entries[0].content  # type: ignore[union-attr]
+
+    scratch_body = body[1:]  # now no safe cut before the split: the summary is dropped
+    CompactionState(summary=SummaryState("OLD", 1, fingerprint(scratch_body[:1]))).save(scratch)
+    result = await policy.compact(CompactionRequest(entries=list(scratch_body), scratch=scratch))
+    assert CompactionState.load(scratch).summary is None
+    assert result.entries == scratch_body

@@ -19,9 +19,9 @@ from ..transcript import TranscriptEntry, leading_system_count
 from ..usage import Usage
 from .decisions import carried_ratio
 from .policy import CompactionRequest, ContextRequest, ContextView
-from .render import protected_tail_start, render_body, shown, summary_holds
+from .render import pair_safe_cuts, protected_tail_start, render_body, shown, summary_holds
 from .stages import Stage, StageContext
-from .state import CompactionState, unique_result_ids, window_key
+from .state import CompactionState, SummaryState, fingerprint, unique_result_ids, window_key
 from .tokens import InvalidBudget, TokenBudget, TokenCounter
 
 if TYPE_CHECKING:
@@ -40,6 +40,13 @@ def _load(request: ContextRequest, body: Sequence[TranscriptEntry]) -> Compactio
     state.prune(unique_result_ids(body))
     if state.summary is not None and not summary_holds(body, state):
         state.summary = None  # the prefix was rewritten: the id-keyed decisions stay
+    s = state.summary
+    if s is not None:
+        safe = pair_safe_cuts(body)
+        if not safe[s.covered]:  # the view would open with a result cut from its call
+            cut = max((i for i in range(1, s.covered) if safe[i]), default=0)
+            s = SummaryState(s.text, cut, fingerprint(body[:cut])) if cut else None
+            state.summary = s
     return state
 
 
@@ -52,9 +59,13 @@ def refused_window(configured: int | None, request: ContextRequest) -> int | Non
     return min(named, configured) if configured else named
 
 
+def _model(request: ContextRequest) -> str | None:
+    return request.model or getattr(request.provider, "model", None)
+
+
 def _window(policy: Compaction, request: ContextRequest, state: CompactionState) -> int | None:
     """``refused_window``, and any window learned that way earlier in this state."""
-    key = window_key(request.provider, getattr(request.provider, "model", None))
+    key = window_key(request.provider, _model(request))
     window = refused_window(policy.context_window, request)
     if request.attempt and request.reported_window:
         state.learned_windows[key] = request.reported_window
@@ -93,7 +104,7 @@ async def run_stages(
             request=CompactionRequest(
                 entries=list(entries),
                 provider=request.provider,
-                model=getattr(request.provider, "model", None),
+                model=_model(request),
                 tools=request.tools,
                 last_input_tokens=request.reported_input_tokens,
                 overflow=bool(request.attempt),

@@ -100,6 +100,8 @@ class ContextRequest:
     """The tools whose schemas go with the call."""
     reported_window: int | None = None
     """The window the provider named when it refused the previous view, if it named one."""
+    model: str | None = None
+    """The model name, when it is not the provider's ``model``."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,7 @@ async def compact_via(policy: _Preparer, req: CompactionRequest) -> ContextResul
             attempt=int(req.overflow),
             tools=req.tools,
             reported_window=req.reported_window,
+            model=req.model,
         )
     )
     req.scratch.clear()
@@ -210,7 +213,7 @@ async def prepare_view(policy: Any, request: ContextRequest) -> ContextView:
     req = CompactionRequest(
         entries=list(request.entries),
         provider=request.provider,
-        model=getattr(request.provider, "model", None),
+        model=request.model or getattr(request.provider, "model", None),
         tools=request.tools,
         last_input_tokens=request.reported_input_tokens,
         overflow=bool(request.attempt),
