@@ -43,9 +43,11 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
                     entries=whole,
                     state=state.context_state,
                     provider=provider,
-                    reported_input_tokens=state.reported_input_tokens,
+                    # after a refusal the last count describes an older, smaller view
+                    reported_input_tokens=None if attempt else state.reported_input_tokens,
                     attempt=attempt,
                     tools=tuple(tooling.by_name.values()),
+                    reported_window=refused[1].reported_window if refused else None,
                 ),
             )
             state.context_state = view.state
