@@ -84,7 +84,7 @@ async def test_run_with_two_parallel_tool_calls_assembles_entries_from_fragments
     assert result.output == "Sunny, and 5."
     assert result.entries == [
         InputEntry(role="user", content="Weather in Paris, and 2+3?"),
-        ReasoningEntry(content="User wants weather.", provider="openai"),
+        ReasoningEntry(content="User wants weather.", provider="openai-chat"),
         AssistantTextEntry(content="Let me check."),
         ToolCallEntry(call_id="call_w", name="get_weather", arguments='{"city": "Paris"}'),
         ToolCallEntry(call_id="call_a", name="add", arguments='{"a": 2, "b": 3}'),

@@ -85,7 +85,7 @@ class OpenAIChatProvider(SDKProvider):
     ``replay_reasoning`` is another name for ``send_reasoning``.
     """
 
-    name = "openai"
+    name = "openai-chat"
 
     def __init__(
         self,
@@ -264,7 +264,9 @@ class _Answer:
     def entries(self) -> list[TranscriptEntry]:
         out: list[TranscriptEntry] = []
         if self.reasoning:
-            out.append(ReasoningEntry(content="".join(self.reasoning), provider="openai"))
+            out.append(
+                ReasoningEntry(content="".join(self.reasoning), provider=OpenAIChatProvider.name)
+            )
         if self.text:
             out.append(AssistantTextEntry(content="".join(self.text)))
         for index in sorted(self.calls):
