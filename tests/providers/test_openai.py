@@ -213,7 +213,16 @@ async def test_structured_output_sends_a_json_schema_response_format(
     assert result.output == Forecast(city="Oslo", degrees=-3)
     fmt = server.requests[0].body["response_format"]
     assert fmt["type"] == "json_schema"
-    assert fmt["json_schema"]["schema"]["properties"].keys() == {"city", "degrees"}
+    # as 0.9.119 sends it: no titles pydantic derives from names. No "strict": OpenAI refuses
+    # a strict schema that leaves additionalProperties open, as pydantic's schemas do.
+    assert fmt["json_schema"] == {
+        "name": "output",
+        "schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "degrees": {"type": "integer"}},
+            "required": ["city", "degrees"],
+        },
+    }
 
 
 async def test_streamed_run_shows_reasoning_and_text_as_they_arrive(
