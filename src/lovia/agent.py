@@ -205,7 +205,59 @@ class Agent:
         return _runtime().stream(self, input, **kwargs)
 
     def __repr__(self) -> str:
-        return f"Agent(name={self.name!r})"
+        """The agent's shape, in 0.9.119's field order: instructions cut short, tools and
+        handoffs by name, a provider by class and model (never its key or settings); the
+        other fields only when they are set."""
+        parts = [
+            f"name={self.name!r}",
+            f"instructions={_short_instructions(self.instructions)}",
+            f"model={_model_repr(self.model)}",
+            f"tools={[getattr(t, 'name', '?') for t in self.tools]!r}",
+            f"output_type={_type_repr(self.output_type)}",
+            f"handoffs={[h.target.name for h in self.handoffs]!r}",
+        ]
+        if self.handoff_description is not None:
+            parts.append(f"handoff_description={_cut(self.handoff_description)!r}")
+        if self.approval_handler is not None:
+            parts.append(f"approval_handler={_callable_name(self.approval_handler)}")
+        for label, items in (
+            ("plugins", self.plugins),
+            ("input_guardrails", self.input_guardrails),
+            ("output_guardrails", self.output_guardrails),
+        ):
+            if items:
+                parts.append(f"{label}={[_callable_name(i) for i in items]}")
+        return f"Agent({', '.join(parts)})"
+
+
+_REPR_CHARS = 60
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _REPR_CHARS else f"{text[:_REPR_CHARS]}... ({len(text)} chars)"
+
+
+def _short_instructions(value: Any) -> str:
+    return repr(_cut(value)) if isinstance(value, str) else _callable_name(value)
+
+
+def _callable_name(value: Any) -> str:
+    if inspect.isroutine(value):
+        return f"<function {getattr(value, '__qualname__', '?')}>"
+    name, kind = getattr(value, "name", None), type(value).__name__
+    return f"<{kind} {name!r}>" if isinstance(name, str) else f"<{kind}>"
+
+
+def _type_repr(value: Any) -> str:
+    return value.__name__ if isinstance(value, type) else repr(value)
+
+
+def _model_repr(model: Any) -> str:
+    if model is None or isinstance(model, str):
+        return repr(model)
+    name = getattr(model, "model", None)  # a provider: its class and model name, nothing more
+    kind = type(model).__name__
+    return f"<{kind} model={name!r}>" if isinstance(name, str) else f"<{kind}>"
 
 
 class Runtime(Protocol):

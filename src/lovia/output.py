@@ -24,6 +24,7 @@ __all__ = [
     "OutputRepairStrategy",
     "json_candidates",
     "output_instructions",
+    "output_schema",
     "repair_strategy",
 ]
 
@@ -68,9 +69,17 @@ def repair_strategy(setting: Any) -> OutputRepairStrategy | None:
     )
 
 
+def output_schema(output_type: Any) -> dict[str, Any]:
+    """The JSON schema of ``output_type`` (a pydantic model, dataclass, ``TypedDict`` or any
+    type pydantic reads) as a model is shown it: without the titles pydantic derives from
+    class and field names."""
+    schema: dict[str, Any] = strip_titles(TypeAdapter(output_type).json_schema())
+    return schema
+
+
 def output_instructions(output_type: Any) -> str:
     """The system prompt block that asks for a JSON answer shaped like ``output_type``."""
-    schema = strip_titles(TypeAdapter(output_type).json_schema())
+    schema = output_schema(output_type)
     return (
         "## Output format\n"
         "When the task is done, your final reply must be one JSON document that fits this"

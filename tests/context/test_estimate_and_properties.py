@@ -90,8 +90,9 @@ def summarizer(entries: list[TranscriptEntry]) -> str:
 def test_view_invariants_hold_for_any_transcript(
     turns: list[tuple[str, Any]], window: int, attempt: int
 ) -> None:
-    """Paired calls, a verbatim tail, JSON-safe state, an untouched transcript, and a view
-    that renders the same again from its own state."""
+    """Paired calls, a verbatim tail (but for a result too big on its own after a refusal),
+    JSON-safe state, an untouched transcript, and a view that renders the same again from
+    its own state."""
     entries = build(turns)
     frozen = [e.model_dump() for e in entries]
     policy = Compaction(context_window=window, reserve_output_tokens=500, summarizer=summarizer)
@@ -106,7 +107,13 @@ def test_view_invariants_hold_for_any_transcript(
     tail_start = max(i for i, e in enumerate(entries) if not isinstance(e, ToolResultEntry))
     while tail_start > 0 and isinstance(entries[tail_start - 1], ToolCallEntry):
         tail_start -= 1
-    assert view.entries[-(len(entries) - tail_start) :] == entries[tail_start:]
+    tail = view.entries[-(len(entries) - tail_start) :]
+    for shown, original in zip(tail, entries[tail_start:], strict=True):
+        if shown != original:  # only after a refusal: a result too big alone is previewed
+            assert attempt and isinstance(shown, ToolResultEntry)
+            assert isinstance(original, ToolResultEntry) and shown.call_id == original.call_id
+            assert original.output.startswith(shown.output.split("\n[... ")[0])
+            assert 'recall_tool_result("' in shown.output
     assert [e.model_dump() for e in entries] == frozen
     state = json.loads(json.dumps(view.state))
 

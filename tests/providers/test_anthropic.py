@@ -114,7 +114,7 @@ async def test_wire_has_system_param_signed_thinking_and_results_in_one_user_mes
     # SDK versions differ in the header that carries the key; it must be in one of them.
     assert any("sk-ant-test" in v for v in server.requests[0].headers.values())
     assert first["system"] == "You are terse."
-    assert first["max_tokens"] == 4096
+    assert first["max_tokens"] == 16384  # 0.9.119's default when the settings give none
     assert first["stream"] is True
     assert first["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Weather in Paris, and 2+3?"}]}

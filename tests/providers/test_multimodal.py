@@ -191,11 +191,13 @@ async def test_anthropic_user_parts_become_image_and_document_blocks(
 
 
 async def test_anthropic_tool_result_carries_text_and_image_blocks(
-    server: ProtocolServer, anthropic_model: AnthropicProvider
+    server: ProtocolServer,
 ) -> None:
     server.add(ANTHROPIC.text("Sales went up."))
+    seeing = AnthropicProvider("claude-test", base_url=server.url, supports_vision=True)
 
-    await Runner.run(Agent("a", model=anthropic_model), looked_at_a_chart())
+    async with seeing:
+        await Runner.run(Agent("a", model=seeing), looked_at_a_chart())
 
     messages = server.requests[0].body["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
@@ -270,3 +272,18 @@ async def test_a_long_conversation_with_an_image_sends_it_on_every_turn(
     assert second[0] == first[0]
     assert second[0]["content"][1]["source"]["data"] == B64_PNG
     assert [m["role"] for m in second] == ["user", "assistant", "user"]
+
+
+async def test_anthropic_compatible_server_gets_the_text_of_a_tool_results_images(
+    server: ProtocolServer, anthropic_model: AnthropicProvider
+) -> None:
+    # Another host than Anthropic's may run a text-only model: by default the image a tool
+    # returned goes as the result's text, which names it.
+    server.add(ANTHROPIC.text("Sales went up."))
+
+    await Runner.run(Agent("a", model=anthropic_model), looked_at_a_chart())
+
+    assert anthropic_model.supports_vision is False
+    result = server.requests[0].body["messages"][2]["content"][0]
+    assert result["type"] == "tool_result"
+    assert result["content"] == f"the chart\n[image: image/png, 72 B]\n{FILE_LINE}"

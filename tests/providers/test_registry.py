@@ -125,9 +125,24 @@ def test_supports_vision_reads_the_providers_flag() -> None:
     assert supports_vision(None) is False
 
 
-def test_anthropic_refuses_to_be_told_it_cannot_see() -> None:
-    with pytest.raises(UserError, match="supports_vision"):
-        provider_from_string("anthropic:claude-x", api_key="k", supports_vision=False)
+def test_anthropic_vision_follows_the_host_unless_told() -> None:
+    official = provider_from_string("anthropic:claude-x", api_key="k")
+    gateway = provider_from_string("anthropic:claude-x", base_url="http://127.0.0.1:9/v1")
+    told = provider_from_string(
+        "anthropic:claude-x", base_url="http://127.0.0.1:9/v1", supports_vision=True
+    )
+    blind = provider_from_string("anthropic:claude-x", api_key="k", supports_vision=False)
+    assert [supports_vision(p) for p in (official, gateway, told, blind)] == [
+        True,
+        False,
+        True,
+        False,
+    ]
+
+
+def test_the_openai_provider_is_named_as_in_0_9_119() -> None:
+    assert provider_from_string("openai:gpt-x", api_key="k").name == "openai-chat"
+    assert provider_from_string("gpt-x", api_key="k").name == "openai-chat"
 
 
 def _package(root: Path, module: str, body: str, entry: str) -> None:

@@ -12,15 +12,16 @@ import asyncio
 import inspect
 import json
 import logging
+from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import events as ev
-from ..approvals import Decision, argument_digest, handler_decision, new_pending
 from ..errors import ApprovalPending, BudgetExceeded, RunCancelled, UserError
 from ..tools import Tool, result_to_text, run_tool
 from ..tracing import handoff_span, tool_call_span
 from ..transcript import ToolCallEntry, ToolResultEntry
+from .approval import OPEN, approval, counted_at_start, reused_text
 from .outcome import Outcome, Ready, as_call, batches, json_safe, rendered
 from .turn import until_cancelled
 
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["ToolPhase", "batches"]
 
 log = logging.getLogger("lovia.run")
-Verdict = Literal["allow", "deny"]
 
 
 class ToolPhase:
@@ -42,6 +42,9 @@ class ToolPhase:
         self.d = driver
         self.resumed = resumed
         self.parked: list[ToolCallEntry] = []
+        self.seen: Counter[str] = Counter()  # call ids preflighted in this phase
+        self.earlier: set[str] = set()  # ids of this phase's calls preflighted so far
+        self.counted = counted_at_start(driver.state)
 
     @property
     def state(self) -> RunState:
@@ -62,6 +65,7 @@ class ToolPhase:
             first = group[0]
             tool = tooling.by_name.get(first.name)
             if tool is not None and tool.handoff_target is not None:
+                self._count(first)  # a transfer is a tool call too; over budget, none happens
                 handed_to = await self._handoff(first, tool, handed_to)
                 continue
             ready: list[Ready] = []
@@ -88,6 +92,38 @@ class ToolPhase:
             await self._park()
         return handed_to
 
+    def _count(self, call: ToolCallEntry) -> None:
+        """Count ``call`` in the budget and check it (``BudgetExceeded``: it does not start).
+        A call counts once: one counted before a stop (parked, in doubt after a crash, or
+        stopped by the budget before it started) is not counted again on resume."""
+        d = self.d
+        self.earlier.add(call.call_id)
+        self.seen[call.call_id] += 1
+        if d.budget is not None:
+            if self.seen[call.call_id] > self.counted[call.call_id]:
+                d.budget.record_tool_call()
+                self.counted[call.call_id] += 1
+            self._keep_count()
+            d.budget.check(self.state.usage)
+
+    def _answered(self, call_id: str) -> None:
+        """A result for ``call_id`` was recorded: it is no longer open in the count."""
+        state = self.state
+        if call_id in state.started_calls:
+            state.started_calls.remove(call_id)
+        if self.counted[call_id] > 0:
+            self.counted[call_id] -= 1
+            self.seen[call_id] = max(self.seen[call_id] - 1, 0)
+            self._keep_count()
+
+    def _keep_count(self) -> None:
+        """The budget's counters for the head, with the ids of the counted calls that have no
+        result yet (left out when there are none, as in a head written before the list)."""
+        budget = self.d.budget
+        if budget is not None:
+            open_ids = sorted(self.counted.elements())
+            self.state.budget_state = {**budget.state(), **({OPEN: open_ids} if open_ids else {})}
+
     # -- preflight -------------------------------------------------------------------------
 
     async def _preflight(  # noqa: C901 - the gates in order, as documented
@@ -95,14 +131,8 @@ class ToolPhase:
     ) -> Ready | str | None:
         d, state = self.d, self.state
         d.cancel_token.check()
-        parked_before = any(p.call_id == call.call_id for p in state.pending_approvals)
-        # a parked call, or one in doubt after a crash, was counted when it was first asked for
-        counted = parked_before or call.call_id in state.started_calls
-        if d.budget is not None:
-            if not counted:
-                d.budget.record_tool_call()
-                state.budget_state = d.budget.state()
-            d.budget.check(state.usage)
+        reused = call.call_id in self.earlier  # another call of this turn has the same id
+        self._count(call)
         if tool is None:
             await self._reject(call, f"Tool {call.name!r} is not available.")
             return None
@@ -142,7 +172,13 @@ class ToolPhase:
             return None
         if not needed:
             return Ready(call, tool, args)
-        decision = await self._approval(call)
+        if reused and any(p.call_id == call.call_id for p in self.parked):
+            await self._reject(call, reused_text(call))  # decide() could not tell them apart
+            return None
+        decision = await approval(self.d, call, reused=reused)
+        if decision.verdict == "defer" and reused:  # parked, it would share its id: dropped
+            await self._reject(call, reused_text(call))
+            return None
         if decision.verdict == "allow":
             return Ready(call, tool, args)
         if decision.verdict == "deny":
@@ -152,60 +188,6 @@ class ToolPhase:
             await self._reject(call, text)
             return None
         return "parked"
-
-    async def _approval(self, call: ToolCallEntry) -> Decision:
-        """The decision for one call: a stored one (durable approvals), else ask now."""
-        d, state = self.d, self.state
-        for i, stored in enumerate(state.pending_approvals):
-            if stored.call_id != call.call_id:
-                continue
-            if stored.digest != argument_digest(call.name, call.arguments):
-                del state.pending_approvals[i]
-                return Decision(
-                    "deny", "its arguments differ from the ones the approval was asked for"
-                )
-            verdict = stored.decision
-            del state.pending_approvals[i]  # consumed by the save that starts the call
-            if verdict in ("allow", "deny"):
-                return Decision(cast(Verdict, verdict), stored.reason)
-            break  # still undecided: ask again (event, handler), which may park it again
-        channel = d.approvals
-        channel.register(call.call_id)
-        try:
-            await d.emit(
-                ev.ApprovalRequired(
-                    as_call(call), channel, agent_name=state.agent.name, run_id=d.run_id
-                )
-            )
-            decision = channel.decision(call.call_id)
-            handler = state.agent.approval_handler
-            if decision is None and handler is not None:
-                try:
-                    value = handler(as_call(call), d.ctx)
-                    if inspect.isawaitable(value):
-                        value = await value
-                    decision = handler_decision(value)
-                except (RunCancelled, asyncio.CancelledError):
-                    raise
-                except Exception as exc:
-                    log.warning("approval_handler failed for %s: %r; denied", call.name, exc)
-                    await d.emit(ev.ToolCallFailed(exc, as_call(call)))
-                    decision = Decision("deny")
-        finally:
-            channel.discard(call.call_id)
-        if decision is None:
-            return Decision("deny")  # nobody decided: fail closed
-        if decision.verdict == "defer":
-            if d.checkpoint is None:
-                raise UserError(
-                    f"tool call {call.call_id!r} ({call.name}) was deferred for approval, but "
-                    "this run has no checkpoint to wait in; the call did not run",
-                    hint="pass checkpoint=CheckpointOptions(checkpointer, run_id) to park runs",
-                )
-            state.pending_approvals.append(
-                new_pending(call.call_id, call.name, call.arguments, state.agent.name)
-            )
-        return decision
 
     async def _park(self) -> None:
         d, state = self.d, self.state
@@ -381,8 +363,7 @@ class ToolPhase:
                     parts=outcome.parts,
                 )
             )
-            if call.call_id in state.started_calls:
-                state.started_calls.remove(call.call_id)
+            self._answered(call.call_id)
         await d.save()
         if not d.emitter.heard() and not any(o.is_error for _, o in results):
             return
@@ -435,6 +416,7 @@ class ToolPhase:
             # until then the head names the transfer as pending, with the handoff's result
             state.pending_handoff = target
             state.entries.append(ToolResultEntry(call_id=call.call_id, output=text))
+            self._answered(call.call_id)
             await d.save()
         await d.emit(ev.ToolCallCompleted(as_call(call), text, False, text))
         return target

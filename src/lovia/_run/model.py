@@ -13,6 +13,7 @@ from pydantic_core import PydanticSerializationError
 
 from .. import events as ev
 from ..errors import ContextOverflowError, LoviaError, ProviderError
+from ..output import output_schema
 from ..providers.base import Provider, ToolSpec
 from ..reliability import transport_failure
 from ..settings import RetryPolicy
@@ -250,9 +251,7 @@ def _escape_surrogates(value: Any) -> Any:
 def _response_format(output_type: Any, provider: Provider) -> dict[str, Any] | None:
     if output_type is str or not getattr(provider, "supports_json_schema", False):
         return None
-    from pydantic import TypeAdapter
-
-    schema = TypeAdapter(output_type).json_schema()
+    schema = output_schema(output_type)
     return {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
 
 

@@ -43,14 +43,20 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
                     entries=whole,
                     state=state.context_state,
                     provider=provider,
-                    reported_input_tokens=state.reported_input_tokens,
+                    # after a refusal the last count describes an older, smaller view
+                    reported_input_tokens=None if attempt else state.reported_input_tokens,
                     attempt=attempt,
                     tools=tuple(tooling.by_name.values()),
+                    reported_window=refused[1].reported_window if refused else None,
                 ),
             )
             state.context_state = view.state
             if view.usage is not None:  # the policy's own model calls count in the run's usage
                 state.usage = state.usage + view.usage
+                if d.o.parent_usage is not None:  # an agent-as-tool's caller pays for it too
+                    d.o.parent_usage.add(view.usage)
+                if d.budget is not None:  # and against its budget, before the next call
+                    d.budget.check(state.usage)
             viewed, compacted = view.entries, view.compacted
         if refused is not None and not shrank_enough(refused[0], viewed):
             raise refused[1]  # the same view again would be refused again

@@ -160,8 +160,10 @@ class RunSupervisor:
         lease_ttl: float = 30.0,
         probe: bool = True,
         park_approvals: bool = True,
+        max_turns: int = 50,
     ) -> None:
         self.agents = dict(agents)
+        self.max_turns = max_turns  # model turns per run (``lovia web --max-turns``)
         # a call that needs approval parks its run until a person decides (the web page);
         # False leaves it to the agent's approval_handler, else it is refused (fail closed)
         self.park_approvals = park_approvals
@@ -248,6 +250,7 @@ class RunSupervisor:
                 mailbox=run.mailbox,
                 session=self.chats.session,
                 session_id=chat_id,
+                max_turns=self.max_turns,
                 checkpoint=CheckpointOptions(
                     self.chats.checkpointer,
                     run_id,

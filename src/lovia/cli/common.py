@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import os
 import sys
@@ -90,15 +91,28 @@ def _import_agents(spec: str) -> dict[str, Agent]:
         if not hasattr(value, part):
             raise UserError(f"{module_name!r} has no attribute {attr!r}")
         value = getattr(value, part)
-    if callable(value) and not isinstance(value, Agent):
+    if callable(value) and not isinstance(value, Agent) and not _is_asgi_app(value):
         value = value()
     if isinstance(value, Agent):
         return {value.name: value}
     if isinstance(value, Mapping) and value and all(isinstance(a, Agent) for a in value.values()):
         return {str(k): v for k, v in value.items()}
     raise UserError(
-        f"--app {spec!r} is a {type(value).__name__}, not an Agent or a {{name: agent}} mapping"
+        f"--app {spec!r} is a {type(value).__name__}, not an Agent or a {{name: agent}} mapping",
+        hint="point --app at the Agent itself; an app you built (as for lovia 0.9.119's "
+        "create_app) runs with uvicorn MODULE:ATTR instead",
     )
+
+
+def _is_asgi_app(value: Any) -> bool:
+    """An ASGI app (a FastAPI or Starlette instance, as 0.9.119's ``--app`` took): callable,
+    but not a factory to call without arguments."""
+    if inspect.isroutine(value) or inspect.isclass(value):
+        return False
+    call = next(
+        (c.__dict__["__call__"] for c in type(value).__mro__ if "__call__" in c.__dict__), None
+    )
+    return inspect.iscoroutinefunction(call)
 
 
 def open_stores(db: str, *, create: bool, read_only: bool = False) -> tuple[Any, Any]:

@@ -5,12 +5,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
-import math
 import socket
 from typing import Any
 
+from .. import __version__
 from ..errors import UserError
-from .common import add_agent_options, add_db_option, load_agents, open_stores, shown_db
+from .common import DEFAULT_DB, add_agent_options, load_agents, open_stores, shown_db
+from .web_check import check_agents, tune_agents
+from .web_options import (
+    add_v0_9_119_options,
+    configure_logging,
+    default_db,
+    port_number,
+    positive_seconds,
+    resolve,
+)
 
 __all__ = ["add_parser", "banner"]
 
@@ -24,19 +33,28 @@ def add_parser(sub: Any) -> None:
         "offered for resume on the page.",
     )
     add_agent_options(parser)
-    add_db_option(parser)
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     parser.add_argument(
-        "--port", type=_port, default=8000, help="port to bind, 0 for any free one (default: 8000)"
+        "--db",
+        metavar="PATH",
+        help=f"SQLite file (or postgresql:// URL) holding sessions and checkpoints (env "
+        f"LOVIA_DB; default: {DEFAULT_DB}, or lovia 0.9.119's .lovia/<agent>.db for --app "
+        "when only that one exists)",
+    )
+    parser.add_argument("--host", help="address to bind (env LOVIA_HOST, default: 127.0.0.1)")
+    parser.add_argument(
+        "--port",
+        type=port_number,
+        help="port to bind, 0 for any free one (env LOVIA_PORT, default: 8000)",
     )
     parser.add_argument(
         "--token",
         help="require this token on every API call; generated and printed when --host is "
-        "not a loopback address and no token is given",
+        "not a loopback address and no token is given (env LOVIA_WEB_TOKEN, preferred: a "
+        "flag is visible in the process list)",
     )
     parser.add_argument(
         "--lease-ttl",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="how long a run of a crashed server stays locked before it can be resumed "
@@ -44,33 +62,15 @@ def add_parser(sub: Any) -> None:
     )
     parser.add_argument(
         "--request-timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=10.0,
         metavar="SECONDS",
         help="how long a client may take to send a request's headers, and then its body, "
         "before it gets 408 and its connection is closed (default: 10)",
     )
+    parser.add_argument("--version", action="version", version=f"lovia {__version__}")
+    add_v0_9_119_options(parser)
     parser.set_defaults(handler=run_web)
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
-    return port
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
-    return value
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -134,6 +134,10 @@ def run_web(args: argparse.Namespace) -> int:
     from ..web.auth import generate_token, is_loopback
     from ..web.serving import header_timeout_protocol
 
+    resolve(args)  # flags, then LOVIA_* variables, then defaults (as 0.9.119)
+    configure_logging(args.log_level)
+    if args.check:
+        return check_agents(tune_agents(load_agents(args.app, args.demo), args))
     token: str | None = args.token
     if token is None and not is_loopback(args.host):
         token = generate_token()
@@ -141,7 +145,10 @@ def run_web(args: argparse.Namespace) -> int:
     sock = listen(args.host, args.port)
     try:
         port = int(sock.getsockname()[1])
-        agents = load_agents(args.app, args.demo)
+        agents = tune_agents(load_agents(args.app, args.demo), args)
+        note = None
+        if args.db is None:
+            args.db, note = default_db(list(agents) if args.app else [])
         asyncio.run(_check_stores(args.db))  # a store it cannot use: two lines, exit 2
         session, checkpointer = open_stores(args.db, create=True)
         app = create_app(
@@ -151,16 +158,21 @@ def run_web(args: argparse.Namespace) -> int:
             token=token,
             lease_ttl=args.lease_ttl,
             body_timeout=args.request_timeout,
+            max_turns=args.max_turns,
+            title=args.title,
         )
         config = uvicorn.Config(
             app,
             host=args.host,
             port=port,
-            log_level="warning",
+            log_level="warning" if args.log_level in ("debug", "info") else args.log_level,
             timeout_graceful_shutdown=3,
             http=header_timeout_protocol(args.request_timeout),
         )
-        print("\n".join(banner(args.host, port, token, agents, args.db)), flush=True)
+        lines = banner(args.host, port, token, agents, args.db)
+        if note:
+            lines.insert(2, f"lovia web: {shown_db(args.db)} is {note}")
+        print("\n".join(lines), flush=True)
         try:
             uvicorn.Server(config).run(sockets=[sock])
         except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it shut down on: done

@@ -12,7 +12,15 @@ from .policy import (
 )
 from .prompts import REQUIRED_SECTIONS, SUMMARY_SYSTEM_PROMPT, SUMMARY_WRAPPER
 from .recall import RECALL_TOOL_NAME, make_recall_tool
+from .render import render_view
 from .results import FileResultStore, InMemoryResultStore, ResultStore, content_digest
+from .stages import (
+    ClearToolResults,
+    OffloadToolResults,
+    Stage,
+    StageContext,
+    SummarizeHistory,
+)
 from .state import CompactionState, OffloadRecord, SummaryState
 from .summarizer import LLMSummarizer, transcript_to_text
 from .tokens import TokenBudget, TokenCounter, estimate_tokens
@@ -22,6 +30,7 @@ __all__ = [
     "REQUIRED_SECTIONS",
     "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_WRAPPER",
+    "ClearToolResults",
     "Compaction",
     "CompactionRequest",
     "CompactionState",
@@ -34,7 +43,11 @@ __all__ = [
     "LLMSummarizer",
     "NoopContextPolicy",
     "OffloadRecord",
+    "OffloadToolResults",
     "ResultStore",
+    "Stage",
+    "StageContext",
+    "SummarizeHistory",
     "Summarizer",
     "SummaryState",
     "TokenBudget",
@@ -44,6 +57,7 @@ __all__ = [
     "estimate_tokens",
     "make_recall_tool",
     "offload_marker",
+    "render_view",
     "summary_entry",
     "transcript_to_text",
 ]

@@ -1,18 +1,15 @@
 """``Compaction``: the default context policy.
 
 It shrinks what the model sees when the transcript nears the context window, and never
-touches the transcript or the session. Stages, cheapest first:
-
-1. offload huge tool results (>= 4,000 characters) to a short preview marker;
-2. clear older tool results to a one-line marker;
-3. summarize the oldest span with a model call, only when 1 and 2 were not enough.
+touches the transcript or the session. Steps, cheapest first: offload huge tool results
+(>= 4,000 characters) to a preview marker; clear older tool results to a one-line marker;
+summarize the oldest span with a model call, only when the first two were not enough.
+``Compaction(stages=[...])`` runs your own stages instead (``pipeline.py``).
 
 Every marker names ``recall_tool_result("<ref>")``, the tool this policy contributes.
-Decisions are sticky and monotonic: they are kept in ``state`` as transcript positions
-checked against a fingerprint of the entry there, so the compacted prefix renders
-byte-identically on every later call and provider prompt caches keep working. Compaction
-starts at ``compact_at`` of the budget and goes down to ``compact_to``, so it happens
-rarely rather than a little on every turn.
+Decisions are sticky and monotonic (positions checked against a fingerprint of the entry
+there), so the compacted prefix renders byte-identically on every later call and prompt
+caches keep working; compacting from ``compact_at`` down to ``compact_to`` makes it rare.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from ..events import CompactionNotice, ContextCompacted
-from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry
+from ..transcript import ToolResultEntry, TranscriptEntry
 from ..usage import Usage
 from ._render import (
     Info,
@@ -32,12 +29,14 @@ from ._render import (
     leading_system,
     protected_start,
     starts_block,
-    summary_entry,
 )
 from .decisions import Decisions, carried_ratio, dump_decisions, load_decisions
+from .pipeline import check_settings, checked_stages, refused_window, run_stages
 from .policy import CompactionRequest, ContextRequest, ContextResult, ContextView, compact_via
 from .recall import is_trimmed, make_recall_tool
 from .results import ResultStore, put_result, remember_call
+from .stages import Stage
+from .steps import clear_oldest, head_infos, last_user, offload_huge, shown_at
 from .summary import summarize
 from .tokens import IMAGE_TOKENS, TokenBudget
 
@@ -87,11 +86,11 @@ class Compaction:
         store: ResultStore | None = None,
         summarizer: Summarizer | None = None,
         image_tokens: int = IMAGE_TOKENS,
+        stages: Sequence[Stage] | None = None,
     ) -> None:
-        # The budget checks the settings (a window that is too small for the reserve is
-        # halved instead, as in 0.9.119); with no window yet, a large stand-in checks the marks.
-        window = context_window if context_window is not None else 1 << 30
-        TokenBudget(window, reserve_output_tokens, compact_at, compact_to)
+        check_settings(
+            context_window, compact_at, compact_to, keep_recent_tokens, reserve_output_tokens
+        )
         self.context_window = context_window
         self.compact_at = compact_at
         self.compact_to = compact_to
@@ -100,6 +99,8 @@ class Compaction:
         self.store = store
         self.summarizer = summarizer
         self.image_tokens = image_tokens  # the flat estimate per image part
+        # Your own stages (see ``lovia.context.stages``) instead of the built-in steps.
+        self.stages: list[Stage] | None = None if stages is None else checked_stages(stages)
         # The policy always offers recall, as lovia 0.9.119's does: any marker it renders
         # (ahead of time, or after an overflow with an unknown window) has a tool behind it.
         self._recall: Tool | None = make_recall_tool(store)
@@ -118,6 +119,8 @@ class Compaction:
 
     async def prepare(self, request: ContextRequest) -> ContextView:
         """Render this call's view, compacting first when the estimate is over budget."""
+        if self.stages is not None:
+            return await run_stages(self, self.stages, request)
         entries = request.entries
         sys_n = leading_system(entries)
         system, body = list(entries[:sys_n]), entries[sys_n:]
@@ -136,7 +139,7 @@ class Compaction:
         rendered, raw = self._render(infos, decisions, memo)
         compacted: ContextCompacted | None = None
         spent = Usage()  # the summary's model calls
-        budget = self._budget((sys_raw + raw) * ratio, request.attempt)
+        budget = self._budget((sys_raw + raw) * ratio, request)
         if budget is not None and self._should_compact(
             decisions, infos, sys_raw + raw, ratio, budget
         ):
@@ -157,15 +160,15 @@ class Compaction:
 
     # -- budget and decisions ------------------------------------------------------------
 
-    def _budget(self, estimate: float, attempt: int) -> tuple[float, float] | None:
+    def _budget(self, estimate: float, request: ContextRequest) -> tuple[float, float] | None:
         """``(compact when above, compact down to)`` in tokens, or ``None`` for "leave it"."""
-        if self.context_window is None:
+        attempt = request.attempt
+        window = refused_window(self.context_window, request)  # the window a refusal named
+        if window is None:
             if not attempt:
                 return None
             return 0.0, estimate / 2  # unknown window, refused view: halve it once
-        b = TokenBudget(
-            self.context_window, self.reserve_output_tokens, self.compact_at, self.compact_to
-        )
+        b = TokenBudget(window, self.reserve_output_tokens, self.compact_at, self.compact_to)
         if attempt:
             return 0.0, min(b.target_tokens, estimate) / 2
         return float(b.trigger_tokens), float(b.target_tokens)
@@ -210,12 +213,12 @@ class Compaction:
         steps: list[str] = []
         kinds: list[str] = []  # the steps' names, as 0.9.119 reports them
         summary: str | None = None
-        raw, n = _offload_huge(infos, d, prot, raw, self._recall is not None)
+        raw, n = offload_huge(infos, d, prot, raw, self._recall is not None)
         if n:
             steps.append(f"offloaded {n} large tool result{'s' * (n != 1)}")
             kinds.append("offload")
         if raw > goal:
-            raw, n = _clear_oldest(infos, d, prot, raw, goal, self._recall is not None)
+            raw, n = clear_oldest(infos, d, prot, raw, goal, self._recall is not None)
             if n:
                 steps.append(f"cleared {n} older tool result{'s' * (n != 1)}")
                 kinds.append("clear")
@@ -225,6 +228,11 @@ class Compaction:
                 steps.append(f"summarized {n} earlier entries")
                 summary = d.summary
                 kinds.append("summary")
+        if raw > goal and request.attempt:  # refused: a result too big alone loses its shelter
+            raw, n = offload_huge(infos, d, len(infos), raw, self._recall is not None, prot, goal)
+            if n:
+                steps.append(f"offloaded {n} recent tool result{'s' * (n != 1)} too big to keep")
+                kinds += [] if "offload" in kinds else ["offload"]
         if not steps:
             log.debug("context over budget but nothing outside the protected tail to compact")
             return None
@@ -265,15 +273,15 @@ class Compaction:
                 upto = i
                 if raw - saved <= goal:
                     break
-            saved += _shown(infos, d, i, self._recall is not None).tokens
+            saved += shown_at(infos, d, i, self._recall is not None).tokens
         else:
             upto = limit  # the limit is always a turn boundary
-        kept = _last_user(infos, start, upto)
+        kept = last_user(infos, start, upto)
         if upto - start <= (kept >= 0):  # nothing to summarize but the message we keep
             return raw, 0
         recall = self._recall is not None
-        span = [i.entry for i in _head(infos, d)]
-        span += [_shown(infos, d, i, recall).entry for i in range(start, upto)]
+        span = [i.entry for i in head_infos(infos, d)]
+        span += [shown_at(infos, d, i, recall).entry for i in range(start, upto)]
         try:
             prior = d.summary or None
             text = await summarize(
@@ -299,11 +307,11 @@ class Compaction:
             start, out, raw = len(memo.infos), list(memo.rendered), memo.raw
         else:
             start, out, raw = d.summary_upto, [], 0
-            for head in _head(infos, d):
+            for head in head_infos(infos, d):
                 out.append(head.entry)
                 raw += head.tokens
         for i in range(start, len(infos)):
-            info = _shown(infos, d, i, self._recall is not None)
+            info = shown_at(infos, d, i, self._recall is not None)
             out.append(info.entry)
             raw += info.tokens
         return out, raw
@@ -328,7 +336,11 @@ class Compaction:
     async def _archive(self, pending: list[Info]) -> None:
         store = self.store
         assert store is not None
-        await _archive_all(store, pending)
+        try:
+            await _archive_all(store, pending)
+        except Exception as exc:  # the view does not need the archive; try again next call
+            log.warning("archiving tool results failed (%s); recall uses the transcript", exc)
+            return
         archived = self._archived
         for info in pending:
             assert isinstance(info.entry, ToolResultEntry)
@@ -356,23 +368,6 @@ class Compaction:
         self._memos = [memo, *self._memos][:_MEMOS]
 
 
-def _shown(infos: list[Info], d: Decisions, i: int, recall: bool) -> Info:
-    """The body entry at ``i`` as the view shows it under ``d``."""
-    info = infos[i]
-    if info.is_result:
-        if i < d.cleared_upto or (d.cleared_ids and _cleared_by_id(info, d)):
-            return info.cleared(recall)
-        offloaded = d.offloaded.get(str(i)) if d.offloaded else None
-        if offloaded is not None and offloaded == info.digest_if_huge():
-            return info.preview(recall)
-    return info
-
-
-def _cleared_by_id(info: Info, d: Decisions) -> bool:
-    entry = info.entry
-    return isinstance(entry, ToolResultEntry) and entry.call_id in d.cleared_ids
-
-
 async def _archive_all(store: ResultStore, infos: list[Info]) -> None:
     for info in infos:
         entry = info.entry
@@ -381,56 +376,3 @@ async def _archive_all(store: ResultStore, infos: list[Info]) -> None:
             digest = info.digest()
             await put_result(store, digest, entry.output)
             await remember_call(store, entry.call_id, digest)
-
-
-def _offload_huge(
-    infos: list[Info], d: Decisions, prot: int, raw: int, recall: bool
-) -> tuple[int, int]:
-    n = 0
-    for i in range(max(d.cleared_upto, d.summary_upto), prot):
-        info = infos[i]
-        key = str(i)
-        if info.is_result and info.digest_if_huge() is not None and key not in d.offloaded:
-            preview = info.preview(recall)
-            d.offloaded = {**d.offloaded, key: info.digest()}
-            raw -= info.tokens - preview.tokens
-            n += 1
-    return raw, n
-
-
-def _clear_oldest(
-    infos: list[Info], d: Decisions, prot: int, raw: int, goal: float, recall: bool
-) -> tuple[int, int]:
-    n = 0
-    i = max(d.cleared_upto, d.summary_upto)
-    while i < prot and raw > goal:
-        info = infos[i]
-        marker = info.cleared(recall) if info.is_result else info
-        if marker is not info and not _cleared_by_id(
-            info, d
-        ):  # outputs shorter than a marker are shown as they are
-            shown = info.preview(recall) if str(i) in d.offloaded else info
-            raw -= shown.tokens - marker.tokens
-            n += 1
-        i += 1
-    d.cleared_upto = max(d.cleared_upto, i)
-    return raw, n
-
-
-def _last_user(infos: list[Info], start: int, stop: int) -> int:
-    """The position of the latest user message in ``[start, stop)``, or -1."""
-    for i in range(stop - 1, start - 1, -1):
-        e = infos[i].entry
-        if isinstance(e, InputEntry) and e.role == "user":
-            return i
-    return -1
-
-
-def _head(infos: list[Info], d: Decisions) -> list[Info]:
-    """What stands for the summarized span: the summary, then the kept user message."""
-    if not d.summary_upto:
-        return []
-    head = [info_for(summary_entry(d.summary))]
-    if 0 <= d.summary_kept < d.summary_upto:
-        head.append(infos[d.summary_kept])
-    return head

@@ -98,6 +98,10 @@ class ContextRequest:
     """0 normally; 1 after the provider refused the previous view as too long."""
     tools: Sequence[Tool] = ()
     """The tools whose schemas go with the call."""
+    reported_window: int | None = None
+    """The window the provider named when it refused the previous view, if it named one."""
+    model: str | None = None
+    """The model name, when it is not the provider's ``model``."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,8 @@ async def compact_via(policy: _Preparer, req: CompactionRequest) -> ContextResul
             reported_input_tokens=req.last_input_tokens,
             attempt=int(req.overflow),
             tools=req.tools,
+            reported_window=req.reported_window,
+            model=req.model,
         )
     )
     req.scratch.clear()
@@ -207,10 +213,11 @@ async def prepare_view(policy: Any, request: ContextRequest) -> ContextView:
     req = CompactionRequest(
         entries=list(request.entries),
         provider=request.provider,
-        model=getattr(request.provider, "model", None),
+        model=request.model or getattr(request.provider, "model", None),
         tools=request.tools,
         last_input_tokens=request.reported_input_tokens,
         overflow=bool(request.attempt),
+        reported_window=request.reported_window,
         scratch=dict(request.state),
     )
     result = await compact(req)

@@ -6,8 +6,9 @@ holds the output exactly as the tool returned it), then in the live transcript.
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..run_context import RunContext
@@ -20,6 +21,7 @@ from .state import result_digest
 __all__ = ["RECALL_TOOL_NAME", "is_trimmed", "make_recall_tool", "recall"]
 
 RECALL_TOOL_NAME = "recall_tool_result"
+log = logging.getLogger("lovia.context")
 
 _DIGEST = re.compile(r"^[0-9a-f]{24}\Z")
 _OLD_DIGEST = re.compile(r"^[0-9a-f]{16}\Z")  # lovia 0.9.119's
@@ -52,12 +54,12 @@ async def recall(ref: str, entries: Sequence[TranscriptEntry], store: ResultStor
     ref = ref.strip().strip("\"'")
     if store is not None and ref and not ref.startswith("call-"):
         # a digest, or a key a 0.9.119 store holds (its digests, or call ids)
-        archived = await get_result(store, ref)
+        archived = await _read(get_result(store, ref))
         if archived is not None:
             return archived
     latest = _latest_result(entries, ref)
     if store is not None:
-        archived = await _archived_for_call(store, ref, latest)
+        archived = await _read(_archived_for_call(store, ref, latest))
         if archived is not None:
             return archived
     if latest is None:
@@ -70,6 +72,15 @@ async def recall(ref: str, entries: Sequence[TranscriptEntry], store: ResultStor
             "archive holds it; run the tool again if you need it.]"
         )
     return latest.output
+
+
+async def _read(lookup: Awaitable[str | None]) -> str | None:
+    """A store lookup that fails is a miss: the transcript is the fallback, not an error."""
+    try:
+        return await lookup
+    except Exception as exc:
+        log.warning("the result store could not be read (%s); using the transcript", exc)
+        return None
 
 
 def _latest_result(entries: Sequence[TranscriptEntry], call_id: str) -> ToolResultEntry | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -20,10 +21,6 @@ from ..transcript import (
     FinishDelta,
     InputEntry,
     ModelDelta,
-    ReasoningDelta,
-    ReasoningEntry,
-    TextDelta,
-    ToolCallDelta,
     ToolCallEntry,
     ToolResultEntry,
     TranscriptEntry,
@@ -31,7 +28,7 @@ from ..transcript import (
     call_arguments,
     leading_system_count,
 )
-from ..usage import Usage
+from ._anthropic_answer import Answer
 from ._common import (
     KeyPolicy,
     SDKProvider,
@@ -53,15 +50,9 @@ __all__ = ["AnthropicProvider", "to_anthropic_messages"]
 
 _KEY = "ANTHROPIC_API_KEY"
 _URL = "ANTHROPIC_BASE_URL"
-
-# Anthropic's stop reasons in the words the rest of lovia uses (OpenAI's).
-_FINISH = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "refusal": "content_filter",
-}
+DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
+DEFAULT_MAX_TOKENS = 16_384
+"""Sent as ``max_tokens`` when ``ModelSettings.max_tokens`` is unset (the API requires it)."""
 
 # Errors sent as an SSE event arrive with HTTP 200; their type says what really happened.
 _EVENT_STATUS = {
@@ -87,8 +78,15 @@ class AnthropicProvider(SDKProvider):
     thinking blocks come back as ``ReasoningEntry``s whose signature is kept in ``metadata``
     and sent back on later turns, as the API requires.
     ``extra_body`` holds raw request fields for every call of this provider; an agent's
-    ``ModelSettings.extra_body`` wins key by key. Images (in input and in tool results) are
-    always sent, so ``supports_vision`` is true.
+    ``ModelSettings.extra_body`` wins key by key.
+
+    The base URL ends in ``/v1`` (default ``https://api.anthropic.com/v1``) and requests go
+    to ``<base>/messages``; a base URL without ``/v1`` gets ``/v1/messages``, as the Anthropic
+    SDK does. When ``ModelSettings.max_tokens`` is unset, ``default_max_tokens`` (16384) is
+    sent. Structured output goes natively (``output_config``, ``supports_json_schema``
+    true). Images in user input are always sent; images a tool returned are sent when
+    ``supports_vision`` is true: by default on Anthropic's own API only, since a compatible
+    server may run a text-only model (elsewhere the model reads the result's text).
 
     ``timeout`` (seconds) and ``trust_env`` (honour proxy variables) fall back to the
     environment, as ``lovia.http_config`` describes (300 s, no proxies); ``default_headers``
@@ -96,8 +94,6 @@ class AnthropicProvider(SDKProvider):
     """
 
     name = "anthropic"
-    supports_json_schema = False
-    supports_vision = True
 
     def __init__(
         self,
@@ -106,24 +102,30 @@ class AnthropicProvider(SDKProvider):
         api_key: str | None = None,
         base_url: str | None = None,
         client: Any = None,
-        max_tokens: int = 4096,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_tokens: int | None = None,
         timeout: float | None = None,
         trust_env: bool | None = None,
         extra_body: dict[str, Any] | None = None,
         default_headers: dict[str, str] | None = None,
         official_dialect: bool | None = None,
+        supports_vision: bool | None = None,
+        supports_json_schema: bool = True,
     ) -> None:
         self.model = model
-        self.max_tokens = max_tokens
+        self.max_tokens = default_max_tokens if max_tokens is None else max_tokens
         self.extra_body = dict(extra_body or {})
+        self.supports_json_schema = supports_json_schema
         self._owns_client = client is None
+        self._base_url: str | None = None
         if client is None:
+            self._base_url = (base_url or os.environ.get(_URL) or DEFAULT_BASE_URL).rstrip("/")
             client = sdk_client(
                 "anthropic",
                 "AsyncAnthropic",
                 api_key=api_key,
                 key_variable=_KEY,
-                base_url=base_url,
+                base_url=_sdk_base(self._base_url),
                 url_variable=_URL,
                 timeout=timeout,
                 trust_env=trust_env,
@@ -134,16 +136,25 @@ class AnthropicProvider(SDKProvider):
         self._keys = KeyPolicy("anthropic", client, _KEY, self._owns_client, default_headers)
         official = self._keys.official_host
         self.official_dialect = official if official_dialect is None else official_dialect
+        self.supports_vision = official if supports_vision is None else supports_vision
+
+    @property
+    def base_url(self) -> str:
+        """The base URL as configured (requests go to ``<base>/messages``)."""
+        if self._base_url is not None:
+            return self._base_url
+        return str(self.client.base_url).rstrip("/")
 
     def request(
         self,
         entries: Sequence[TranscriptEntry],
         *,
         tools: Sequence[ToolSpec] | None = None,
+        response_format: dict[str, Any] | None = None,
         settings: ModelSettings | None = None,
     ) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for this call."""
-        system, messages = to_anthropic_messages(entries)
+        system, messages = to_anthropic_messages(entries, include_images=self.supports_vision)
         req: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -164,6 +175,7 @@ class AnthropicProvider(SDKProvider):
         settings = with_extra_body(settings, self.extra_body)
         if settings is not None:
             _apply_settings(req, settings, has_tools=bool(tools))
+        _add_output_config(req, response_format)
         return req
 
     async def stream(
@@ -176,15 +188,14 @@ class AnthropicProvider(SDKProvider):
     ) -> AsyncIterator[ModelDelta]:
         """Stream one answer; whole entries come only after ``message_stop``.
 
-        ``response_format`` is not sent (``supports_json_schema`` is False, so the run loop
-        validates structured output itself).
+        A JSON-schema ``response_format`` goes as ``output_config.format``.
         """
         import anthropic
 
         self.check_ready()
-        req = self.request(entries, tools=tools, settings=settings)
+        req = self.request(entries, tools=tools, response_format=response_format, settings=settings)
         where = f"anthropic:{self.model}"
-        answer = _Answer()
+        answer = Answer()
         events = guarded_stream(
             functools.partial(self.client.messages.create, **req, **self._keys.request_options),
             anthropic.APIError,
@@ -205,145 +216,35 @@ class AnthropicProvider(SDKProvider):
         yield FinishDelta(answer.finish_reason)
 
 
-class _Answer:
-    """Content blocks as they stream in, by index, plus usage and the stop reason."""
-
-    def __init__(self) -> None:
-        self.blocks: dict[int, dict[str, Any]] = {}
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.cache_read = 0
-        self.cache_write = 0
-        self.finish_reason: str | None = None
-        self.stopped = False
-
-    def add(self, event: Any) -> list[ModelDelta]:
-        kind = event.type
-        if kind == "message_start":
-            self._usage(event.message.usage)
-        elif kind == "content_block_start":
-            return self._start(event.index, event.content_block)
-        elif kind == "content_block_delta":
-            return self._delta(event.index, event.delta)
-        elif kind == "message_delta":
-            reason = event.delta.stop_reason
-            if reason:
-                self.finish_reason = _FINISH.get(reason, reason)
-            if event.usage is not None:
-                self._usage(event.usage)
-        elif kind == "message_stop":
-            self.stopped = True
-        return []
-
-    def _usage(self, u: Any) -> None:
-        # message_delta repeats the counts cumulatively; a missing field keeps what we had.
-        for attr, field in (
-            ("input_tokens", "input_tokens"),
-            ("output_tokens", "output_tokens"),
-            ("cache_read_input_tokens", "cache_read"),
-            ("cache_creation_input_tokens", "cache_write"),
-        ):
-            value = getattr(u, attr, None)
-            if value is not None:
-                setattr(self, field, int(value))
-
-    def _start(self, index: int, block: Any) -> list[ModelDelta]:
-        kind = block.type
-        if kind == "text":
-            self.blocks[index] = {"type": "text", "text": block.text or ""}
-            return [TextDelta(block.text)] if block.text else []
-        if kind == "tool_use":
-            self.blocks[index] = {
-                "type": "tool_use",
-                "id": block.id,
-                "name": block.name,
-                "json": "",
-            }
-            return [ToolCallDelta(index, call_id=block.id, name=block.name)]
-        if kind == "thinking":
-            self.blocks[index] = {
-                "type": "thinking",
-                "thinking": block.thinking or "",
-                "signature": getattr(block, "signature", None) or "",
-            }
-            return []
-        if kind == "redacted_thinking":
-            self.blocks[index] = {"type": "redacted_thinking", "data": block.data}
-        return []
-
-    def _delta(self, index: int, delta: Any) -> list[ModelDelta]:
-        block = self.blocks.get(index)
-        if block is None:
-            return []  # a block type lovia does not keep (server tools, citations, ...)
-        kind = delta.type
-        if kind == "text_delta":
-            block["text"] += delta.text
-            return [TextDelta(delta.text)]
-        if kind == "input_json_delta":
-            block["json"] += delta.partial_json
-            return [ToolCallDelta(index, arguments=delta.partial_json)]
-        if kind == "thinking_delta":
-            block["thinking"] += delta.thinking
-            return [ReasoningDelta(delta.thinking)]
-        if kind == "signature_delta":
-            block["signature"] += delta.signature
-        return []
-
-    def entries(self) -> list[TranscriptEntry]:
-        out: list[TranscriptEntry] = []
-        for index in sorted(self.blocks):
-            b = self.blocks[index]
-            if b["type"] == "text" and b["text"]:
-                out.append(AssistantTextEntry(content=b["text"]))
-            elif b["type"] == "tool_use":
-                out.append(
-                    ToolCallEntry(call_id=b["id"], name=b["name"], arguments=b["json"] or "{}")
-                )
-            elif b["type"] == "thinking":
-                meta = {"signature": b["signature"]} if b["signature"] else {}
-                out.append(
-                    ReasoningEntry(content=b["thinking"], provider="anthropic", metadata=meta)
-                )
-            elif b["type"] == "redacted_thinking":
-                out.append(
-                    ReasoningEntry(
-                        content="", provider="anthropic", metadata={"redacted": b["data"]}
-                    )
-                )
-        return out
-
-    def usage(self) -> Usage:
-        # input_tokens is the whole prompt, cached parts included, as for every provider.
-        return Usage(
-            input_tokens=self.input_tokens + self.cache_read + self.cache_write,
-            output_tokens=self.output_tokens,
-            cache_read_tokens=self.cache_read,
-            cache_write_tokens=self.cache_write,
-        )
-
-
 def to_anthropic_messages(
-    entries: Sequence[TranscriptEntry],
+    entries: Sequence[TranscriptEntry], *, include_images: bool = True
 ) -> tuple[str, list[dict[str, Any]]]:
     """The ``system`` text and the ``messages`` for ``entries``.
 
     Leading system entries become ``system``; a later system note becomes user text. Blocks
     of one role in a row share one message, so consecutive tool results go in one user
     message, as the API requires. Images and files become ``image`` / ``document`` blocks
-    (a tool result carries text and images; a file there is described in text). Each entry is
-    rendered once: a view that extends an earlier one reuses its messages (read-only).
+    (a tool result carries text and images, unless ``include_images`` is false; a file there
+    is described in text). Each entry is rendered once: a view that extends an earlier one
+    reuses its messages (read-only).
     """
     n = leading_system_count(entries)
     system = "\n\n".join(e.text for e in entries[:n] if isinstance(e, InputEntry))
-    return system, _MESSAGES.render(entries[n:])
+    cache = _MESSAGES if include_images else _TEXT_MESSAGES
+    return system, cache.render(entries[n:])
 
 
 def _render(
-    entries: Sequence[TranscriptEntry], start: int, out: list[dict[str, Any]], marks: Marks
+    entries: Sequence[TranscriptEntry],
+    start: int,
+    out: list[dict[str, Any]],
+    marks: Marks,
+    *,
+    images: bool = True,
 ) -> None:
     for i in range(start, len(entries)):
         e = entries[i]
-        role, blocks = _blocks(e)
+        role, blocks = _blocks(e, images)
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -354,9 +255,10 @@ def _render(
 
 
 _MESSAGES: BodyCache[dict[str, Any]] = BodyCache(_render)
+_TEXT_MESSAGES: BodyCache[dict[str, Any]] = BodyCache(functools.partial(_render, images=False))
 
 
-def _blocks(e: TranscriptEntry) -> tuple[str, list[dict[str, Any]]]:
+def _blocks(e: TranscriptEntry, images: bool = True) -> tuple[str, list[dict[str, Any]]]:
     if isinstance(e, InputEntry):
         return ("assistant" if e.role == "assistant" else "user"), anthropic_blocks(e.content)
     if isinstance(e, AssistantTextEntry):
@@ -368,7 +270,7 @@ def _blocks(e: TranscriptEntry) -> tuple[str, list[dict[str, Any]]]:
         ]
     if isinstance(e, ToolResultEntry):
         content: str | list[dict[str, Any]] = e.output
-        if e.parts:
+        if e.parts and images:
             content = anthropic_blocks(e.parts, in_tool_result=True) or e.output
         block: dict[str, Any] = {
             "type": "tool_result",
@@ -417,6 +319,28 @@ def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -
         req["tool_choice"] = tc
     if body:
         req["extra_body"] = body
+
+
+def _add_output_config(req: dict[str, Any], response_format: dict[str, Any] | None) -> None:
+    """A JSON-schema ``response_format`` as ``output_config.format``; an ``output_config``
+    in the extra body (an ``effort``, say) joins it, its keys winning."""
+    spec = (response_format or {}).get("json_schema")
+    if (response_format or {}).get("type") != "json_schema" or not isinstance(spec, dict):
+        return
+    schema = spec.get("schema")
+    if not isinstance(schema, dict):
+        return
+    own = {"format": {"type": "json_schema", "schema": schema}}
+    extra = req.get("extra_body") or {}
+    if "output_config" not in extra:
+        req["output_config"] = own
+    elif isinstance(extra["output_config"], dict):
+        extra["output_config"] = {**own, **extra["output_config"]}
+
+
+def _sdk_base(base_url: str) -> str:
+    """The SDK adds ``/v1/messages`` to its base; a base that ends in ``/v1`` loses it."""
+    return base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
 
 
 def _error(exc: Exception, where: str) -> ProviderError:

@@ -80,12 +80,12 @@ class OpenAIChatProvider(SDKProvider):
     ``timeout`` (seconds) and ``trust_env`` (honour proxy variables) fall back to the
     environment, as ``lovia.http_config`` describes (300 s, no proxies); ``default_headers``
     go with every request. ``official_dialect`` says whether the server speaks OpenAI's own
-    dialect (``max_completion_tokens``, native JSON schema, images in tool results) when its
-    host does not tell (a proxy in front of OpenAI); the key still follows the real host.
+    dialect (``max_completion_tokens``, native JSON schema) when its host does not tell (a
+    proxy in front of OpenAI); the key and ``supports_vision`` still follow the real host.
     ``replay_reasoning`` is another name for ``send_reasoning``.
     """
 
-    name = "openai"
+    name = "openai-chat"
 
     def __init__(
         self,
@@ -134,7 +134,10 @@ class OpenAIChatProvider(SDKProvider):
         self.supports_json_schema = (
             official if supports_json_schema is None else supports_json_schema
         )
-        self.supports_vision = official if supports_vision is None else supports_vision
+        # Vision is a property of the model behind the host, not of the request shape: by
+        # default only OpenAI's own API is known to serve models that see.
+        seeing = self._keys.official_host
+        self.supports_vision = seeing if supports_vision is None else supports_vision
 
     def request(
         self,
@@ -264,7 +267,9 @@ class _Answer:
     def entries(self) -> list[TranscriptEntry]:
         out: list[TranscriptEntry] = []
         if self.reasoning:
-            out.append(ReasoningEntry(content="".join(self.reasoning), provider="openai"))
+            out.append(
+                ReasoningEntry(content="".join(self.reasoning), provider=OpenAIChatProvider.name)
+            )
         if self.text:
             out.append(AssistantTextEntry(content="".join(self.text)))
         for index in sorted(self.calls):

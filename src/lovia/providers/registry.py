@@ -278,12 +278,6 @@ def _from_string(spec: str, overrides: dict[str, Any]) -> Provider:
     if provider == "anthropic":
         from .anthropic import AnthropicProvider
 
-        if "supports_vision" in overrides and overrides["supports_vision"] is not True:
-            raise UserError(
-                "AnthropicProvider always sends images: supports_vision=False is not supported",
-                hint="leave supports_vision unset for 'anthropic:' models",
-            )
-        overrides = {k: v for k, v in overrides.items() if k != "supports_vision"}
         return AnthropicProvider(name, **overrides)
     from .openai import OpenAIChatProvider
 

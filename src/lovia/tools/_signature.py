@@ -4,8 +4,11 @@ that receives the ``RunContext``."""
 
 from __future__ import annotations
 
+import functools
 import inspect
+import operator
 import re
+import types
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -81,8 +84,24 @@ def _arguments_model(
     return model, context_param
 
 
+def _hoist_optional(annotation: Any) -> Any:
+    """``Optional[Annotated[T, ...]]`` as ``Annotated[Optional[T], ...]``: a description or
+    constraint written on the value describes the whole optional argument."""
+    if typing.get_origin(annotation) not in (typing.Union, types.UnionType):
+        return annotation
+    members = typing.get_args(annotation)
+    annotated = [m for m in members if typing.get_origin(m) is typing.Annotated]
+    if len(annotated) != 1 or type(None) not in members:
+        return annotation
+    base, *extras = typing.get_args(annotated[0])
+    rest = [base if m is annotated[0] else m for m in members]
+    params = (functools.reduce(operator.or_, rest), *extras)
+    return typing.Annotated[params]
+
+
 def _field_for(annotation: Any, param: inspect.Parameter, doc: str | None) -> tuple[Any, FieldInfo]:
     description = doc
+    annotation = _hoist_optional(annotation)
     if typing.get_origin(annotation) is typing.Annotated:
         base, *extras = typing.get_args(annotation)
         texts = [e for e in extras if isinstance(e, str)]

@@ -317,17 +317,23 @@ def make_tool(
         )
     summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
     args_model, context_param = _arguments_model(fn, tool_name, arg_docs, localns)
-    schema = strip_titles(args_model.model_json_schema())
-    if strict:
-        schema["additionalProperties"] = False
-        schema["required"] = list(schema.get("properties", {}))
     return Tool(
         name=tool_name,
         description=description if description is not None else summary,
-        parameters=schema,
+        parameters=arguments_schema(args_model, strict=strict),
         invoke=_invoker(fn, tool_name, args_model, context_param),
         **options,
     )
+
+
+def arguments_schema(args_model: type[BaseModel], *, strict: bool = False) -> dict[str, Any]:
+    """The JSON schema of a tool's arguments model, as the model is shown it. ``strict``
+    makes every argument required and forbids others (OpenAI's strict function calling)."""
+    schema: dict[str, Any] = strip_titles(args_model.model_json_schema())
+    if strict:
+        schema["additionalProperties"] = False
+        schema["required"] = list(schema.get("properties", {}))
+    return schema
 
 
 def _invoker(

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import logging
 from collections.abc import AsyncIterator, Mapping
 from importlib import resources
@@ -18,18 +19,19 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..agent import Agent
-from ..chats.book import ChatBook
 from ..chats.supervisor import ChatBusy, MailboxFull, RunSupervisor
 from ..errors import LoviaError, UserError
 from ..stores.checkpoint import Checkpointer
 from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session import Session
 from .auth import LoopbackOnly, SameOriginWrites, cookie_name, token_matches
+from .blocking import blocking_router
+from .legacy import TitledBook
 from .limits import BodyLimit
 from .routes import router
 
@@ -53,6 +55,8 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     lease_ttl: float = 30.0,
     body_timeout: float = 30.0,
+    max_turns: int = 50,
+    title: str = "lovia",
 ) -> FastAPI:
     """The chat server for ``agents`` (one agent or ``{name: agent}``; empty = no model).
 
@@ -64,14 +68,20 @@ def create_app(
     bodies not complete within ``body_timeout`` seconds 408. Without ``token`` only a loopback
     ``Host`` is served (400 otherwise) and a POST/DELETE from a page of another origin gets
     403. A run whose server died stays locked for ``lease_ttl`` seconds before another server
-    can resume it.
+    can resume it. ``max_turns`` bounds the model turns of each run; ``title`` is the
+    page's title. ``POST /api/chat`` is one blocking turn (``{output, session_id, usage}``)
+    for clients of 0.9.119's server; ``GET /healthz`` answers ``{"status": "ok"}`` (a
+    liveness probe, no token needed). A chat title that lovia 0.9.119's web server stored
+    in the same SQLite file names that chat here too (read, never written).
     """
     named = _agents_by_name(agents)
-    chats = ChatBook(session or InMemorySession(), checkpointer or InMemoryCheckpointer())
-    supervisor = RunSupervisor(named, chats, lease_ttl=lease_ttl)
+    _check_max_turns(max_turns)
+    chats = TitledBook(session or InMemorySession(), checkpointer or InMemoryCheckpointer())
+    supervisor = RunSupervisor(named, chats, lease_ttl=lease_ttl, max_turns=max_turns)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await chats.load_titles()
         unfinished = await chats.pending_runs()
         if unfinished:
             log.warning(
@@ -136,10 +146,21 @@ def create_app(
             return JSONResponse(body, status_code=429, headers={"Retry-After": "1"})
         return JSONResponse(body, status_code=status)
 
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        # a liveness probe (as 0.9.119's): says nothing but that the server answers
+        return {"status": "ok"}
+
     app.include_router(router, prefix="/api", dependencies=[Depends(require_token)])
+    app.include_router(blocking_router, prefix="/api", dependencies=[Depends(require_token)])
     if ui:
-        _mount_page(app, token)
+        _mount_page(app, token, title)
     return app
+
+
+def _check_max_turns(max_turns: object) -> None:
+    if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
+        raise UserError(f"max_turns must be a whole number >= 1, got {max_turns!r}")
 
 
 def _text(value: str) -> str:
@@ -160,9 +181,13 @@ def _agents_by_name(agents: Agent | Mapping[str, Agent]) -> dict[str, Agent]:
     return dict(agents)
 
 
-def _mount_page(app: FastAPI, token: str | None) -> None:
+def _mount_page(app: FastAPI, token: str | None, title: str = "lovia") -> None:
     static = resources.files("lovia.web") / "static"
     index = str(static / "index.html")
+    titled: str | None = None  # the page with another title, made once
+    if title != "lovia":
+        text = (static / "index.html").read_text(encoding="utf-8")
+        titled = text.replace("<title>lovia</title>", f"<title>{html.escape(title)}</title>", 1)
 
     @app.get("/", include_in_schema=False)
     async def page(request: Request, token_param: str | None = Query(None, alias="token")) -> Any:
@@ -181,6 +206,8 @@ def _mount_page(app: FastAPI, token: str | None) -> None:
             return response
         # the CSP is a second wall behind DOMPurify: no inline script can run at all
         headers = {"Cache-Control": "no-store", "Content-Security-Policy": PAGE_POLICY}
+        if titled is not None:
+            return HTMLResponse(titled, headers=headers)
         return FileResponse(index, headers=headers)
 
     @app.get("/favicon.ico", include_in_schema=False)

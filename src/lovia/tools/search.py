@@ -1,0 +1,285 @@
+"""``web_search``: one search tool over a pluggable backend.
+
+Any object with ``async search(query, *, max_results=5, time_range=None) ->
+list[SearchResult]`` is a backend (the ``WebSearch`` protocol). Two are bundled, both over
+httpx (already a core dependency): ``DuckDuckGoSearch`` reads DuckDuckGo's keyless HTML
+endpoint, ``TavilySearch`` calls the Tavily JSON API with a key. Each takes ``endpoint=`` so
+it can be pointed at a mirror, a proxy, or a local server speaking the same wire format.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import Annotated, Any, Literal, Protocol
+from urllib.parse import parse_qs, urljoin, urlsplit
+
+import httpx
+
+from ..errors import ToolError, UserError
+from ..http_config import resolve_verify
+from ..run_context import RunContext
+from ._fetch import USER_AGENT
+from .base import Tool, result_to_text, tool
+from .fence import FENCE_NOTE, fence
+
+__all__ = [
+    "DUCKDUCKGO_ENDPOINT",
+    "TAVILY_ENDPOINT",
+    "DuckDuckGoSearch",
+    "SearchResult",
+    "TavilySearch",
+    "WebSearch",
+    "duckduckgo_search",
+    "tavily_search",
+    "web_search",
+]
+
+DUCKDUCKGO_ENDPOINT = "https://html.duckduckgo.com/html/"
+TAVILY_ENDPOINT = "https://api.tavily.com/search"
+_NETWORK_HINT = "network or proxy problem, not a bad query."
+_LIMIT_HINT = "Tavily plan/usage limit reached."
+_TAVILY_HINTS = {401: "Check TAVILY_API_KEY.", 432: _LIMIT_HINT, 433: _LIMIT_HINT}
+
+
+@dataclass
+class SearchResult:
+    """One hit: its title, its URL and a snippet of its text."""
+
+    title: str
+    url: str
+    snippet: str = ""
+
+
+class WebSearch(Protocol):
+    """A search backend for ``web_search``; it must allow concurrent calls. ``time_range``
+    is ``"d"``, ``"w"``, ``"m"``, ``"y"`` (past day, week, month, year) or ``None``."""
+
+    async def search(
+        self, query: str, *, max_results: int = 5, time_range: str | None = None
+    ) -> list[SearchResult]: ...
+
+
+async def _send(host: str, timeout: float, **request: Any) -> httpx.Response:
+    try:
+        async with httpx.AsyncClient(timeout=timeout, verify=resolve_verify()) as client:
+            return await client.request(**request)
+    except httpx.HTTPError as exc:
+        reason = str(exc) or type(exc).__name__
+        raise ToolError(f"could not reach {host}: {reason}", hint=_NETWORK_HINT) from exc
+
+
+class _DuckDuckGoPage(HTMLParser):
+    """The hits on a DuckDuckGo HTML results page, ads left out."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.base = base
+        self.hits: list[dict[str, Any]] = []
+        self._title: list[str] | None = None  # collecting a hit's title
+        self._snippet: list[str] | None = None  # collecting a hit's snippet
+        self._snippet_tag = ""
+        self._snippet_depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        classes = values.get("class", "").split()
+        if tag == "a" and "result__a" in classes:
+            self.hits.append({"url": self._target(values.get("href", "")), "title": ""})
+            self._title = []
+        elif "result__snippet" in classes and self.hits:
+            self._snippet, self._snippet_tag, self._snippet_depth = [], tag, 1
+        elif self._snippet is not None and tag == self._snippet_tag:
+            self._snippet_depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._title is not None:
+            self.hits[-1]["title"] = " ".join("".join(self._title).split())
+            self._title = None
+        elif self._snippet is not None and tag == self._snippet_tag:
+            self._snippet_depth -= 1
+            if not self._snippet_depth:
+                self.hits[-1]["snippet"] = " ".join("".join(self._snippet).split())
+                self._snippet = None
+
+    def handle_data(self, data: str) -> None:
+        if self._title is not None:
+            self._title.append(data)
+        elif self._snippet is not None:
+            self._snippet.append(data)
+
+    def _target(self, href: str) -> str:
+        """The hit's own URL: DuckDuckGo may wrap it in a ``/l/?uddg=`` redirect."""
+        url = urljoin(self.base, href)
+        parts = urlsplit(url)
+        if parts.path.startswith("/l/"):
+            wrapped = parse_qs(parts.query).get("uddg")
+            if wrapped:
+                return wrapped[0]
+        return url
+
+    def results(self) -> list[SearchResult]:
+        out = []
+        for hit in self.hits:
+            parts = urlsplit(hit["url"])
+            if parts.path.startswith("/y.js") or parts.scheme not in ("http", "https"):
+                continue  # an ad, or nothing a model can open
+            out.append(SearchResult(hit["title"], hit["url"], hit.get("snippet", "")))
+        return out
+
+
+class DuckDuckGoSearch:
+    """Keyless search through DuckDuckGo's HTML endpoint (a form POST, a results page).
+
+    DuckDuckGo limits how often one address may ask; when it does, the tool reports it as
+    an error the model sees. ``endpoint`` points elsewhere (a local server in tests)."""
+
+    def __init__(self, *, endpoint: str = DUCKDUCKGO_ENDPOINT, timeout: float = 30.0) -> None:
+        self.endpoint = endpoint
+        self.timeout = timeout
+
+    async def search(
+        self, query: str, *, max_results: int = 5, time_range: str | None = None
+    ) -> list[SearchResult]:
+        form = {"q": query, "b": ""}
+        if time_range is not None:
+            form["df"] = time_range
+        host = urlsplit(self.endpoint).netloc or self.endpoint
+        resp = await _send(
+            host,
+            self.timeout,
+            method="POST",
+            url=self.endpoint,
+            data=form,
+            headers={"User-Agent": USER_AGENT, "Referer": self.endpoint},
+        )
+        if resp.status_code == 202 or resp.status_code == 429:
+            raise ToolError(
+                f"DuckDuckGo refused the search for now (HTTP {resp.status_code})",
+                hint="It limits how often one address may search: wait a minute, or use "
+                "tavily_search() / your own WebSearch backend.",
+            )
+        if resp.status_code != 200:
+            raise ToolError(f"DuckDuckGo search failed (HTTP {resp.status_code})")
+        page = _DuckDuckGoPage(str(resp.url))
+        page.feed(resp.text)
+        page.close()
+        return page.results()[:max_results]
+
+
+class TavilySearch:
+    """Search through the Tavily API. The key is ``api_key`` or ``TAVILY_API_KEY``; without
+    one, construction raises ``UserError``. ``endpoint`` points elsewhere (a local server in
+    tests, a gateway)."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        endpoint: str = TAVILY_ENDPOINT,
+    ) -> None:
+        key = api_key or os.environ.get("TAVILY_API_KEY")
+        if not key:
+            raise UserError(
+                "TavilySearch requires an API key.", hint="Set TAVILY_API_KEY or pass api_key=..."
+            )
+        self._api_key = key
+        self.timeout = timeout
+        self.endpoint = endpoint
+
+    async def search(
+        self, query: str, *, max_results: int = 5, time_range: str | None = None
+    ) -> list[SearchResult]:
+        payload: dict[str, Any] = {"query": query, "max_results": max_results}
+        if time_range is not None:
+            payload["time_range"] = time_range
+        host = urlsplit(self.endpoint).netloc or self.endpoint
+        resp = await _send(
+            host,
+            self.timeout,
+            method="POST",
+            url=self.endpoint,
+            json=payload,
+            headers={"Authorization": f"Bearer {self._api_key}"},
+        )
+        if resp.status_code != 200:
+            raise ToolError(
+                f"Tavily search failed (HTTP {resp.status_code}): {_tavily_reason(resp)}",
+                hint=_TAVILY_HINTS.get(resp.status_code),
+            )
+        try:
+            body = resp.json()
+        except ValueError as exc:
+            raise ToolError(f"Tavily search failed: non-JSON response from {host}.") from exc
+        rows = body.get("results") if isinstance(body, dict) else None
+        return [
+            SearchResult(str(r.get("title", "")), str(r.get("url", "")), str(r.get("content", "")))
+            for r in rows or []
+            if isinstance(r, dict)
+        ]
+
+
+def _tavily_reason(resp: httpx.Response) -> str:
+    """Tavily's error text (``{"detail": {"error": ...}}``), else the start of the body."""
+    try:
+        body = resp.json()
+    except ValueError:
+        return resp.text[:200]
+    detail = body.get("detail") if isinstance(body, dict) else None
+    if isinstance(detail, dict):
+        return str(detail.get("error"))
+    return str(detail) if detail is not None else resp.text[:200]
+
+
+def _render_hits(result: Any, ctx: RunContext[Any]) -> str:
+    if not isinstance(result, list):
+        return result_to_text(result)
+    if not result:
+        return "No results."
+    blocks = []
+    for n, hit in enumerate(result, 1):
+        lines = [f"{n}. {(hit.get('title') or '').strip() or '(untitled)'}"]
+        lines += [
+            v for v in ((hit.get("url") or "").strip(), (hit.get("snippet") or "").strip()) if v
+        ]
+        blocks.append("\n".join(lines))
+    return fence("\n\n".join(blocks))
+
+
+_DESCRIPTION = f"Search the web and return a list of ``{{title, url, snippet}}``.\n{FENCE_NOTE}"
+
+
+def web_search(impl: WebSearch, *, name: str = "web_search") -> Tool:
+    """A search tool over ``impl``. The model gives ``query``, ``max_results`` (clamped to
+    1-20, default 5) and an optional ``time_range``; hits come back fenced, one numbered
+    title/URL/snippet block each. Failures are retried twice."""
+
+    @tool(name=name, description=_DESCRIPTION, retries=2, result_renderer=_render_hits)
+    async def search(
+        query: Annotated[str, "Search query."],
+        max_results: Annotated[int, "Max results (1-20)."] = 5,
+        time_range: Annotated[
+            Literal["d", "w", "m", "y"] | None,
+            "Optional recency filter: 'd'=past day, 'w'=week, 'm'=month, 'y'=year. "
+            "Omit for no time limit.",
+        ] = None,
+    ) -> list[dict[str, str]]:
+        count = max(1, min(int(max_results), 20))
+        hits = await impl.search(query, max_results=count, time_range=time_range)
+        return [{"title": h.title, "url": h.url, "snippet": h.snippet} for h in hits]
+
+    return search
+
+
+def duckduckgo_search(*, name: str = "web_search", endpoint: str = DUCKDUCKGO_ENDPOINT) -> Tool:
+    """``web_search`` over :class:`DuckDuckGoSearch` (keyless)."""
+    return web_search(DuckDuckGoSearch(endpoint=endpoint), name=name)
+
+
+def tavily_search(
+    *, api_key: str | None = None, name: str = "web_search", endpoint: str = TAVILY_ENDPOINT
+) -> Tool:
+    """``web_search`` over :class:`TavilySearch`; raises ``UserError`` now if no key is set."""
+    return web_search(TavilySearch(api_key=api_key, endpoint=endpoint), name=name)

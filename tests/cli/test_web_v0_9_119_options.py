@@ -1,0 +1,293 @@
+"""``lovia web`` started with lovia 0.9.119's flags and ``LOVIA_*`` variables: what maps onto
+this server is honoured (flag, then variable, then default), what asks for a feature it does
+not have is refused with a hint (exit 2), and values are checked."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from lovia.web.sse import decode_sse
+
+LOVIA = str(Path(sys.executable).with_name("lovia"))
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOVIA_", "OPENAI_"))}
+    env.update(extra)
+    return env
+
+
+def lovia_web(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [LOVIA, "web", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env or clean_env(),
+    )
+
+
+class Server:
+    """A running ``lovia web``: its base URL, banner and process."""
+
+    def __init__(self, args: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [LOVIA, "web", *args],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert self.proc.stdout is not None
+        first = self.proc.stdout.readline()
+        assert first.startswith("lovia web: open http://"), (first, self.proc.communicate())
+        self.url = first.split("open ")[1].strip().split("?")[0].rstrip("/")
+        self.banner = first + self.proc.stdout.readline()
+        for _ in range(300):
+            try:
+                httpx.get(f"{self.url}/healthz")
+                return
+            except httpx.TransportError:
+                assert self.proc.poll() is None, self.proc.communicate()
+                time.sleep(0.1)
+
+    def stop(self) -> str:
+        self.proc.send_signal(signal.SIGINT)
+        _, err = self.proc.communicate(timeout=30)
+        assert self.proc.returncode == 0, err
+        return err
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Any]:
+    started: list[Server] = []
+
+    def go(*args: str, env: dict[str, str] | None = None) -> Server:
+        server = Server(list(args), tmp_path, env or clean_env())
+        started.append(server)
+        return server
+
+    yield go
+    for server in started:
+        if server.proc.poll() is None:
+            server.stop()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--workspace", "."],
+        ["--readonly"],
+        ["--trusted"],
+        ["--memory-dir", "mem"],
+        ["--root-path", "/lovia"],
+    ],
+    ids=lambda f: f[0],
+)
+def test_flags_asking_for_a_feature_this_server_lacks_are_refused(
+    flags: list[str], tmp_path: Path
+) -> None:
+    done = lovia_web("--demo", "--port", "0", *flags, cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"lovia: error: {flags[0]}" in done.stderr and "lovia: hint:" in done.stderr
+    assert not (tmp_path / ".lovia").exists()  # refused before anything was created
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "said"),
+    [
+        ([], {"LOVIA_PORT": "eighty"}, "LOVIA_PORT='eighty'"),
+        ([], {"LOVIA_MAX_TURNS": "0"}, "LOVIA_MAX_TURNS='0'"),
+        ([], {"LOVIA_LOG_LEVEL": "loud"}, "LOVIA_LOG_LEVEL='loud'"),
+        ([], {"LOVIA_ROOT_PATH": "/lovia"}, "LOVIA_ROOT_PATH"),
+        (["--token", " "], {}, "--token is empty"),
+        (["--instructions-file", "missing.md"], {}, "no instructions file at 'missing.md'"),
+        (["--max-retries", "-1"], {}, "argument --max-retries: -1 is not"),
+        (["--log-level", "loud"], {}, "argument --log-level"),
+        (["--provider-timeout", "0"], {}, "argument --provider-timeout"),
+    ],
+)
+def test_bad_values_are_clear_errors(
+    args: list[str], env: dict[str, str], said: str, tmp_path: Path
+) -> None:
+    done = lovia_web("--demo", *args, cwd=tmp_path, env=clean_env(**env))
+    assert done.returncode == 2
+    assert said in done.stderr, done.stderr
+
+
+def test_variables_configure_the_server_and_flags_win(start: Any, tmp_path: Path) -> None:
+    env = clean_env(
+        LOVIA_HOST="127.0.0.1",
+        LOVIA_PORT="not-used",  # the flag wins, so the variable is not even read
+        LOVIA_DB=str(tmp_path / "from-env.db"),
+        LOVIA_TITLE="From env",
+        LOVIA_WEB_TOKEN="env-token",
+    )
+    server = start("--demo", "--port", "0", "--title", "From flag", "--no-memory", env=env)
+    assert "?token=env-token" in server.banner and "from-env.db" in server.banner
+    assert httpx.get(f"{server.url}/api/chats").status_code == 401
+    assert httpx.get(f"{server.url}/healthz").json() == {"status": "ok"}  # a probe: no token
+    auth = {"Authorization": "Bearer env-token"}
+    assert httpx.get(f"{server.url}/api/chats", headers=auth).json() == []
+    page = httpx.get(f"{server.url}/", headers=auth).text
+    assert "<title>From flag</title>" in page
+    assert (tmp_path / "from-env.db").exists()
+
+
+def test_accepted_no_flags_and_ignored_variables(start: Any, tmp_path: Path) -> None:
+    env = clean_env(LOVIA_MEMORY_DIR="mem", LOVIA_FOLLOWUPS="0")
+    server = start(
+        "--demo", "--port", "0", "--no-memory", "--no-subagents", "--no-workspace",
+        "--no-followups", "--db", str(tmp_path / "w.db"), env=env,
+    )  # fmt: skip
+    assert httpx.get(f"{server.url}/api/chats").json() == []
+    assert "LOVIA_MEMORY_DIR is set" in server.stop()
+
+
+class FakeOpenAI:
+    """An OpenAI-compatible chat server on 127.0.0.1 that records the requests it gets and
+    answers "ok" (streamed), or 500 for the first ``fail`` requests."""
+
+    def __init__(self, fail: int = 0) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.fail = fail
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                if len(outer.requests) <= outer.fail:
+                    self.send_response(500)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(b'{"error": {"message": "down"}}')
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 0,
+                         "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant",
+                         "content": "ok"}, "finish_reason": None}]}  # fmt: skip
+                end = {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                for part in (chunk, end):
+                    self.wfile.write(f"data: {json.dumps(part)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.http.shutdown()
+        self.http.server_close()
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return clean_env(
+            LOVIA_MODEL="openai:test-model", OPENAI_API_KEY="k", OPENAI_BASE_URL=self.url, **extra
+        )
+
+
+def send(server: Server, text: str) -> list[dict[str, Any]]:
+    chat = httpx.post(f"{server.url}/api/chats").json()["id"]
+    sent = httpx.post(f"{server.url}/api/chats/{chat}/messages", json={"content": text}, timeout=60)
+    return [event for _, event in decode_sse(sent.text)]
+
+
+def test_agents_md_max_tokens_and_instructions_reach_the_default_agents_model(
+    start: Any, tmp_path: Path
+) -> None:
+    model = FakeOpenAI()
+    try:
+        (tmp_path / "AGENTS.md").write_text("You answer like a pirate.")
+        server = start("--port", "0", "--db", str(tmp_path / "a.db"), "--max-tokens", "77",
+                       env=model.env())  # fmt: skip
+        assert send(server, "hi")[-1]["type"] == "run_completed"
+        first = model.requests[0]
+        assert first["max_tokens"] == 77
+        assert first["messages"][0]["content"].startswith("You answer like a pirate.")
+        server.stop()
+        server = start("--port", "0", "--db", str(tmp_path / "a.db"), "--instructions", "Be terse.",
+                       env=model.env(LOVIA_MAX_TOKENS="12"))  # fmt: skip
+        assert send(server, "hi")[-1]["type"] == "run_completed"
+        assert model.requests[1]["max_tokens"] == 12
+        assert model.requests[1]["messages"][0]["content"].startswith("Be terse.")
+    finally:
+        model.close()
+
+
+@pytest.mark.parametrize(("retries", "tries"), [("0", 1), ("1", 2)])
+def test_max_retries_bounds_the_attempts_on_a_failing_provider(
+    retries: str, tries: int, start: Any, tmp_path: Path
+) -> None:
+    model = FakeOpenAI(fail=10)
+    try:
+        server = start("--port", "0", "--db", str(tmp_path / "r.db"),
+                       env=model.env(LOVIA_MAX_RETRIES=retries))  # fmt: skip
+        assert send(server, "hi")[-1]["type"] == "run_failed"
+        assert len(model.requests) == tries
+    finally:
+        model.close()
+
+
+def test_max_turns_ends_a_run_that_keeps_calling_tools(start: Any, tmp_path: Path) -> None:
+    (tmp_path / "loopy.py").write_text(
+        "from lovia import Agent, tool\n"
+        "from lovia.testing import ScriptedProvider, call\n"
+        "@tool\nasync def ping() -> str:\n    'Ping.'\n    return 'pong'\n"
+        "agent = Agent(name='loopy', instructions='x', tools=[ping],\n"
+        "    model=ScriptedProvider([call('ping', {}) for _ in range(10)]))\n"
+    )
+    env = clean_env(
+        PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]),
+        LOVIA_APP="loopy:agent",
+        LOVIA_MAX_TURNS="9",  # the flag wins
+    )
+    server = start("--port", "0", "--db", str(tmp_path / "t.db"), "--max-turns", "2", env=env)
+    assert server.proc.stdout is not None
+    assert server.proc.stdout.readline() == "lovia web: agent loopy\n"  # from LOVIA_APP
+    last = send(server, "go")[-1]
+    assert last["type"] == "run_failed" and "all 2 turns" in json.dumps(last)
+
+
+def test_check_probes_the_model_server_and_serves_nothing(tmp_path: Path) -> None:
+    model = FakeOpenAI()
+    try:
+        done = lovia_web("--check", cwd=tmp_path, env=model.env())
+        assert done.returncode == 0, done.stderr
+        assert "model openai:test-model" in done.stdout and model.url in done.stdout
+    finally:
+        model.close()
+    down = lovia_web("--check", cwd=tmp_path, env=model.env())  # nothing listens there now
+    assert down.returncode == 2 and "cannot reach" in down.stdout
+    none = lovia_web("--check", cwd=tmp_path)
+    assert none.returncode == 2 and "no model configured" in none.stderr
+    assert not (tmp_path / ".lovia").exists()
+
+
+def test_an_app_built_for_0_9_119s_app_flag_is_refused_with_a_hint(tmp_path: Path) -> None:
+    (tmp_path / "built.py").write_text("from fastapi import FastAPI\napp = FastAPI()\n")
+    env = clean_env(PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    done = lovia_web("--app", "built:app", "--port", "0", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "is a FastAPI, not an Agent" in done.stderr and "uvicorn MODULE:ATTR" in done.stderr
