@@ -9,45 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 from ..chats.book import ChatBook
 from ..stores.checkpoint import RunInfo
+from ..stores.legacy_titles import read_v0_9_119_titles
 
-__all__ = ["TitledBook", "read_v0_9_119_titles"]
+__all__ = ["TitledBook", "read_v0_9_119_titles"]  # the reader lives with the stores
 
 log = logging.getLogger("lovia.web")
-
-
-def read_v0_9_119_titles(path: str | Path) -> dict[str, str]:
-    """``{chat id: title}`` from 0.9.119's ``chat_sessions`` table in the SQLite file at
-    ``path``; empty when the file or the table is not there. Never writes to the file."""
-    file = Path(path)
-    if not file.is_file():
-        return {}
-    try:
-        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error:
-        return {}
-    try:
-        found = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chat_sessions'"
-        ).fetchone()
-        if found is None:
-            return {}
-        rows = conn.execute("SELECT id, title FROM chat_sessions").fetchall()
-    except sqlite3.Error as exc:  # a file that is not what it seems: no titles, no failure
-        log.warning("could not read lovia 0.9.119's chat titles from %s: %s", file, exc)
-        return {}
-    finally:
-        conn.close()
-    return {
-        str(cid): title.strip()
-        for cid, title in rows
-        if isinstance(title, str) and title.strip() and cid is not None
-    }
 
 
 class TitledBook(ChatBook):
