@@ -23,7 +23,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
@@ -48,10 +47,14 @@ _OPEN_LOCK = threading.Lock()
 INLINE_SLOW_S = 0.002
 """A call that took longer than this sends the store's next call of its kind (read or write)
 to a thread: a big read (a long session read cold) does not hold up the event loop again."""
-CHECKPOINT_EVERY = 200
+INLINE_READ_BUDGET_S = 0.005
+"""A read run on the event loop whose SQLite work takes longer than this is interrupted and
+runs again on a thread (work in Python, like decoding rows, is not interrupted: a store
+whose read decodes much asks for a thread with ``inline=False``)."""
+CHECKPOINT_EVERY = 100
 """WAL stores fold the ``-wal`` file back into the database (a passive checkpoint, on a
-thread) after this many writes to the file, instead of inside the commit that crosses
-SQLite's threshold, which would fsync on the event loop."""
+thread) after this many writes to the file (a few hundred pages), instead of inside the
+commit that crosses SQLite's threshold, which would sync the disk on the event loop."""
 _READ, _SNAPSHOT, _WRITE = "read", "snapshot", "write"
 _MISSED: tuple[bool, Any] = (False, None)
 
@@ -100,23 +103,26 @@ class SQLiteDatabase:
 
     # -- the execute seam -------------------------------------------------------------------
 
-    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` (no transaction beyond SQLite's own)."""
-        return await self._submit(_READ, fn)
+    async def read(self, fn: Callable[[sqlite3.Connection], T], *, inline: bool = True) -> T:
+        """Run ``fn(conn)`` (no transaction beyond SQLite's own); ``inline=False``: always
+        on a thread (a call that may run long in Python)."""
+        return await self._submit(_READ, fn, inline)
 
-    async def read_snapshot(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def read_snapshot(
+        self, fn: Callable[[sqlite3.Connection], T], *, inline: bool = True
+    ) -> T:
         """Run ``fn(conn)``'s several SELECTs in one read transaction: one consistent view,
         so a reader never pairs one save's head with another save's entries."""
-        return await self._submit(_SNAPSHOT, fn)
+        return await self._submit(_SNAPSHOT, fn, inline)
 
-    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def write(self, fn: Callable[[sqlite3.Connection], T], *, inline: bool = True) -> T:
         """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction; retried while locked."""
         if self.read_only:
             raise UserError(
                 f"the store on {self.path!r} was opened read-only",
                 hint="open it without read_only=True to change it",
             )
-        return await self._submit(_WRITE, fn)
+        return await self._submit(_WRITE, fn, inline)
 
     async def close(self) -> None:
         if self._closed:
@@ -132,11 +138,13 @@ class SQLiteDatabase:
         if self._leave is not None:
             self._leave()  # the last store of the file closes its idle connections
 
-    async def _submit(self, kind: str, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def _submit(
+        self, kind: str, fn: Callable[[sqlite3.Connection], T], inline: bool = True
+    ) -> T:
         if self._closed:
             raise UserError(f"the store on {self.path!r} is closed", hint="open a new store")
         done, result = _MISSED
-        if (kind != _WRITE or self.wal) and not self._slow[kind == _WRITE]:
+        if inline and (kind != _WRITE or self.wal) and not self._slow[kind == _WRITE]:
             done, result = self._inline(kind, fn)
         if not done:
             job = self._job(kind, fn)
@@ -195,43 +203,56 @@ class SQLiteDatabase:
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 result = _finish(conn, fn)
             else:
+                # SQLite work past the budget is interrupted, to run again on a thread
+                deadline = started + INLINE_READ_BUDGET_S
+                conn.set_progress_handler(lambda: time.perf_counter() > deadline, 1_000)
                 try:
                     result = self._job(kind, fn)(conn)
                 except sqlite3.OperationalError as exc:
                     # a read changes nothing: it runs again, whole, on a thread
-                    if not _is_locked(exc):
+                    if not (_is_locked(exc) or "interrupted" in str(exc)):
                         raise
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
+                    self._slow[False] = True
                     return _MISSED
+                finally:
+                    conn.set_progress_handler(None, 0)
         finally:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self._slow[kind == _WRITE] = time.perf_counter() - started > INLINE_SLOW_S
         return True, result
 
     def _fold_wal(self) -> None:
-        """Queue a passive checkpoint of the ``-wal`` file (it waits for no one); its
-        outcome is nobody's to await, so a failure is dropped (the next one retries)."""
-        if self._closed:
-            return
-        future = self._calls.submit(lambda: self._call(None, _checkpoint))
-        future.add_done_callback(_consume)
+        """Queue a passive checkpoint that folds the ``-wal`` file into the database (on a
+        thread). Queued, not run beside the store's calls: a checkpoint that this store's
+        saves keep outrunning never lets SQLite start the ``-wal`` file over."""
+        if not self._closed:
+            # nobody awaits it (a failure is dropped: the next fold retries)
+            self._calls.submit(lambda: self._call(None, _checkpoint))
 
     def _call(self, kind: str | None, job: Callable[[sqlite3.Connection], T]) -> T:
-        started = time.perf_counter()
         try:
             if self._conn is not None or self.read_only:
-                return job(self._conn or self._open())
+                return self._timed(kind, job, self._conn or self._open())
             conn, key = self._borrow()
             if key is None:  # no file to share it by (":memory:"): this store keeps it
                 self._conn, self._conn_key = conn, None
-                return job(conn)
+                return self._timed(kind, job, conn)
             try:
-                return job(conn)
+                return self._timed(kind, job, conn)
             finally:
                 self._give_back(conn, key)
         except sqlite3.DatabaseError as exc:
             raise self._error(exc) from exc
+
+    def _timed(
+        self, kind: str | None, job: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection
+    ) -> T:
+        """``job(conn)``, noting whether it was slow (opening a connection is not counted)."""
+        started = time.perf_counter()
+        try:
+            return job(conn)
         finally:
             if kind is not None:
                 self._slow[kind == _WRITE] = time.perf_counter() - started > INLINE_SLOW_S
@@ -480,10 +501,6 @@ def _snapshot(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -
 
 def _checkpoint(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-
-
-def _consume(future: Future[None]) -> None:
-    future.exception()  # retrieved: a failed checkpoint is not an error of anyone's
 
 
 def _switch_to_wal(conn: sqlite3.Connection) -> str:
