@@ -51,10 +51,11 @@ INLINE_READ_BUDGET_S = 0.005
 """A read run on the event loop whose SQLite work takes longer than this is interrupted and
 runs again on a thread (work in Python, like decoding rows, is not interrupted: a store
 whose read decodes much asks for a thread with ``inline=False``)."""
-CHECKPOINT_EVERY = 100
+CHECKPOINT_EVERY = 500
 """WAL stores fold the ``-wal`` file back into the database (a passive checkpoint, on a
-thread) after this many writes to the file (a few hundred pages), instead of inside the
-commit that crosses SQLite's threshold, which would sync the disk on the event loop."""
+thread) after this many writes to the file, instead of inside the commit that crosses
+SQLite's threshold of 1,000 pages (a checkpoint save writes about 2), which would sync the
+disk on the event loop."""
 _READ, _SNAPSHOT, _WRITE = "read", "snapshot", "write"
 _MISSED: tuple[bool, Any] = (False, None)
 
