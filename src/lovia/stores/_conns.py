@@ -29,6 +29,7 @@ __all__ = [
     "leave",
     "opened",
     "take",
+    "wrote",
 ]
 
 Key = tuple[int, int, bool]
@@ -165,6 +166,18 @@ def forget() -> None:
     _IDLE.clear()
     _USERS.clear()
     _LEFT.clear()
+    _WRITES.clear()
 
 
 _FORGOTTEN: list[sqlite3.Connection] = []
+
+
+_WRITES: dict[Key, int] = {}
+
+
+def wrote(key: Key, every: int) -> bool:
+    """Count a write to ``key``'s file; True at every ``every``-th write of the process."""
+    with _LOCK:
+        count = _WRITES.get(key, 0) + 1
+        _WRITES[key] = count % every
+    return count >= every

@@ -5,10 +5,13 @@ A writable store takes a connection for each call from the idle ones of its file
 (``_conns``) and gives it back after, so stores opened per job read through a warm cache.
 
 Every statement goes through ``SQLiteDatabase.read`` / ``write`` (the one execute seam), so
-tracing or counting queries lives here. Calls run off the event loop, on threads all stores
-of the process share, one call of a store at a time and in the order they were made: the
-queue serializes the store's writes as a dedicated thread would, without starting a thread
-for every store object (a worker that opens a store per job pays no thread start).
+tracing or counting queries lives here. A store runs one call at a time, in the order they
+were made (``_calls``). A call that cannot wait runs right away on the event loop's thread:
+a read, or a write of a WAL store (no fsync at commit), when the store has nothing queued or
+running and a connection is at hand, since a thread hop costs more than the call itself.
+It never waits for a lock there: a file locked by another connection answers "busy" at once,
+and the call goes to a thread that waits for it as before. Everything else (opening, a
+default-journal write that syncs the disk, a call after a slow one) runs on a thread.
 """
 
 from __future__ import annotations
@@ -19,15 +22,14 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
 
 from ..errors import SchemaError, StoreError, UserError
 from . import _conns, _legacy
+from ._calls import CallQueue, on_fork
 from ._lifetime import ClosingStore
 from ._schema import MetaSql, Migrations, migrate, version_of
 
@@ -42,76 +44,30 @@ BUSY_TIMEOUT_MS = 5_000
 _LOCK_RETRIES = 5
 _OPEN_LOCK = threading.Lock()
 """Held while a connection is opened: no other opens while a file's header is read."""
-_POOL_THREADS = 64
-"""At most this many stores of one process run a call at the same moment (each store runs
-one at a time); threads start only when no idle one is there."""
-_POOL_LOCK = threading.Lock()
-_POOL: ThreadPoolExecutor | None = None
+INLINE_SLOW_S = 0.002
+"""A call that took longer than this sends the store's next call of its kind (read or write)
+to a thread: a big read (a long session read cold) does not hold up the event loop again."""
+INLINE_READ_BUDGET_S = 0.005
+"""A read run on the event loop whose SQLite work takes longer than this is interrupted and
+runs again on a thread (work in Python, like decoding rows, is not interrupted: a store
+whose read decodes much asks for a thread with ``inline=False``)."""
+CHECKPOINT_EVERY = 500
+"""WAL stores fold the ``-wal`` file back into the database (a passive checkpoint, on a
+thread) after this many writes to the file, instead of inside the commit that crosses
+SQLite's threshold of 1,000 pages (a checkpoint save writes about 2), which would sync the
+disk on the event loop."""
+_READ, _SNAPSHOT, _WRITE = "read", "snapshot", "write"
+_MISSED: tuple[bool, Any] = (False, None)
 
 
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    pool = _POOL
-    if pool is None:
-        with _POOL_LOCK:
-            if _POOL is None:
-                _POOL = ThreadPoolExecutor(_POOL_THREADS, thread_name_prefix="lovia-sqlite")
-            pool = _POOL
-    return pool
-
-
-def _forget_pool() -> None:
-    """In a forked child the parent's threads do not exist: start a fresh pool there."""
-    global _POOL, _OPEN_LOCK
-    _POOL = None
+def _forget_locks() -> None:
+    """In a forked child: a thread of the parent may have held the open lock."""
+    global _OPEN_LOCK
     _OPEN_LOCK = threading.Lock()
     _conns.forget()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-class _CallQueue:
-    """One store's calls, run one at a time in the order they were made, on the shared pool."""
-
-    __slots__ = ("_jobs", "_lock", "_running")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._jobs: deque[tuple[Future[Any], Callable[[], Any]]] = deque()
-        self._running = False
-
-    def submit(self, fn: Callable[[], T]) -> Future[T]:
-        future: Future[T] = Future()
-        with self._lock:
-            self._jobs.append((future, fn))
-            if self._running:
-                return future
-            self._running = True
-        try:
-            _pool().submit(self._drain)
-        except BaseException:
-            with self._lock:
-                self._running = False
-            raise
-        return future
-
-    def _drain(self) -> None:
-        while True:
-            with self._lock:
-                if not self._jobs:
-                    self._running = False
-                    return
-                future, fn = self._jobs.popleft()
-            if not future.set_running_or_notify_cancel():
-                continue  # its awaiter was cancelled before it started
-            try:
-                result = fn()
-            except BaseException as exc:
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+on_fork(_forget_locks)
 
 
 class SQLiteDatabase:
@@ -138,40 +94,36 @@ class SQLiteDatabase:
         self.version = max(migrations)
         self._conn: sqlite3.Connection | None = None  # read-only, or a file with no inode
         self._conn_key: _conns.Key | None = None
-        self._calls = _CallQueue()
+        self._calls = CallQueue()
         self._key: _conns.Key | None = None  # the file this store uses, from its first call
         self._leave: weakref.finalize | None = None  # type: ignore[type-arg]
         self._idle: list[sqlite3.Connection] | None = None  # the file's, once this store uses it
         self._closed = False
+        self._slow = [False, False]  # the last read, write took over INLINE_SLOW_S
         self.legacy = False  # opened read-only on a file lovia 0.9.119 wrote
 
     # -- the execute seam -------------------------------------------------------------------
 
-    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` off the event loop (no transaction beyond SQLite's own)."""
-        return await self._submit(lambda conn: fn(conn))
+    async def read(self, fn: Callable[[sqlite3.Connection], T], *, inline: bool = True) -> T:
+        """Run ``fn(conn)`` (no transaction beyond SQLite's own); ``inline=False``: always
+        on a thread (a call that may run long in Python)."""
+        return await self._submit(_READ, fn, inline)
 
-    async def read_snapshot(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def read_snapshot(
+        self, fn: Callable[[sqlite3.Connection], T], *, inline: bool = True
+    ) -> T:
         """Run ``fn(conn)``'s several SELECTs in one read transaction: one consistent view,
         so a reader never pairs one save's head with another save's entries."""
+        return await self._submit(_SNAPSHOT, fn, inline)
 
-        def job(conn: sqlite3.Connection) -> T:
-            conn.execute("BEGIN")
-            try:
-                return fn(conn)
-            finally:
-                conn.execute("COMMIT")
-
-        return await self._submit(job)
-
-    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def write(self, fn: Callable[[sqlite3.Connection], T], *, inline: bool = True) -> T:
         """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction; retried while locked."""
         if self.read_only:
             raise UserError(
                 f"the store on {self.path!r} was opened read-only",
                 hint="open it without read_only=True to change it",
             )
-        return await self._submit(lambda conn: self._transaction(conn, fn))
+        return await self._submit(_WRITE, fn, inline)
 
     async def close(self) -> None:
         if self._closed:
@@ -187,25 +139,124 @@ class SQLiteDatabase:
         if self._leave is not None:
             self._leave()  # the last store of the file closes its idle connections
 
-    async def _submit(self, job: Callable[[sqlite3.Connection], T]) -> T:
+    async def _submit(
+        self, kind: str, fn: Callable[[sqlite3.Connection], T], inline: bool = True
+    ) -> T:
         if self._closed:
             raise UserError(f"the store on {self.path!r} is closed", hint="open a new store")
-        return await asyncio.wrap_future(self._calls.submit(lambda: self._call(job)))
+        done, result = _MISSED
+        if inline and (kind != _WRITE or self.wal) and not self._slow[kind == _WRITE]:
+            done, result = self._inline(kind, fn)
+        if not done:
+            job = self._job(kind, fn)
+            result = await asyncio.wrap_future(self._calls.submit(lambda: self._call(kind, job)))
+        if kind == _WRITE and self.wal and self._key is not None:
+            if _conns.wrote(self._key, CHECKPOINT_EVERY):
+                self._fold_wal()
+        return result  # type: ignore[no-any-return]
 
-    def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
+    def _job(self, kind: str, fn: Callable[[sqlite3.Connection], T]) -> Callable[[Any], T]:
+        if kind == _WRITE:
+            return lambda conn: self._transaction(conn, fn)
+        if kind == _SNAPSHOT:
+            return lambda conn: _snapshot(conn, fn)
+        return fn
+
+    def _inline(self, kind: str, fn: Callable[[sqlite3.Connection], Any]) -> tuple[bool, Any]:
+        """Run the call here on the event loop's thread, when the store has nothing queued or
+        running and a connection is at hand, and no lock is in the way: a lock held by
+        another connection is never waited for here (``_MISSED``: queue it instead)."""
+        if not self._calls.claim():
+            return _MISSED
+        try:
+            conn, key = self._conn, self._key
+            if conn is None:
+                if not self._idle:  # the store's first call, or all idle ones taken: open
+                    return _MISSED
+                try:
+                    conn = self._idle.pop()
+                except IndexError:
+                    return _MISSED
+            try:
+                return self._run_inline(conn, kind, fn)
+            except sqlite3.DatabaseError as exc:
+                raise self._error(exc) from exc
+            finally:
+                if conn is not self._conn and key is not None:
+                    self._give_back(conn, key)
+        finally:
+            self._calls.release()
+
+    def _run_inline(
+        self, conn: sqlite3.Connection, kind: str, fn: Callable[[sqlite3.Connection], Any]
+    ) -> tuple[bool, Any]:
+        started = time.perf_counter()
+        conn.execute("PRAGMA busy_timeout = 0")  # a lock answers "busy" at once
+        try:
+            if kind == _WRITE:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except sqlite3.OperationalError as exc:
+                    if _is_locked(exc):
+                        return _MISSED  # nothing ran: the thread waits for the lock
+                    raise
+                # the write lock is held: what follows waits as every call does
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                result = _finish(conn, fn)
+            else:
+                # SQLite work past the budget is interrupted, to run again on a thread
+                deadline = started + INLINE_READ_BUDGET_S
+                conn.set_progress_handler(lambda: time.perf_counter() > deadline, 1_000)
+                try:
+                    result = self._job(kind, fn)(conn)
+                except sqlite3.OperationalError as exc:
+                    # a read changes nothing: it runs again, whole, on a thread
+                    if not (_is_locked(exc) or "interrupted" in str(exc)):
+                        raise
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    self._slow[False] = True
+                    return _MISSED
+                finally:
+                    conn.set_progress_handler(None, 0)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._slow[kind == _WRITE] = time.perf_counter() - started > INLINE_SLOW_S
+        return True, result
+
+    def _fold_wal(self) -> None:
+        """Queue a passive checkpoint that folds the ``-wal`` file into the database (on a
+        thread). Queued, not run beside the store's calls: a checkpoint that this store's
+        saves keep outrunning never lets SQLite start the ``-wal`` file over."""
+        if not self._closed:
+            # nobody awaits it (a failure is dropped: the next fold retries)
+            self._calls.submit(lambda: self._call(None, _checkpoint))
+
+    def _call(self, kind: str | None, job: Callable[[sqlite3.Connection], T]) -> T:
         try:
             if self._conn is not None or self.read_only:
-                return job(self._conn or self._open())
+                return self._timed(kind, job, self._conn or self._open())
             conn, key = self._borrow()
             if key is None:  # no file to share it by (":memory:"): this store keeps it
                 self._conn, self._conn_key = conn, None
-                return job(conn)
+                return self._timed(kind, job, conn)
             try:
-                return job(conn)
+                return self._timed(kind, job, conn)
             finally:
                 self._give_back(conn, key)
         except sqlite3.DatabaseError as exc:
             raise self._error(exc) from exc
+
+    def _timed(
+        self, kind: str | None, job: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection
+    ) -> T:
+        """``job(conn)``, noting whether it was slow (opening a connection is not counted)."""
+        started = time.perf_counter()
+        try:
+            return job(conn)
+        finally:
+            if kind is not None:
+                self._slow[kind == _WRITE] = time.perf_counter() - started > INLINE_SLOW_S
 
     def _borrow(self) -> tuple[sqlite3.Connection, _conns.Key | None]:
         """A connection for one call: an idle one on this store's file when there is one
@@ -267,16 +318,7 @@ class SQLiteDatabase:
                     time.sleep(0.01 * (2**attempt))
                     continue
                 raise
-            try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                # SQLite rolls back by itself on a full disk or an I/O error; a second
-                # ROLLBACK would fail and hide the error the caller must see.
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            return result
+            return _finish(conn, fn)
         raise AssertionError("unreachable")
 
     # -- opening and the schema -------------------------------------------------------------
@@ -308,6 +350,7 @@ class SQLiteDatabase:
                 if str(mode).lower() != "wal":
                     raise StoreError(f"{self.path!r}: could not switch to WAL (got {mode!r})")
                 conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA wal_autocheckpoint = 0")  # see CHECKPOINT_EVERY
         except sqlite3.DatabaseError as exc:
             self._release(conn)
             raise self._error(exc) from exc
@@ -433,6 +476,32 @@ class SQLiteStore(ClosingStore):
         """True when this read-only store read a file lovia 0.9.119 wrote, as it is: opening
         it for writing (or ``lovia migrate``) converts it."""
         return self._db.legacy
+
+
+def _finish(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """Run ``fn`` in the transaction just begun and commit, or roll back on any error."""
+    try:
+        result = fn(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        # SQLite rolls back by itself on a full disk or an I/O error; a second ROLLBACK
+        # would fail and hide the error the caller must see.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return result
+
+
+def _snapshot(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    conn.execute("BEGIN")
+    try:
+        return fn(conn)
+    finally:
+        conn.execute("COMMIT")
+
+
+def _checkpoint(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
 
 def _switch_to_wal(conn: sqlite3.Connection) -> str:

@@ -6,11 +6,14 @@ import asyncio
 import copy
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import fields
+from typing import Any
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
 from ._text import escape_entries, escape_head, escape_meta, plain_text
 from .checkpoint import (
+    PendingApproval,
     RunHead,
     RunInfo,
     RunSnapshot,
@@ -151,13 +154,13 @@ class InMemoryCheckpointer(MemoryLeases):
         if not isinstance(head, RunHead):
             raise UserError(f"head must be a RunHead, got {type(head).__name__}")
         self._check_fence(run_id)  # a worker whose lease was taken over must not write
-        entries, head = escape_entries(entries), escape_head(head)
+        entries, kept = escape_entries(entries), _keep(head)
         stored = self._runs.get(run_id)
         if stored is None:
-            self._runs[run_id] = (list(entries), _copy_head(head))
+            self._runs[run_id] = (list(entries), kept)
         else:
             stored[0].extend(entries)
-            self._runs[run_id] = (stored[0], _copy_head(head))
+            self._runs[run_id] = (stored[0], kept)
 
     async def load(self, run_id: str) -> RunSnapshot | None:
         validate_id(run_id, "run_id")
@@ -184,9 +187,9 @@ class InMemoryCheckpointer(MemoryLeases):
         new = check_updated(fn(_copy_head(stored[1])))
         if new is None:
             return _copy_head(stored[1])
-        new = escape_head(new)
-        self._runs[run_id] = (stored[0], _copy_head(new))
-        return _copy_head(new)
+        kept = _keep(new)
+        self._runs[run_id] = (stored[0], kept)
+        return _copy_head(kept)
 
     async def list_runs(
         self, *, statuses: Sequence[str] | None = None, session_id: str | None = None
@@ -249,5 +252,85 @@ class InMemoryCheckpointer(MemoryLeases):
         return len(gone)
 
 
+_SHARED = frozenset(
+    {
+        "agent_name",
+        "turns",
+        "status",
+        "last_input_tokens",
+        "updated_at",
+        "pending_handoff",
+        "started_at",
+        "session_id",
+        "started_calls",
+        "session_version",
+        "turn_agent",
+        "pending_approvals",
+    }
+)
+"""RunHead's fields that hold only immutable values (texts, numbers, tuples of texts and of
+frozen ``PendingApproval``s): a copy of the head shares them."""
+_COPIED = ("output", "error", "context_state", "budget", "trace")
+"""Its fields that may hold dicts and lists: each copy has its own."""
+if {f.name for f in fields(RunHead)} != _SHARED | {"usage", *_COPIED}:  # pragma: no cover
+    raise AssertionError("RunHead's fields changed: say here how the in-memory store copies them")
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
 def _copy_head(head: RunHead) -> RunHead:
-    return RunHead.from_dict(copy.deepcopy(head.to_dict()))
+    """An independent copy of ``head``: what a caller does to its dicts and lists (or to the
+    copy's) never reaches the other. Only the mutable fields are copied, JSON values by a
+    walk much cheaper than ``copy.deepcopy`` (anything else is deep-copied)."""
+    new = copy.copy(head)
+    object.__setattr__(new, "usage", head.usage.clone())
+    for name in _COPIED:
+        object.__setattr__(new, name, _clone(getattr(head, name)))
+    return new
+
+
+def _clone(value: Any) -> Any:
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        return {k: _clone(v) for k, v in value.items()}
+    if kind is list:
+        return [_clone(v) for v in value]
+    if kind is tuple:
+        return tuple(_clone(v) for v in value)
+    return copy.deepcopy(value)
+
+
+def _keep(head: RunHead) -> RunHead:
+    """The copy of ``head`` the store keeps, lone surrogates escaped (checked by a walk of
+    its values first: only a head that has one, or holds other than JSON values and
+    ``PendingApproval``s, goes the slower way of ``escape_head``)."""
+    plain = all(_plain(getattr(head, name)) for name in _SHARED) and all(
+        _plain(getattr(head, name)) for name in _COPIED
+    )
+    return _copy_head(head if plain else escape_head(head))
+
+
+def _plain(value: Any) -> bool:
+    """True when ``value`` is JSON made of text UTF-8 can encode (no lone surrogate)."""
+    kind = type(value)
+    if kind is str:
+        return value.isascii() or _encodes(value)
+    if kind in _ATOMS:
+        return True
+    if kind is dict:
+        return all(type(k) is str and _plain(k) and _plain(v) for k, v in value.items())
+    if kind is list or kind is tuple:
+        return all(_plain(v) for v in value)
+    if kind is PendingApproval:
+        return all(_plain(v) for v in vars(value).values())
+    return False
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -146,8 +146,9 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
     """A ``Session`` in a SQLite file: ``SQLiteSession("chat.db")``.
 
     ``wal=True`` turns on WAL journaling with ``synchronous=NORMAL`` and a busy timeout, so
-    several stores or processes can write one file. Calls run one at a time off the
-    event loop, never on it. Besides the protocol: ``history``,
+    several stores or processes can write one file. Calls run one at a time; a short one
+    runs on the event loop's thread, a long one (reading a session the first time,
+    maintenance) on a worker thread. Besides the protocol: ``history``,
     ``trim_tool_results``, ``rewind``, ``rewind_runs``, ``list_sessions``, ``close`` and
     ``async with``.
     """
@@ -168,13 +169,17 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
 
     async def segments(self, session_id: str) -> list[Segment]:
         validate_id(session_id, "session_id")
-        read = await self._db.read(lambda conn: self._read(conn, session_id))
+        read = await self._db.read(
+            lambda conn: self._read(conn, session_id), inline=session_id in self._cache
+        )
         return [s.segment() for s in read.stored]
 
     async def history(self, session_id: str) -> SessionHistory:
         """The session's segments and its version, read in one snapshot."""
         validate_id(session_id, "session_id")
-        read = await self._db.read(lambda conn: self._read(conn, session_id))
+        read = await self._db.read(
+            lambda conn: self._read(conn, session_id), inline=session_id in self._cache
+        )
         return SessionHistory([s.segment() for s in read.stored], read.revision)
 
     async def _run_history(
@@ -183,13 +188,17 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
         """What a new run needs of the session, without a ``Segment`` per stored run: all
         entries, the last segment's meta, the version (``history()`` in one read)."""
         validate_id(session_id, "session_id")
-        read = await self._db.read(lambda conn: self._read(conn, session_id))
+        read = await self._db.read(
+            lambda conn: self._read(conn, session_id), inline=session_id in self._cache
+        )
         last = read.stored[-1].segment().meta if read.stored else None
         return list(read.entries), last, read.revision
 
     async def load(self, session_id: str) -> list[TranscriptEntry]:
         validate_id(session_id, "session_id")
-        read = await self._db.read(lambda conn: self._read(conn, session_id))
+        read = await self._db.read(
+            lambda conn: self._read(conn, session_id), inline=session_id in self._cache
+        )
         return list(read.entries)
 
     async def _append(self, request: Append) -> None:
@@ -237,11 +246,11 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
         def query(conn: sqlite3.Connection) -> list[Any]:
             return conn.execute(_LIST_SESSIONS).fetchall()
 
-        return [session_info(r) for r in await self._db.read(query)]
+        return [session_info(r) for r in await self._db.read(query, inline=False)]
 
     async def _maintain(self, session_id: str, plan_for: Planner) -> MaintenancePlan:
         """Read, plan and apply in one write transaction, so no append slips in between."""
-        return await self._db.write(lambda conn: _apply(conn, session_id, plan_for))
+        return await self._db.write(lambda conn: _apply(conn, session_id, plan_for), inline=False)
 
     def _read(self, conn: sqlite3.Connection, session_id: str) -> _Cached:
         """The session's revision and decoded rows: from the cache, plus only the rows added
