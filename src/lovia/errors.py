@@ -139,9 +139,19 @@ class GuardrailTripped(LoviaError):
 
     guardrail: str | None = None
 
-    def __init__(self, reason: str = "", *, hint: str | None = None, **extra: Any) -> None:
-        super().__init__(reason, hint=hint, **extra)
-        self.reason = reason
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        hint: str | None = None,
+        reason: str | None = None,
+        **extra: Any,
+    ) -> None:
+        # 0.9.119 names the first argument ``message`` (``GuardrailTripped(message=...)``);
+        # ``reason=`` is kept as another name for it.
+        text = message or (reason or "")
+        super().__init__(text, hint=hint, **extra)
+        self.reason = text
 
 
 class OutputValidationError(LoviaError):
