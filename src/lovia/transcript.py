@@ -530,6 +530,7 @@ class TextDelta:
     """A piece of the model's text, for streaming display."""
 
     text: str
+    type: Literal["text_delta"] = "text_delta"
 
 
 @dataclass(frozen=True, slots=True)
@@ -537,6 +538,7 @@ class ReasoningDelta:
     """A piece of the model's reasoning, for streaming display."""
 
     text: str
+    type: Literal["reasoning_delta"] = "reasoning_delta"
 
 
 @dataclass(frozen=True, slots=True)
@@ -547,6 +549,7 @@ class ToolCallDelta:
     call_id: str | None = None
     name: str | None = None
     arguments: str = ""
+    type: Literal["tool_call_delta"] = "tool_call_delta"
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,13 +557,15 @@ class UsageDelta:
     """Tokens the call used (a provider may send several; they add up)."""
 
     usage: Usage
+    type: Literal["usage_delta"] = "usage_delta"
 
 
 @dataclass(frozen=True, slots=True)
 class FinishDelta:
     """Why the model stopped (``"stop"``, ``"tool_calls"``, ``"length"``, ...)."""
 
-    reason: str | None
+    reason: str | None = None
+    type: Literal["finish_delta"] = "finish_delta"
 
 
 @dataclass(frozen=True, slots=True)
@@ -568,6 +573,7 @@ class EntryCompletedDelta:
     """A whole entry of the answer; when a provider sends these they are authoritative."""
 
     entry: TranscriptEntry
+    type: Literal["entry_completed_delta"] = "entry_completed_delta"
 
 
 ModelDelta = Union[  # noqa: UP007

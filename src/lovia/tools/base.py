@@ -199,8 +199,7 @@ def result_to_text(value: Any) -> str:
 
 @overload
 def tool(
-    func: Callable[..., Any],
-    /,
+    fn: Callable[..., Any],
     *,
     name: str | None = None,
     description: str | None = None,
@@ -219,8 +218,7 @@ def tool(
 
 @overload
 def tool(
-    func: None = None,
-    /,
+    fn: None = None,
     *,
     name: str | None = None,
     description: str | None = None,
@@ -238,8 +236,7 @@ def tool(
 
 
 def tool(
-    func: Callable[..., Any] | None = None,
-    /,
+    fn: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
     description: str | None = None,
@@ -279,8 +276,8 @@ def tool(
         "on_resume": on_resume,
     }
     localns = _caller_locals()
-    if func is not None:
-        return make_tool(func, localns=localns, **options)
+    if fn is not None:
+        return make_tool(fn, localns=localns, **options)
 
     def build(fn: Callable[..., Any]) -> Tool:
         return make_tool(fn, localns=localns, **options)
