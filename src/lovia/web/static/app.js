@@ -251,9 +251,12 @@ function renderPending(box, p) {
   const status = el("div", `pending ${p.status}`);
   status.dataset.testid = "pending";
   const error = p.error || {};
-  const what = p.status === "failed"
+  // an error a retry can fix (a 503, a dropped connection) leaves the run "interrupted", as a
+  // shutdown does: the user reads the error when there is one
+  const failed = p.status === "failed";
+  const what = failed
     ? `This answer failed${error.message ? `: ${error.message}` : "."}`
-    : `This answer did not finish (${p.status}): the server stopped before it was done.`;
+    : `This answer did not finish (${p.status}): ${error.message || "the server stopped before it was done."}`;
   status.append(el("div", "pending-what", what));
   if (error.hint) {
     const hint = el("div", "pending-hint", `To fix: ${error.hint}`);
@@ -262,7 +265,7 @@ function renderPending(box, p) {
   }
   const actions = el("div", "actions");
   if (p.can_retry) {
-    const label = p.status === "failed" ? "Retry" : "Resume";
+    const label = failed ? "Retry" : "Resume";
     actions.append(button(label, "resume", () => run(chatPath(state.chatId, "/resume"), {}, null), "small"));
   }
   actions.append(button("Keep as is", "discard", stopPending, "small"));
