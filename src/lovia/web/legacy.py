@@ -1,8 +1,9 @@
 """Chat titles from a database lovia 0.9.119's web server wrote.
 
 0.9.119 kept each chat's title (generated or renamed) in a ``chat_sessions`` table of its
-own, beside the transcripts. Its transcripts and checkpoints are migrated by the stores; the
-titles are only read here, read-only, so the chat list shows the names the user knew.
+own, beside the transcripts. Its transcripts and checkpoints are migrated by the stores, which
+also read those titles (read-only); this book shows them, so the chat list has the names the
+user knew.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ..chats.book import ChatBook
 from ..stores.checkpoint import RunInfo
 from ..stores.legacy_titles import read_v0_9_119_titles
 
-__all__ = ["TitledBook", "read_v0_9_119_titles"]  # the reader lives with the stores
+__all__ = ["TitledBook"]
 
 log = logging.getLogger("lovia.web")
 
