@@ -184,3 +184,70 @@ async def test_the_wal_file_stays_bounded_over_many_saves(tmp_path: Path) -> Non
         snap = await cp.load("r")
         assert snap is not None and len(snap.entries) == saves
     assert biggest < saves * 4096 / 4
+
+
+async def test_a_new_store_meeting_an_exclusive_lock_on_its_first_call_waits_on_a_thread(
+    tmp_path: Path,
+) -> None:
+    """A store's first call may open its connection on the loop, but a lock held by another
+    process sends it to a thread: the loop keeps turning and the read lands after."""
+    path = tmp_path / "first.db"
+    async with SQLiteCheckpointer(path) as cp:
+        await cp.append("r", [user("kept")], RunHead("a"))
+    with locked_by_another_process(path, "EXCLUSIVE") as proc:
+        async with SQLiteCheckpointer(path) as fresh:
+            read = asyncio.create_task(fresh.load("r"))
+            assert await ticks_while_pending(read, 200) == 200
+            release(proc)
+            snap = await read
+    assert snap is not None and [e.content for e in snap.entries] == ["kept"]  # type: ignore[union-attr]
+
+
+def header_says_wal(path: Path) -> bool:
+    head = path.read_bytes()[:20]
+    return head[18] == 2 and head[19] == 2
+
+
+async def test_a_wal_store_switches_a_journal_file_on_its_first_call(tmp_path: Path) -> None:
+    """The first call of a ``wal=True`` store on a default-journal file switches it to WAL
+    (that write needs a thread), even when the call is a read."""
+    path = tmp_path / "switch.db"
+    async with SQLiteCheckpointer(path) as cp:
+        await cp.append("r", [user("one")], RunHead("a"))
+    assert not header_says_wal(path)
+    async with SQLiteCheckpointer(path, wal=True) as cp:
+        snap = await cp.load("r")
+        assert snap is not None and len(snap.entries) == 1
+        assert header_says_wal(path)
+        await cp.append("r", [user("two")], RunHead("a", turns=1))
+    async with SQLiteCheckpointer(path, wal=True) as cp:
+        snap = await cp.load("r")
+        assert snap is not None and [e.content for e in snap.entries] == ["one", "two"]  # type: ignore[union-attr]
+
+
+async def test_a_store_whose_file_holds_an_older_schema_migrates_on_its_first_read(
+    tmp_path: Path,
+) -> None:
+    """A file of an earlier schema version is migrated by the first call, a read included."""
+    import sqlite3
+
+    path = tmp_path / "older.db"
+    async with SQLiteCheckpointer(path) as cp:
+        await cp.append("r", [user("kept")], RunHead("a", session_id="s"))
+    conn = sqlite3.connect(path)
+    conn.execute("DROP INDEX checkpoint_runs_session")
+    conn.execute("UPDATE lovia_meta SET value = '1' WHERE key = 'schema:checkpoint'")
+    conn.commit()
+    conn.close()
+    async with SQLiteCheckpointer(path, wal=True) as cp:
+        snap = await cp.load("r")
+        assert snap is not None and [e.content for e in snap.entries] == ["kept"]  # type: ignore[union-attr]
+    conn = sqlite3.connect(path)
+    try:
+        version = conn.execute(
+            "SELECT value FROM lovia_meta WHERE key = 'schema:checkpoint'"
+        ).fetchone()[0]
+        indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    finally:
+        conn.close()
+    assert version == "2" and "checkpoint_runs_session" in indexes

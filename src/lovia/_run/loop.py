@@ -142,7 +142,7 @@ class RunDriver:
     # -- the whole run ----------------------------------------------------------------------
 
     async def run(self) -> RunResult:
-        self.recorder.tracer = self.tracer
+        self.recorder.tracer = self.tracer if self.traced else None  # no events to make
         span_cm: Any = None
         span: Any = None
         try:

@@ -112,7 +112,7 @@ class RunRecorder:
             **extra,
         )
 
-    async def save(self, state: RunState, status: RunStatus = "running", **head: Any) -> None:
+    async def save(self, state: RunState, status: RunStatus = "running", **fields: Any) -> None:
         """Append the entries since the last save and replace the head."""
         cp = self.checkpointer
         if cp is None:
@@ -126,9 +126,17 @@ class RunRecorder:
         entries: list[TranscriptEntry] = state.entries
         new = entries[self.saved :]
         count = len(entries)
+        head = self.head(state, status, **fields)
+        if self._inflight is None:
+            # The built-in stores save right here when nothing makes them wait (a WAL file not
+            # locked, memory): written before this returns, so no cancellation can cut it off.
+            now = getattr(cp, "_append_now", None)
+            if now is not None and now(self.run_id, new, head):
+                self._saved(count, status)
+                return
         # A write may commit after its awaiter was cancelled (SQLite runs on its own thread):
         # `saved` follows the write itself, so the next save never appends these entries twice.
-        write = asyncio.ensure_future(cp.append(self.run_id, new, self.head(state, status, **head)))
+        write = asyncio.ensure_future(cp.append(self.run_id, new, head))
         write.add_done_callback(lambda done: self._landed(done, count, status))
         self._inflight = write
         await asyncio.shield(write)
@@ -137,13 +145,16 @@ class RunRecorder:
         if self._inflight is write:
             self._inflight = None
         if not write.cancelled() and write.exception() is None:
-            if self.tracer is not None:
-                record_checkpoint_save(
-                    self.tracer, status=status, entries=count - self.saved, total=count
-                )
-            self.saved = count
-            if status == "completed":  # also when its awaiter was cancelled meanwhile
-                self.completed = True
+            self._saved(count, status)  # also when its awaiter was cancelled meanwhile
+
+    def _saved(self, count: int, status: RunStatus) -> None:
+        if self.tracer is not None:
+            record_checkpoint_save(
+                self.tracer, status=status, entries=count - self.saved, total=count
+            )
+        self.saved = count
+        if status == "completed":
+            self.completed = True
 
     async def complete(self, state: RunState, stored_output: Any) -> None:
         """Checkpoint completed, then session append, then delete_on_success."""

@@ -125,6 +125,18 @@ class SQLiteDatabase:
             )
         return await self._submit(_WRITE, fn, inline)
 
+    def write_now(self, fn: Callable[[sqlite3.Connection], T]) -> tuple[bool, T | None]:
+        """Run the write ``fn(conn)`` here and now when it can run on the event loop's thread
+        without waiting (a WAL store with nothing queued, a connection at hand, the file not
+        locked): ``(True, result)``, committed before this returns. ``(False, None)``: nothing
+        ran; ``write`` it instead."""
+        if self._closed or self.read_only or not self.wal or self._slow[True]:
+            return False, None
+        done, result = self._inline(_WRITE, fn)
+        if done and self._key is not None and _conns.wrote(self._key, CHECKPOINT_EVERY):
+            self._fold_wal()
+        return done, result
+
     async def close(self) -> None:
         if self._closed:
             return
@@ -170,12 +182,15 @@ class SQLiteDatabase:
             return _MISSED
         try:
             conn, key = self._conn, self._key
-            if conn is None:
-                if not self._idle:  # the store's first call, or all idle ones taken: open
+            if conn is None and self._idle is None:  # the store's first call
+                first = self._first_inline()
+                if first is None:
                     return _MISSED
+                conn, key = first
+            elif conn is None:
                 try:
-                    conn = self._idle.pop()
-                except IndexError:
+                    conn = self._idle.pop()  # type: ignore[union-attr]
+                except IndexError:  # all idle ones taken: a thread opens one
                     return _MISSED
             try:
                 return self._run_inline(conn, kind, fn)
@@ -187,11 +202,59 @@ class SQLiteDatabase:
         finally:
             self._calls.release()
 
+    def _first_inline(self) -> tuple[sqlite3.Connection, _conns.Key] | None:
+        """The store's first connection, taken here without waiting: an idle one of its
+        file, or a new one. ``None`` (a thread does it) when the file is not there yet,
+        another thread is opening a connection, the schema needs a change, a WAL store's
+        file is not in WAL mode yet, or a lock is in the way."""
+        if self.read_only:
+            return None
+        key = _conns.key_of(self.path, self.wal)
+        if key is None:  # creating the file is a write
+            return None
+        conn = _conns.take(key)
+        fresh = conn is None
+        if conn is None:
+            if not _OPEN_LOCK.acquire(blocking=False):
+                return None
+            try:
+                if not _conns.count_open(self.path):
+                    _check_header(self.path)
+                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+                _conns.opened(key)
+            finally:
+                _OPEN_LOCK.release()
+        try:
+            conn.execute("PRAGMA busy_timeout = 0")
+            ready = self._schema_current(conn)
+            if ready and fresh:
+                conn.execute("PRAGMA foreign_keys = ON")
+                if self.wal:
+                    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+                    ready = str(mode).lower() == "wal"
+                    if ready:
+                        conn.execute("PRAGMA synchronous = NORMAL")
+                        conn.execute("PRAGMA wal_autocheckpoint = 0")  # see CHECKPOINT_EVERY
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        except sqlite3.DatabaseError:
+            ready = False
+        if not ready:
+            if fresh:
+                _conns.close(conn, key)
+            else:
+                _conns.give_back(key, conn)
+            return None
+        self._key = key
+        self._idle = _conns.join(key)
+        self._leave = weakref.finalize(self, _conns.leave, key)
+        return conn, key
+
     def _run_inline(
         self, conn: sqlite3.Connection, kind: str, fn: Callable[[sqlite3.Connection], Any]
     ) -> tuple[bool, Any]:
         started = time.perf_counter()
         conn.execute("PRAGMA busy_timeout = 0")  # a lock answers "busy" at once
+        waits = False  # the connection's busy timeout is back to normal
         try:
             if kind == _WRITE:
                 try:
@@ -202,6 +265,7 @@ class SQLiteDatabase:
                     raise
                 # the write lock is held: what follows waits as every call does
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                waits = True
                 result = _finish(conn, fn)
             else:
                 # SQLite work past the budget is interrupted, to run again on a thread
@@ -220,7 +284,8 @@ class SQLiteDatabase:
                 finally:
                     conn.set_progress_handler(None, 0)
         finally:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if not waits:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self._slow[kind == _WRITE] = time.perf_counter() - started > INLINE_SLOW_S
         return True, result
 
