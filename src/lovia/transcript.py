@@ -1,7 +1,9 @@
 """Transcript entries, the model deltas that produce them, and helpers over both.
 
 Entries are immutable pydantic models discriminated by ``type``. Everything in lovia pairs a
-``ToolResultEntry`` with its ``ToolCallEntry`` by ``call_id``, never by position.
+``ToolResultEntry`` with its ``ToolCallEntry`` by ``call_id``, never by position. A run gives
+each call of a model turn an id of its own (``unique_call_ids``) before the turn is saved, so
+results, which are recorded as tools finish, can always tell which call they answer.
 
 Entries are the stored form of a conversation; ``entries_to_messages`` gives the chat view
 (``lovia.messages.Message``) and ``messages_to_entries`` goes back.
@@ -58,6 +60,7 @@ __all__ = [
     "split_system",
     "to_entries",
     "to_json_safe",
+    "unique_call_ids",
 ]
 
 Part = Annotated[Union[TextPart, ImagePart, FilePart], Field(discriminator="type")]  # noqa: UP007
@@ -506,6 +509,35 @@ def dangling_tool_calls(entries: Iterable[TranscriptEntry]) -> list[ToolCallEntr
             if stack:
                 answered.add(id(stack.pop()))
     return [c for c in order if id(c) not in answered]
+
+
+def unique_call_ids(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
+    """One model turn's entries with every call id unique within the turn.
+
+    A model may (wrongly) send two calls with one id. The first keeps it; each later one gets
+    ``<id>_<n>`` (the smallest ``n`` from 2 no call of the turn has), which is the id the
+    transcript, the events, ``decide`` and the provider see from then on: the provider is sent
+    the new id back with its result, as OpenAI and Anthropic both refuse a request whose calls
+    or results repeat an id. Without a repeat the list itself comes back.
+    """
+    ids = [e.call_id for e in entries if isinstance(e, ToolCallEntry)]
+    if len(set(ids)) == len(ids):
+        return entries
+    taken = set(ids)
+    seen: set[str] = set()
+    out: list[TranscriptEntry] = []
+    for e in entries:
+        if isinstance(e, ToolCallEntry):
+            if e.call_id in seen:
+                n = 2
+                while f"{e.call_id}_{n}" in taken:
+                    n += 1
+                new = f"{e.call_id}_{n}"
+                taken.add(new)
+                e = e.model_copy(update={"call_id": new})
+            seen.add(e.call_id)
+        out.append(e)
+    return out
 
 
 def _short(data: Any, limit: int = 120) -> str:

@@ -4,6 +4,7 @@ A call's decision comes from a stored one (durable approvals: ``lovia.approvals.
 or is asked for now (the ``ApprovalRequired`` event, then the agent's ``approval_handler``).
 A call that reuses the id of an earlier call of the same turn never takes a stored decision
 and is never parked: ``decide`` names calls by id, so a parked call needs an id of its own.
+A live turn has none (``transcript.unique_call_ids``); a turn stored before that may.
 """
 
 from __future__ import annotations

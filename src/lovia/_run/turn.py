@@ -14,7 +14,7 @@ from .. import events as ev
 from ..context.policy import ContextRequest, NoopContextPolicy, prepare_view, shrank_enough
 from ..errors import ContextOverflowError
 from ..tracing import model_call_span, record_model_usage
-from ..transcript import TranscriptEntry, to_entries
+from ..transcript import TranscriptEntry, to_entries, unique_call_ids
 from .model import stream_turn
 
 if TYPE_CHECKING:
@@ -101,8 +101,7 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
             d.o.parent_usage.add(turn.usage)
         state.reported_input_tokens = turn.usage.input_tokens or None
         state.finish_reason = turn.finish_reason
-        result: list[TranscriptEntry] = turn.entries
-        return result
+        return unique_call_ids(turn.entries)  # a repeated call id gets one of its own
 
 
 def _compaction_seen(d: RunDriver, event: ev.ContextCompacted) -> ev.ContextCompacted:
