@@ -254,7 +254,6 @@ class SQLiteDatabase:
     ) -> tuple[bool, Any]:
         started = time.perf_counter()
         conn.execute("PRAGMA busy_timeout = 0")  # a lock answers "busy" at once
-        waits = False  # the connection's busy timeout is back to normal
         try:
             if kind == _WRITE:
                 try:
@@ -263,9 +262,8 @@ class SQLiteDatabase:
                     if _is_locked(exc):
                         return _MISSED  # nothing ran: the thread waits for the lock
                     raise
-                # the write lock is held: what follows waits as every call does
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                waits = True
+                # the write lock is held, and in WAL mode nothing after it waits for a lock
+                # (readers never block a WAL commit): the timeout is set back after
                 result = _finish(conn, fn)
             else:
                 # SQLite work past the budget is interrupted, to run again on a thread
@@ -284,8 +282,7 @@ class SQLiteDatabase:
                 finally:
                     conn.set_progress_handler(None, 0)
         finally:
-            if not waits:
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self._slow[kind == _WRITE] = time.perf_counter() - started > INLINE_SLOW_S
         return True, result
 

@@ -129,11 +129,16 @@ def has_leases(conn: sqlite3.Connection) -> bool:
 
 def check_lease_fence(conn: sqlite3.Connection, run_id: str, held: tuple[str, int] | None) -> None:
     """Inside a save's transaction: refuse it when this task's lease was taken over."""
-    if held is None or not has_leases(conn):
-        return  # this task took no lease, or no lease was ever taken in this file
-    found = conn.execute(
-        "SELECT owner, token FROM lovia_run_leases WHERE run_id = ?", (run_id,)
-    ).fetchone()
+    if held is None:
+        return  # this task took no lease
+    try:
+        found = conn.execute(
+            "SELECT owner, token FROM lovia_run_leases WHERE run_id = ?", (run_id,)
+        ).fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such" in str(exc):  # no lease was ever taken in this file (or not with tokens)
+            return
+        raise
     check_fence(run_id, held, None if found is None else (str(found[0]), int(found[1])))
 
 
