@@ -3,9 +3,9 @@ once, whole and unchanged, and a run id appended by all of them is stored once."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-import subprocess
 import sys
 
 from .appender import run_entries
@@ -19,23 +19,20 @@ async def test_processes_appending_to_one_session_store_every_run_once_and_whole
 ) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.seed.appender",
-                json.dumps(store.spec),
-                f"w{i}",
-                str(RUNS),
-            ],
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.seed.appender",
+            json.dumps(store.spec),
+            f"w{i}",
+            str(RUNS),
             cwd=ROOT,
             env=env,
-            stderr=subprocess.PIPE,
-            text=True,
+            stderr=asyncio.subprocess.PIPE,
         )
         for i in range(WORKERS)
     ]
-    errors = [p.communicate(timeout=180)[1] for p in procs]
+    errors = [(await asyncio.wait_for(p.communicate(), 180))[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * WORKERS, errors
 
     session, cp = store.open()
