@@ -7,10 +7,12 @@ import pytest
 
 from lovia import (
     Agent,
+    CancelToken,
     CheckpointOptions,
     GuardrailTripped,
     InMemoryCheckpointer,
     MaxTurnsExceeded,
+    RunCancelled,
     Runner,
     tool,
 )
@@ -68,3 +70,24 @@ async def test_a_run_whose_answer_a_guardrail_rejected_asks_the_model_again_on_r
     assert [e.type for e in result.entries] == ["input", "assistant_text", "assistant_text"]
     snap = await cp.load("r")
     assert snap is not None and snap.status == "completed"
+
+
+async def test_the_chat_pages_offer_no_retry_for_a_run_out_of_turns() -> None:
+    """The chat pages retry a pending run with the server's same max_turns, which would stop a
+    run out of turns again at once: interrupted or not, it is not offered as retryable (a
+    cancelled run is)."""
+    from lovia.chats import can_retry
+
+    cp = InMemoryCheckpointer()
+    agent = Agent("a", model=ScriptedProvider([call("step"), call("step")]), tools=[step])
+    with pytest.raises(MaxTurnsExceeded):
+        await Runner.run(agent, "go", max_turns=1, checkpoint=CheckpointOptions(cp, "r"))
+    out_of_turns = await cp.load("r")
+    assert out_of_turns is not None and not can_retry(out_of_turns)
+
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(RunCancelled):
+        await Runner.run(agent, "go", cancel_token=token, checkpoint=CheckpointOptions(cp, "c"))
+    cancelled = await cp.load("c")
+    assert cancelled is not None and cancelled.status == "interrupted" and can_retry(cancelled)
