@@ -59,16 +59,29 @@ def worker_cfg(path: Path, run_id: str, **kw: Any) -> dict[str, Any]:
     return cfg
 
 
-@pytest.fixture(params=["sqlite", "sqlite-wal"])
-def crashed_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """Two completed runs of s1, one of s2, and a run killed inside a tool."""
-    db = tmp_path / "app.db"
+@pytest.fixture(scope="module", params=["sqlite", "sqlite-wal"])
+def crashed_template(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """Two completed runs of s1, one of s2, and a run killed inside a tool (built once)."""
+    db = tmp_path_factory.mktemp("template") / "app.db"
     kind = request.param
     for rid, sid in (("r-one", "s1"), ("r-two", "s1"), ("r-other", "s2")):
         assert run_worker(worker_cfg(db, rid, kind=kind, session_id=sid)).answer is not None
     crashed = run_worker(worker_cfg(db, "r-crashed", kind=kind, kill={"tool": "b"}))
     assert crashed.returncode < 0
+    (db.with_suffix(".log")).unlink()
+    # in WAL mode the killed worker's last writes are still in the -wal file
+    assert Path(f"{db}-wal").exists() == (kind == "sqlite-wal")
     return db
+
+
+@pytest.fixture
+def crashed_db(crashed_template: Path, tmp_path: Path) -> Path:
+    """A copy of the template: the files the killed worker left (a WAL file among them)."""
+    for f in crashed_template.parent.iterdir():
+        shutil.copyfile(f, tmp_path / f.name)
+    return tmp_path / crashed_template.name
 
 
 def fingerprint(folder: Path) -> dict[str, str]:
