@@ -192,3 +192,19 @@ async def test_handoff_resume_and_a_renamed_agent(caplog: pytest.LogCaptureFixtu
         replay = await Runner.run(renamed, "refund", checkpoint=CheckpointOptions(cp, "h"))
     assert replay.output == "refunded" and replay.final_agent.name == "triage"
     assert any(r.levelno == logging.WARNING and r.name.startswith("lovia") for r in caplog.records)
+
+
+@pytest.mark.parametrize("store", ["session", "checkpointer"])
+async def test_a_sqlite_file_that_cannot_be_opened_is_a_store_error_with_a_hint(
+    tmp_path: Path, store: str
+) -> None:
+    from lovia import SQLiteCheckpointer, StoreError
+
+    path = tmp_path / "no-such-folder" / "chat.db"
+    with pytest.raises(StoreError) as refused:
+        if store == "session":
+            await SQLiteSession(path).load("u1")
+        else:
+            await SQLiteCheckpointer(path).load("r1")
+    assert str(path) in str(refused.value) and refused.value.hint
+    assert not path.parent.exists()
