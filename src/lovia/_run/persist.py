@@ -256,13 +256,13 @@ class RunRecorder:
 
 
 def _stopped(error: BaseException) -> bool:
-    """A run that stopped rather than failed: cancelled, over its budget, or ended by a
-    model error a retry can fix (a rate limit, a 5xx, a dropped connection), as the default
-    ``RetryPolicy`` judges it; such a run is ``interrupted`` and resumes as it is."""
-    from ..errors import BudgetExceeded, ContextOverflowError, RunCancelled
+    """A run that stopped rather than failed: cancelled, over its budget or its turns, or
+    ended by a model error a retry can fix (a rate limit, a 5xx, a dropped connection), as the
+    default ``RetryPolicy`` judges it; such a run is ``interrupted`` and resumes as it is."""
+    from ..errors import BudgetExceeded, ContextOverflowError, MaxTurnsExceeded, RunCancelled
     from ..settings import RetryPolicy
 
-    if isinstance(error, (RunCancelled, BudgetExceeded)):
+    if isinstance(error, (RunCancelled, BudgetExceeded, MaxTurnsExceeded)):
         return True
     if isinstance(error, ContextOverflowError):
         return False  # the same request fails the same way

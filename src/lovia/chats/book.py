@@ -290,7 +290,10 @@ _FINAL_ERRORS = frozenset(
 def can_retry(run: RunSnapshot | RunInfo) -> bool:
     """Whether resuming ``run`` can work: an interrupted run always can; a failed one when
     its error was passing (a dropped connection, a rate limit, a server error), not when the
-    setup or the input was wrong (no key, unknown model, context too long...)."""
+    setup or the input was wrong (no key, unknown model, context too long...). A run out of
+    turns is interrupted, but the server's same ``max_turns`` would stop it again at once."""
+    if run.status == "interrupted" and (run.error or {}).get("type") == "MaxTurnsExceeded":
+        return False
     if run.status != "failed":
         return True
     error = run.error or {}

@@ -258,13 +258,19 @@ async def runs_list(args: argparse.Namespace) -> int:
     return 0
 
 
-async def runs_show(args: argparse.Namespace) -> int:
-    async with _stores(args, read_only=True) as (_session, cp):
-        snap = await cp.load(args.run_id)
+async def _stored_run(args: argparse.Namespace, *, note: bool = False) -> RunSnapshot:
+    """The run ``args.run_id`` names, read without changing the file; ``UserError`` if none."""
+    async with _stores(args, read_only=True, note=note) as (_session, cp):
+        snap: RunSnapshot | None = await cp.load(args.run_id)
     if snap is None:
         raise UserError(
             f"no run {args.run_id!r} in {shown_db(args.db)!r}", hint="see 'lovia runs list'"
         )
+    return snap
+
+
+async def runs_show(args: argparse.Namespace) -> int:
+    snap = await _stored_run(args, note=True)
     if args.json:
         print_json({**_run_row(snap), "entries": [entry_to_dict(e) for e in snap.entries]})
         return 0
@@ -283,14 +289,11 @@ async def runs_resume(args: argparse.Namespace) -> int:
     from .common import NO_MODEL_HINT
 
     agents = load_agents(args.app, args.demo)
+    await _stored_run(args)  # a refused resume leaves the file as it was (not even migrated)
+    if not agents:
+        raise UserError("no agent to resume the run with", hint=NO_MODEL_HINT)
     async with _stores(args) as (session, cp):
-        snap = await cp.load(args.run_id)
-        if snap is None:
-            raise UserError(
-                f"no run {args.run_id!r} in {shown_db(args.db)!r}", hint="see 'lovia runs list'"
-            )
-        if not agents:
-            raise UserError("no agent to resume the run with", hint=NO_MODEL_HINT)
+        snap = await cp.load(args.run_id) or await _stored_run(args)  # (deleted meanwhile?)
         from ..chats.supervisor import entry_agent
 
         agent = entry_agent(agents, snap.agent_name)
@@ -338,6 +341,7 @@ async def _decide(args: argparse.Namespace, approve: bool) -> int:
     from ..approvals import decide
     from ..errors import UserError
 
+    await _stored_run(args)  # a refused decision leaves the file as it was
     async with _stores(args) as (_session, cp):
         try:
             await decide(cp, args.run_id, {args.call_id: approve}, getattr(args, "reason", None))

@@ -656,4 +656,9 @@ def _store_error(path: str, exc: sqlite3.DatabaseError) -> StoreError:
             f"could not write {path!r}: {text}",
             hint="free disk space or fix the file's permissions; nothing was half-written",
         )
+    if "unable to open" in text:
+        return StoreError(
+            f"could not open {path!r}: {text}",
+            hint="check that the folder exists and that this process may create files in it",
+        )
     return StoreError(f"SQLite error on {path!r}: {text}")
