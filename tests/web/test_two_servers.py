@@ -212,3 +212,45 @@ async def test_two_messages_on_two_servers_at_once_are_both_kept_or_refused(
             resumable = (await client.get(f"{one}/api/runs/resumable")).json()
             assert resumable == []
     assert refused > 0
+
+
+async def test_a_delete_racing_a_send_on_two_servers_keeps_or_refuses_the_message(
+    servers: tuple[str, str],
+) -> None:
+    """Issue 14 finding 15: a chat deleted on one server while a message is sent to it on
+    the other. A send answered 200 whose delete was refused is in the chat with its answer;
+    a delete answered 200 left nothing of the old chat (at most the message sent after it,
+    whole); no run is left unfinished."""
+    one, two = servers
+    outcomes: set[tuple[int, int]] = set()
+    async with httpx.AsyncClient() as client:
+        for trial in range(TRIALS):
+            chat_id = f"delete{trial}"
+            status, text = await _post(
+                client, f"{one}/api/chats/{chat_id}/messages", {"content": "q1"}
+            )
+            assert status == 200 and "run_completed" in text, text
+
+            async def delete(pause: float, chat_id: str = chat_id) -> tuple[int, str]:
+                await asyncio.sleep(pause)
+                response = await client.delete(f"{two}/api/chats/{chat_id}", timeout=30)
+                return response.status_code, response.text
+
+            (sent, text), (deleted, reason) = await asyncio.gather(
+                _post(client, f"{one}/api/chats/{chat_id}/messages", {"content": "keep me"}),
+                delete(0.05 * (trial % 3)),
+            )
+            outcomes.add((sent, deleted))
+            assert sent in (200, 409) and deleted in (200, 409), (text, reason)
+            if sent == 200:
+                assert "run_completed" in text, text
+            response = await client.get(f"{one}/api/chats/{chat_id}")
+            questions = _answered(response.json()) if response.status_code == 200 else []
+            if deleted == 200:
+                assert "q1" not in questions and questions in ([], ["keep me"]), questions
+            else:
+                assert "busy" in reason, reason
+                assert questions == (["q1", "keep me"] if sent == 200 else ["q1"]), questions
+            resumable = (await client.get(f"{one}/api/runs/resumable")).json()
+            assert [r for r in resumable if r["chat_id"] == chat_id] == []
+    assert (200, 409) in outcomes  # the requests did overlap
