@@ -2,7 +2,8 @@
 
 Each request either wins (200, its answer lands whole) or is refused with 409 before it has
 written anything; the chat never loses an exchange, never keeps a message without its
-answer, and never ends with a run that vanished. On SQLite (``lovia web``) and PostgreSQL.
+answer, and never ends with a run that vanished. Real ``lovia web`` processes on one SQLite
+file, and on PostgreSQL (their tables in a schema of the test's own).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
+from psycopg import sql
 
-from ..stores.pg import drop_prefix, fresh_prefix, postgres_dsn
+from ..stores.pg import fresh_prefix, postgres_dsn
 
 ROOT = Path(__file__).resolve().parents[2]
 LOVIA = Path(sys.executable).with_name("lovia")
@@ -76,12 +79,15 @@ def servers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
         command = [str(LOVIA), "web", "--app", "tests.web.apps:slow", "--db", db]
         commands = [command, command]
         cleanup = None
-    else:
+    else:  # lovia web on PostgreSQL, its tables in a schema of this test's own
         dsn = postgres_dsn()
-        prefix = fresh_prefix()
-        command = [sys.executable, "-m", "tests.web.serve", "--app", "tests.web.apps:slow"]
-        commands = [[*command, "--db", dsn, "--prefix", prefix]] * 2
-        cleanup = (dsn, prefix)
+        schema = fresh_prefix().rstrip("_")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        url = f"{dsn}{'&' if '?' in dsn else '?'}options=-csearch_path%3D{schema}"
+        command = [str(LOVIA), "web", "--app", "tests.web.apps:slow", "--db", url]
+        commands = [command, command]
+        cleanup = (dsn, schema)
     procs: list[subprocess.Popen[bytes]] = []
     try:
         bases = []
@@ -96,7 +102,9 @@ def servers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
         for proc in procs:
             _stop(proc)
         if cleanup is not None:
-            drop_prefix(*cleanup)
+            with psycopg.connect(cleanup[0], autocommit=True) as conn:
+                drop = sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(cleanup[1]))
+                conn.execute(drop)
 
 
 async def _post(client: httpx.AsyncClient, url: str, body: Any) -> tuple[int, str]:
