@@ -311,3 +311,23 @@ def test_export_to_a_folder_and_an_id_that_is_not_text_are_errors_not_tracebacks
     show = lovia_cli("runs", "show", "a\udcffb", "--db", str(path))
     assert show.returncode == 2 and "Traceback" not in show.stderr, show.stderr
     assert "not valid Unicode" in show.stderr
+
+
+def test_a_path_or_url_that_is_not_utf8_is_read_or_refused_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """Issue 14, finding 15: a file name with a byte that is not UTF-8 (``$'\\xff.db'`` in a
+    shell) is a file like any other for the commands that only read; a PostgreSQL URL with
+    one is a clear error."""
+    path = tmp_path / "chats\udcff.db"  # the name the shell's byte 0xff becomes
+    asyncio.run(make_lovia_db(path, wal=False))
+    before = files(tmp_path)
+    listed = lovia_cli("sessions", "list", "--db", str(path))
+    shown = lovia_cli("runs", "show", "r1", "--db", str(path))
+    assert listed.returncode == 0 and "s1" in listed.stdout, listed.stderr
+    assert shown.returncode == 0 and "r1" in shown.stdout, shown.stderr
+    assert files(tmp_path) == before
+    url = "postgresql://postgres@127.0.0.1:5432/app\udcff"
+    refused = lovia_cli("runs", "list", "--db", url)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert "not valid text" in refused.stderr and "hint:" in refused.stderr

@@ -2,7 +2,8 @@
 
 Each request either wins (200, its answer lands whole) or is refused with 409 before it has
 written anything; the chat never loses an exchange, never keeps a message without its
-answer, and never ends with a run that vanished. On SQLite (``lovia web``) and PostgreSQL.
+answer, and never ends with a run that vanished. Real ``lovia web`` processes on one SQLite
+file, and on PostgreSQL (their tables in a schema of the test's own).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
+from psycopg import sql
 
-from ..stores.pg import drop_prefix, fresh_prefix, postgres_dsn
+from ..stores.pg import fresh_prefix, postgres_dsn
 
 ROOT = Path(__file__).resolve().parents[2]
 LOVIA = Path(sys.executable).with_name("lovia")
@@ -76,12 +79,15 @@ def servers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
         command = [str(LOVIA), "web", "--app", "tests.web.apps:slow", "--db", db]
         commands = [command, command]
         cleanup = None
-    else:
+    else:  # lovia web on PostgreSQL, its tables in a schema of this test's own
         dsn = postgres_dsn()
-        prefix = fresh_prefix()
-        command = [sys.executable, "-m", "tests.web.serve", "--app", "tests.web.apps:slow"]
-        commands = [[*command, "--db", dsn, "--prefix", prefix]] * 2
-        cleanup = (dsn, prefix)
+        schema = fresh_prefix().rstrip("_")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        url = f"{dsn}{'&' if '?' in dsn else '?'}options=-csearch_path%3D{schema}"
+        command = [str(LOVIA), "web", "--app", "tests.web.apps:slow", "--db", url]
+        commands = [command, command]
+        cleanup = (dsn, schema)
     procs: list[subprocess.Popen[bytes]] = []
     try:
         bases = []
@@ -96,7 +102,9 @@ def servers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
         for proc in procs:
             _stop(proc)
         if cleanup is not None:
-            drop_prefix(*cleanup)
+            with psycopg.connect(cleanup[0], autocommit=True) as conn:
+                drop = sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(cleanup[1]))
+                conn.execute(drop)
 
 
 async def _post(client: httpx.AsyncClient, url: str, body: Any) -> tuple[int, str]:
@@ -212,3 +220,45 @@ async def test_two_messages_on_two_servers_at_once_are_both_kept_or_refused(
             resumable = (await client.get(f"{one}/api/runs/resumable")).json()
             assert resumable == []
     assert refused > 0
+
+
+async def test_a_delete_racing_a_send_on_two_servers_keeps_or_refuses_the_message(
+    servers: tuple[str, str],
+) -> None:
+    """Issue 14 finding 15: a chat deleted on one server while a message is sent to it on
+    the other. A send answered 200 whose delete was refused is in the chat with its answer;
+    a delete answered 200 left nothing of the old chat (at most the message sent after it,
+    whole); no run is left unfinished."""
+    one, two = servers
+    outcomes: set[tuple[int, int]] = set()
+    async with httpx.AsyncClient() as client:
+        for trial in range(TRIALS):
+            chat_id = f"delete{trial}"
+            status, text = await _post(
+                client, f"{one}/api/chats/{chat_id}/messages", {"content": "q1"}
+            )
+            assert status == 200 and "run_completed" in text, text
+
+            async def delete(pause: float, chat_id: str = chat_id) -> tuple[int, str]:
+                await asyncio.sleep(pause)
+                response = await client.delete(f"{two}/api/chats/{chat_id}", timeout=30)
+                return response.status_code, response.text
+
+            (sent, text), (deleted, reason) = await asyncio.gather(
+                _post(client, f"{one}/api/chats/{chat_id}/messages", {"content": "keep me"}),
+                delete(0.05 * (trial % 3)),
+            )
+            outcomes.add((sent, deleted))
+            assert sent in (200, 409) and deleted in (200, 409), (text, reason)
+            if sent == 200:
+                assert "run_completed" in text, text
+            response = await client.get(f"{one}/api/chats/{chat_id}")
+            questions = _answered(response.json()) if response.status_code == 200 else []
+            if deleted == 200:
+                assert "q1" not in questions and questions in ([], ["keep me"]), questions
+            else:
+                assert "busy" in reason, reason
+                assert questions == (["q1", "keep me"] if sent == 200 else ["q1"]), questions
+            resumable = (await client.get(f"{one}/api/runs/resumable")).json()
+            assert [r for r in resumable if r["chat_id"] == chat_id] == []
+    assert (200, 409) in outcomes  # the requests did overlap

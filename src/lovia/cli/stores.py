@@ -25,6 +25,7 @@ from .common import (
     print_json,
     shown_db,
 )
+from .held import chat_held
 from .render import describe_entry, print_event
 
 __all__ = ["add_runs_parser", "add_sessions_parser"]
@@ -192,7 +193,7 @@ async def sessions_export(args: argparse.Namespace) -> int:
 
 
 async def sessions_trim(args: argparse.Namespace) -> int:
-    async with _stores(args) as (session, _cp):
+    async with _stores(args) as (session, cp), chat_held(session, cp, args.session_id):
         count = await session.trim_tool_results(
             args.session_id, keep_chars=args.keep_chars, keep_runs=args.keep_runs
         )
@@ -203,7 +204,7 @@ async def sessions_trim(args: argparse.Namespace) -> int:
 async def sessions_rewind(args: argparse.Namespace) -> int:
     from ..chats.book import ChatBook
 
-    async with _stores(args) as (session, cp):
+    async with _stores(args) as (session, cp), chat_held(session, cp, args.session_id):
         done = await ChatBook(session, cp).rewind(args.session_id, args.keep)
     out = {"removed": done.removed, "checkpoints_deleted": list(done.affected_run_ids)}
     if args.json:
@@ -216,7 +217,7 @@ async def sessions_rewind(args: argparse.Namespace) -> int:
 async def sessions_clear(args: argparse.Namespace) -> int:
     from ..chats.book import ChatBook
 
-    async with _stores(args) as (session, cp):
+    async with _stores(args) as (session, cp), chat_held(session, cp, args.session_id):
         runs = await ChatBook(session, cp).delete(args.session_id)
     out = {"cleared": args.session_id, "checkpoints_deleted": runs}
     print_json(out) if args.json else print(f"cleared {args.session_id} ({len(runs)} runs)")

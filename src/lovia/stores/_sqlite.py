@@ -595,7 +595,7 @@ def _connect_read_only(path: str) -> sqlite3.Connection:
     options = "mode=ro"
     if _header_says_wal(path) and not os.path.exists(path + "-wal"):
         options += "&immutable=1"
-    uri = f"file:{quote(os.path.abspath(path))}?{options}"
+    uri = f"file:{quote(os.fsencode(os.path.abspath(path)))}?{options}"  # any bytes a path holds
     return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
 
 

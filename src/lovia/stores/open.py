@@ -45,6 +45,13 @@ def open_stores(
             hint="pass e.g. 'lovia.db' or 'postgresql://user@host:5432/app'",
         )
     if is_postgres_url(db):
+        try:
+            db.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UserError(
+                f"the database URL {db!r} is not valid text (a byte that is not UTF-8)",
+                hint="write the URL in UTF-8, percent-encoding other bytes (%FF)",
+            ) from None
         return _open_postgres(db.strip(), table_prefix, max_size, read_only)
     from .sqlite import SQLiteCheckpointer, SQLiteSession
 

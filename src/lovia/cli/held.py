@@ -1,0 +1,62 @@
+"""Holding a chat while a command line maintenance command changes it.
+
+``lovia sessions clear``, ``rewind`` and ``trim`` change a conversation another process may
+be answering at that moment (a ``lovia web`` sharing the database, or a worker driving one
+of its runs). Like the web server, they first take the chat's claim, then the lease of each
+of its checkpointed runs; when any of them is held by a live process the command is refused
+before it changes anything, naming the holder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..chats.book import chat_claim_key
+from ..errors import RunBusy
+from ..stores.lease import LeaseStore
+from ..stores.run_lease import RunLease
+
+__all__ = ["chat_held"]
+
+_TTL = 30.0  # seconds; the heartbeat renews it while the command runs
+
+
+async def _run_ids(session: Any, cp: Any, chat_id: str) -> list[str]:
+    ids = [s.run_id for s in await session.segments(chat_id)]
+    heads = getattr(cp, "list_run_heads", None)
+    if heads is not None:
+        ids += [h.run_id for h in await heads(session_id=chat_id)]
+    else:
+        ids += [r.run_id for r in await cp.list_runs() if r.session_id == chat_id]
+    return list(dict.fromkeys(ids))
+
+
+@contextlib.asynccontextmanager
+async def chat_held(session: Any, cp: Any, chat_id: str) -> AsyncIterator[None]:
+    """Hold ``chat_id``'s claim and its runs' leases for the block, or raise ``RunBusy``
+    (nothing changed) when another live process holds any of them. Without lease support
+    in the checkpointer there is nothing to hold."""
+    if not isinstance(cp, LeaseStore):
+        yield
+        return
+    held: list[RunLease] = []
+    try:
+        for key in [chat_claim_key(chat_id), *await _run_ids(session, cp, chat_id)]:
+            lease = RunLease(cp, key, ttl=_TTL, on_busy="fail")
+            try:
+                await lease.acquire()
+            except RunBusy as exc:
+                holder = await cp.lease_holder(key)
+                raise RunBusy(
+                    f"session {chat_id!r} is being answered by {holder or 'another process'}"
+                    "; nothing was changed",
+                    hint="stop that run (or let it finish), then run the command again; a "
+                    "crashed server's or worker's lease expires after its lease_ttl",
+                ) from exc
+            held.append(lease)
+        yield
+    finally:
+        for lease in reversed(held):
+            await lease.release()
