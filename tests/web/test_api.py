@@ -384,3 +384,27 @@ async def test_a_strange_last_event_id_is_ignored_not_a_500(client_for: Any, las
             replayed = True
             break
     assert replayed
+
+
+async def test_a_run_a_worker_drives_is_marked_busy_elsewhere(client_for: Any) -> None:
+    """A pending run whose lease a live worker holds (``lovia runs resume`` in a terminal, a
+    queue worker) is not offered as cut off, in the resumable list and on its chat."""
+    from lovia import CheckpointOptions, Runner
+
+    session, cp = _stores()
+    agent = Agent("dry", model=ScriptedProvider([]))  # fails at once: the run stays pending
+    with pytest.raises(AssertionError):
+        await Runner.run(
+            agent, "why?", session=session, session_id="c", checkpoint=CheckpointOptions(cp, "r1")
+        )
+    client = client_for(create_app(agent, session=session, checkpointer=cp))
+    [offered] = (await client.get("/api/runs/resumable")).json()
+    assert offered["run_id"] == "r1" and offered["busy_elsewhere"] is False
+    assert (await client.get("/api/chats/c")).json()["busy_elsewhere"] is False
+    assert await cp.acquire_lease("r1", "worker-on-host-b", 30.0)
+    [offered] = (await client.get("/api/runs/resumable")).json()
+    assert offered["busy_elsewhere"] is True
+    assert (await client.get("/api/chats/c")).json()["busy_elsewhere"] is True
+    await cp.release_lease("r1", "worker-on-host-b")
+    [offered] = (await client.get("/api/runs/resumable")).json()
+    assert offered["busy_elsewhere"] is False

@@ -228,7 +228,8 @@ class ChatBook:
         if pending is not None and pending.status not in PENDING_STATUSES:
             pending = None  # it completed since the head was read
         return {
-            "claimed": await self.claim_holder(chat_id) is not None,
+            "claimed": await self.claim_holder(chat_id) is not None
+            or (head is not None and await self.run_holder(head.run_id) is not None),
             "id": chat_id,
             "title": (summary or {}).get("title") or title_of(entries),
             "created_at": (summary or {}).get("created_at"),
@@ -243,6 +244,15 @@ class ChatBook:
         if not isinstance(store, LeaseStore):
             return None
         holder = await store.lease_holder(chat_claim_key(chat_id))
+        return None if holder is None or holder_is_dead(holder) else holder
+
+    async def run_holder(self, run_id: str) -> str | None:
+        """Who drives the run now (a live worker's lease, such as ``lovia runs resume`` in a
+        terminal), if anyone."""
+        store = self.checkpointer
+        if not isinstance(store, LeaseStore):
+            return None
+        holder = await store.lease_holder(run_id)
         return None if holder is None or holder_is_dead(holder) else holder
 
     async def rewind(self, chat_id: str, keep_entries: int) -> Rewound:

@@ -262,7 +262,8 @@ async def resume(chat_id: ChatId, sup: Sup) -> StreamingResponse:
 @router.get("/runs/resumable", summary="Runs that a restart, crash or error left unfinished")
 async def resumable(sup: Sup) -> list[dict[str, Any]]:
     """Runs live on this server are left out; ``busy_elsewhere`` marks a run whose chat
-    another server sharing the database is answering (it is not unfinished, only elsewhere)."""
+    another server sharing the database is answering, or that a live worker drives (it is
+    not unfinished, only elsewhere)."""
     out = []
     runs = [r for r in await sup.chats.pending_runs() if not sup.busy_here(r.session_id or "")]
     titles = await sup.chats.run_titles(runs)  # read together, each run's first entry only
@@ -278,7 +279,8 @@ async def resumable(sup: Sup) -> list[dict[str, Any]]:
                 "title": titles.get(run.run_id),
                 "error": run.error,
                 "awaiting_approval": awaiting_approval(run),
-                "busy_elsewhere": await sup.chats.claim_holder(chat_id) is not None,
+                "busy_elsewhere": await sup.chats.claim_holder(chat_id) is not None
+                or await sup.chats.run_holder(run.run_id) is not None,
             }
         )
     return out
