@@ -12,6 +12,7 @@ from lovia import (
     GuardrailTripped,
     InMemoryCheckpointer,
     MaxTurnsExceeded,
+    OutputValidationError,
     RunCancelled,
     Runner,
     tool,
@@ -40,14 +41,6 @@ async def test_a_run_out_of_turns_is_interrupted_and_finishes_with_more_turns() 
     assert result.output == "finished" and result.turns == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a resumed run whose last entry is an answer is finished from that answer "
-    "(src/lovia/_run/loop.py, RunDriver._loop), so the refused answer is judged again and "
-    "every re-submission fails the same way; 0.9.119 asks the model again. The fix also "
-    "needs the output to be taken from the last turn only (it joins every trailing "
-    "assistant text: 'xy').",
-)
 async def test_a_run_whose_answer_a_guardrail_rejected_asks_the_model_again_on_resume() -> None:
     """C5: under "resume" a "failed" run is continued. When the output guardrail rejected the
     final answer, continuing means a new model turn (0.9.119), not judging the same rejected
@@ -91,3 +84,20 @@ async def test_the_chat_pages_offer_no_retry_for_a_run_out_of_turns() -> None:
         await Runner.run(agent, "go", cancel_token=token, checkpoint=CheckpointOptions(cp, "c"))
     cancelled = await cp.load("c")
     assert cancelled is not None and cancelled.status == "interrupted" and can_retry(cancelled)
+
+
+async def test_a_run_whose_answer_did_not_fit_its_output_type_asks_the_model_again() -> None:
+    """As with a guardrail: a resume of a run that failed on its final answer's type asks the
+    model again, and the output is parsed from the new answer alone."""
+    cp = InMemoryCheckpointer()
+    agent = Agent("b", model=ScriptedProvider([text("abc")]), output_type=int, output_repair=False)
+    with pytest.raises(OutputValidationError):
+        await Runner.run(agent, "q", checkpoint=CheckpointOptions(cp, "r"))
+    model = ScriptedProvider([text("5")])
+    result = await Runner.run(agent.clone(model=model), "q", checkpoint=CheckpointOptions(cp, "r"))
+    assert result.output == 5 and len(model.calls) == 1
+    assert [e.type for e in result.entries] == ["input", "assistant_text", "assistant_text"]
+    again = await Runner.run(
+        agent.clone(model=ScriptedProvider([])), "q", checkpoint=CheckpointOptions(cp, "r")
+    )
+    assert again.output == 5  # completed now: a replay, no model

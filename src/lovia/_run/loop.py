@@ -51,7 +51,7 @@ from .options import RunOptions
 from .output import final_text, parse_output
 from .persist import RunRecorder
 from .plan import Plan, plan
-from .replay import replay, replay_from_session
+from .replay import refused_answer, replay, replay_from_session
 from .result import RunResult
 from .resume import find_agent, find_handoff_target
 from .setup import check_arguments, render_system, setup, start_new
@@ -270,7 +270,7 @@ class RunDriver:
             )
         if snapshot is None:
             await start_new(self)
-        return await self._loop(resumed=snapshot is not None)
+        return await self._loop(resumed=snapshot is not None, refused=refused_answer(snapshot))
 
     async def render_system(self) -> None:
         """The system entry for the active agent (again after a handoff)."""
@@ -278,7 +278,10 @@ class RunDriver:
 
     # -- turns ------------------------------------------------------------------------------
 
-    async def _loop(self, *, resumed: bool) -> RunResult:
+    async def _loop(self, *, resumed: bool, refused: bool = False) -> RunResult:
+        """The turns until a final answer. ``refused``: the stored run ended on an answer its
+        output guardrails or output type refused; it is not judged again, the model answers
+        again after it (as a resume of any failed run continues it)."""
         state = self.state
         pending = dangling_tool_calls(state.entries) if resumed else []
         if pending:  # a resumed run: finish the interrupted turn first
@@ -287,7 +290,12 @@ class RunDriver:
             await self._tools(pending, resumed=True)
         elif state.pending_handoff is not None:  # the run stopped before the switch
             await self.apply_handoff()
-        elif resumed and state.turn and isinstance(state.entries[-1], AssistantTextEntry):
+        elif (
+            resumed
+            and state.turn
+            and isinstance(state.entries[-1], AssistantTextEntry)
+            and not refused
+        ):
             return await self._finish()  # the final answer was saved before a crash
         while True:
             self._check_limits()
@@ -311,12 +319,13 @@ class RunDriver:
             if not calls:
                 if self.emitter.heard():
                     await self.emit(ev.TurnEnded(state.agent, state.turn))
-                if await self._ask_for_repair():
+                answer = final_text(message)
+                if await self._ask_for_repair(answer):
                     continue
-                return await self._finish()
+                return await self._finish(answer)
             await self._tools(calls, resumed=False)
 
-    async def _ask_for_repair(self) -> bool:
+    async def _ask_for_repair(self, answer: str) -> bool:
         """A final answer that does not fit ``output_type``: when the agent's ``output_repair``
         gives a prompt for it, add that as a user message (the next turn answers it)."""
         agent = self.state.agent
@@ -324,7 +333,7 @@ class RunDriver:
         if output_type is str:
             return False
         try:
-            parse_output(agent, output_type, final_text(self.state.entries))
+            parse_output(agent, output_type, answer)
             return False
         except OutputValidationError as exc:
             strategy = repair_strategy(agent.output_repair)
@@ -390,10 +399,13 @@ class RunDriver:
 
     # -- the end ----------------------------------------------------------------------------
 
-    async def _finish(self) -> RunResult:
+    async def _finish(self, text: str | None = None) -> RunResult:
+        """Judge and record the final answer: ``text``, the last turn's, or (a run that
+        crashed after saving its answer) the text the stored entries end with."""
         state = self.state
         agent = state.agent
-        text = final_text(state.entries)
+        if text is None:
+            text = final_text(state.entries)
         output, stored = parse_output(agent, self.output_type(agent), text)
         guards = [*agent.output_guardrails, *self.kit.plugin_guards(agent, "output")]
         if guards:

@@ -18,7 +18,7 @@ from .resume import replay_agent
 if TYPE_CHECKING:
     from .loop import RunDriver
 
-__all__ = ["conflicted", "read_history", "replay", "replay_from_session"]
+__all__ = ["conflicted", "read_history", "refused_answer", "replay", "replay_from_session"]
 
 
 async def replay(d: RunDriver, snap: RunSnapshot) -> RunResult:
@@ -108,4 +108,14 @@ def conflicted(snapshot: RunSnapshot | None) -> bool:
         snapshot is not None
         and snapshot.status == "failed"
         and (snapshot.error or {}).get("type") == "SessionConflict"
+    )
+
+
+def refused_answer(snapshot: RunSnapshot | None) -> bool:
+    """A run that failed on its final answer: an output guardrail or the output type refused
+    it (a resume asks the model again instead of judging the same answer again)."""
+    return (
+        snapshot is not None
+        and snapshot.status == "failed"
+        and (snapshot.error or {}).get("type") in ("GuardrailTripped", "OutputValidationError")
     )
