@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..stores.checkpoint import RUN_STATUSES, CheckpointOptions, RunSnapshot
+from ..stores.maintenance import check_count
 from ..stores.open import is_postgres_url
 from ..transcript import entry_to_dict
 from .common import (
@@ -193,6 +194,8 @@ async def sessions_export(args: argparse.Namespace) -> int:
 
 
 async def sessions_trim(args: argparse.Namespace) -> int:
+    check_count(args.keep_chars, "keep_chars")  # refused before the chat is held: no write
+    check_count(args.keep_runs, "keep_runs")
     async with _stores(args) as (session, cp), chat_held(session, cp, args.session_id):
         count = await session.trim_tool_results(
             args.session_id, keep_chars=args.keep_chars, keep_runs=args.keep_runs
@@ -204,6 +207,7 @@ async def sessions_trim(args: argparse.Namespace) -> int:
 async def sessions_rewind(args: argparse.Namespace) -> int:
     from ..chats.book import ChatBook
 
+    check_count(args.keep, "keep_entries")  # refused before the chat is held: no write
     async with _stores(args) as (session, cp), chat_held(session, cp, args.session_id):
         done = await ChatBook(session, cp).rewind(args.session_id, args.keep)
     out = {"removed": done.removed, "checkpoints_deleted": list(done.affected_run_ids)}
