@@ -39,6 +39,9 @@ _CLOSES = {
 }
 _SCOPES = frozenset({"ul", "ol", "table", "dl", "select"})
 _MAX_IMAGES = 1000
+# deeper elements are kept as children of the element at this depth (a browser caps the
+# tree too): the writer recurses once per level, and no closing tag scans further than this
+_MAX_DEPTH = 100
 _MAX_ALT = 200
 _SPACES = re.compile(r"\s+")
 _BLANKS = re.compile(r"[ \t]+")
@@ -68,6 +71,7 @@ class _TreeBuilder(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.root = _Node("#root")
         self.stack = [self.root]
+        self.open: dict[str, int] = {}  # how many elements of each tag are on the stack
         self.dropped = 0
         self.title: list[str] = []
         self.in_title = False
@@ -94,20 +98,29 @@ class _TreeBuilder(HTMLParser):
         if tag in _BLOCKS or tag in _HEADINGS or tag in ("ul", "ol", "pre", "table"):
             self._close_within_scope("p")
         self.stack[-1].children.append(node)
-        if tag not in _VOID:
+        if tag not in _VOID and len(self.stack) <= _MAX_DEPTH:
             self.stack.append(node)
+            self.open[tag] = self.open.get(tag, 0) + 1
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self.dropped or tag in _DROPPED or tag == "title":
             return
+        depth = len(self.stack)
         self.handle_starttag(tag, attrs)
-        if tag not in _VOID and self.stack[-1].tag == tag:
-            self.stack.pop()
+        if len(self.stack) > depth:
+            self._pop_from(depth)
+
+    def _pop_from(self, index: int) -> None:
+        for node in self.stack[index:]:
+            self.open[node.tag] -= 1
+        del self.stack[index:]
 
     def _close_within_scope(self, tag: str) -> None:
+        if not self.open.get(tag):
+            return
         for i in range(len(self.stack) - 1, 0, -1):
             if self.stack[i].tag == tag:
-                del self.stack[i:]
+                self._pop_from(i)
                 return
             if self.stack[i].tag in _SCOPES:
                 return
@@ -119,13 +132,22 @@ class _TreeBuilder(HTMLParser):
         if tag == "title":
             self.in_title = False
             return
+        if not self.open.get(tag):
+            return  # nothing to close: no scan of the whole stack
         for i in range(len(self.stack) - 1, 0, -1):
             if self.stack[i].tag == tag:
-                del self.stack[i:]
+                self._pop_from(i)
                 return
 
     def close(self) -> None:
         self.closing = True
+        # What feed() left unparsed starts with a construct that never ends (a cut-off tag,
+        # an unclosed comment or CDATA section): it is dropped, as the cut-off tag below
+        # would be. The standard parser's own end-of-input fallback rescans to the end once
+        # per '<' in it (minutes for a megabyte of "<![CDATA[" on some Python versions).
+        if self.rawdata.startswith("<"):
+            self.rawdata = ""
+            self.cut_off = True
         super().close()
 
     def handle_data(self, data: str) -> None:
