@@ -11,6 +11,7 @@ reachable by default, as in lovia 0.9.119; ``allow_private=False`` refuses them.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import ipaddress
 import json
 import re
@@ -46,6 +47,9 @@ _BINARY_PREFIXES = ("image/", "video/", "audio/", "font/")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:+-]+)""", re.IGNORECASE)
 # a well-formed type/subtype; the status line is lovia's, so a header that is not one is
 # shown as "unknown" rather than echoed outside the fence
+# codecs Python has that are not for documents: hostnames (punycode decodes in quadratic
+# time, a megabyte takes minutes; idna refuses errors="replace") and one that always fails
+_NOT_DOCUMENT_CODECS = frozenset({"idna", "punycode", "undefined"})
 _MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}", re.I)
 
 
@@ -206,16 +210,20 @@ async def fetch(
 
 def decode_text(body: bytes, charset: str | None, *, sniff_meta: bool = False) -> str:
     """``body`` as text: the declared charset, else a ``<meta charset>`` (``sniff_meta``),
-    else UTF-8; undecodable bytes become U+FFFD and an unknown codec name is skipped."""
+    else UTF-8; undecodable bytes become U+FFFD and an unknown codec name (or one that is
+    not for documents, such as ``punycode``) is skipped."""
     candidates = [charset]
     if sniff_meta and (found := _META_CHARSET.search(body[:4096])):
         candidates.append(found.group(1).decode("ascii", "replace"))
     for name in candidates:
-        if name:
-            try:
-                return body.decode(name, errors="replace")
-            except LookupError:
-                pass
+        if not name:
+            continue
+        try:
+            if codecs.lookup(name).name in _NOT_DOCUMENT_CODECS:
+                continue
+            return body.decode(name, errors="replace")
+        except (LookupError, ValueError):  # unknown, not a text codec, or it gave up
+            pass
     return body.decode("utf-8", errors="replace")
 
 
