@@ -64,3 +64,14 @@ def test_a_construct_that_never_ends_is_dropped_with_what_follows_it() -> None:
         assert html_to_markdown(f"<p>kept</p>{tail} lost") == "kept", tail
         assert html_to_markdown("<p>kept</p>" + tail * 20_000) == "kept", tail
     assert html_to_markdown("<p>kept</p><!-- never closed <p>lost</p>") == "kept"
+
+
+def test_lists_deeper_than_ten_levels_are_not_indented_further() -> None:
+    # every level re-indents all it holds: 100 levels made a 1 MB page 20 MB of Markdown
+    markdown = html_to_markdown("<ol>" + "<li>a<ol>" * 12 + "<li>x<br>y")
+    lines = markdown.split("\n")
+    assert lines[0] == "1. a" and lines[2] == "  1. a"
+    assert max(len(line) - len(line.lstrip()) for line in lines) == 20
+    assert lines[-2:] == [" " * 20 + "1. x", " " * 20 + "y"]
+    many = html_to_markdown("<ul><li>" * 99 + "<li>x" * 1000)
+    assert len(many) < 25 * 1000

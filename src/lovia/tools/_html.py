@@ -42,6 +42,7 @@ _MAX_IMAGES = 1000
 # deeper elements are kept as children of the element at this depth (a browser caps the
 # tree too): the writer recurses once per level, and no closing tag scans further than this
 _MAX_DEPTH = 100
+_LIST_INDENTS = 10
 _MAX_ALT = 200
 _SPACES = re.compile(r"\s+")
 _BLANKS = re.compile(r"[ \t]+")
@@ -205,6 +206,13 @@ def _opens_with_list(item: _Node) -> bool:
     return False
 
 
+def _indent(text: str, pad: str) -> str:
+    """``text`` with ``pad`` before every line that is not empty."""
+    if not pad:
+        return text
+    return "\n".join(pad + line if line else line for line in text.split("\n"))
+
+
 def _plain(node: _Node | str) -> str:
     if isinstance(node, str):
         return node
@@ -216,6 +224,7 @@ class _Writer:
         self.base = base
         self.collect = collect_images
         self.images: dict[str, str] = {}
+        self.list_depth = 0
 
     def absolute(self, url: str) -> str:
         url = url.strip()
@@ -279,6 +288,15 @@ class _Writer:
         return None
 
     def list_block(self, node: _Node, ordered: bool) -> list[str]:
+        # lists nested deeper than _LIST_INDENTS levels are not indented further: each level
+        # indents every line of what it holds, so 100 levels would cost 100 passes over it
+        self.list_depth += 1
+        try:
+            return self._list_items(node, ordered, "  " if self.list_depth <= _LIST_INDENTS else "")
+        finally:
+            self.list_depth -= 1
+
+    def _list_items(self, node: _Node, ordered: bool, pad: str) -> list[str]:
         items: list[str] = []
         number = 1
         for child in node.children:
@@ -288,16 +306,16 @@ class _Writer:
             if not content:
                 continue
             if child.tag != "li":  # a nested list straight inside the list
-                items.append("\n".join("  " + line if line else line for line in content))
+                items.append("\n".join(pad + block if block else block for block in content))
                 continue
-            body = "\n\n".join(content).split("\n")
+            text = "\n\n".join(content)
             if _opens_with_list(child):  # no marker left alone on its own line
-                items.append("\n".join("  " + line if line else line for line in body))
+                items.append(_indent(text, pad))
                 continue
             marker = f"{number}. " if ordered else "- "
             number += ordered
-            rest = ["  " + line if line else line for line in body[1:]]
-            items.append("\n".join([marker + body[0], *rest]))
+            first, newline, rest = text.partition("\n")
+            items.append(marker + first + (newline + _indent(rest, pad) if newline else ""))
         return ["\n".join(items)] if items else []
 
     def table(self, node: _Node) -> list[str]:
