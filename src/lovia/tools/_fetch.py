@@ -30,6 +30,7 @@ from ..http_config import resolve_verify
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
+    "Inflater",
     "RawResponse",
     "check_url",
     "compact_json",
@@ -148,7 +149,7 @@ async def _check_scheme(request: httpx.Request) -> None:
     check_url(str(request.url))
 
 
-class _Inflater:
+class Inflater:
     """Decode a ``Content-Encoding`` a bounded slice at a time (identity, gzip, deflate)."""
 
     def __init__(self, encoding: str) -> None:
@@ -186,7 +187,7 @@ async def _read(
 ) -> RawResponse:
     async with client.stream("GET", url, headers=headers) as resp:
         encoding = resp.headers.get("content-encoding", "identity").strip().lower()
-        inflater = _Inflater(encoding)
+        inflater = Inflater(encoding)
         body = bytearray()
         capped = False
         try:
