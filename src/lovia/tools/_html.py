@@ -106,10 +106,9 @@ class _TreeBuilder(HTMLParser):
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self.dropped or tag in _DROPPED or tag == "title":
             return
-        depth = len(self.stack)
         self.handle_starttag(tag, attrs)
-        if len(self.stack) > depth:
-            self._pop_from(depth)
+        if tag not in _VOID and self.stack[-1].tag == tag:
+            self._pop_from(len(self.stack) - 1)
 
     def _pop_from(self, index: int) -> None:
         for node in self.stack[index:]:
