@@ -47,3 +47,31 @@ def test_an_image_inside_a_link_stays_an_image() -> None:
     assert html_to_markdown(html) == (
         "[![\\[s\\]](https://e.example/s.png)](https://e.example/big.png)"
     )
+
+
+def test_nesting_deeper_than_the_writer_can_recurse_keeps_the_text() -> None:
+    # a browser caps the tree depth too: deeper elements are kept, flattened
+    for opening in ("<div>", "<span>", "<ul><li>", "<ol><li><p>", "<a href='/x'>"):
+        markdown = html_to_markdown(opening * 20_000 + "bottom", base_url="https://e.example/")
+        assert markdown.endswith("bottom") or "[bottom]" in markdown, opening
+    assert html_to_markdown("<table><tr><td>" * 20_000 + "x").startswith("| |")
+    assert html_to_markdown("<b>" * 50_000 + "</i>" * 50_000 + "<p>after</p>") == "after"
+    assert html_to_markdown("<div>" * 500 + "<p>one<p>two") == "one\n\ntwo"
+
+
+def test_a_construct_that_never_ends_is_dropped_with_what_follows_it() -> None:
+    for tail in ("<!-- open comment", "<![CDATA[ x", "<!doctype", "<?xml", "</p", "<a href"):
+        assert html_to_markdown(f"<p>kept</p>{tail} lost") == "kept", tail
+        assert html_to_markdown("<p>kept</p>" + tail * 20_000) == "kept", tail
+    assert html_to_markdown("<p>kept</p><!-- never closed <p>lost</p>") == "kept"
+
+
+def test_lists_deeper_than_ten_levels_are_not_indented_further() -> None:
+    # every level re-indents all it holds: 100 levels made a 1 MB page 20 MB of Markdown
+    markdown = html_to_markdown("<ol>" + "<li>a<ol>" * 12 + "<li>x<br>y")
+    lines = markdown.split("\n")
+    assert lines[0] == "1. a" and lines[2] == "  1. a"
+    assert max(len(line) - len(line.lstrip()) for line in lines) == 20
+    assert lines[-2:] == [" " * 20 + "1. x", " " * 20 + "y"]
+    many = html_to_markdown("<ul><li>" * 99 + "<li>x" * 1000)
+    assert len(many) < 25 * 1000

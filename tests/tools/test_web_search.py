@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
+import tracemalloc
 from urllib.parse import parse_qs
 
 import pytest
@@ -17,8 +19,9 @@ from lovia.tools import (
     tavily_search,
     web_search,
 )
+from lovia.tools.search import MAX_SEARCH_BYTES
 
-from .conftest import Request, Site, model_sees
+from .conftest import Request, Site, drip, model_sees
 
 BEGIN = "--- BEGIN EXTERNAL CONTENT (reference material) ---"
 END = "--- END EXTERNAL CONTENT ---"
@@ -164,6 +167,35 @@ async def test_a_body_that_is_not_json_is_a_tool_error(site: Site) -> None:
     search = TavilySearch(api_key="k", endpoint=site.url("/search"))
     [(output, error)] = await model_sees(web_search(search), {"query": "owls"})
     assert error and "non-JSON response from 127.0.0.1:" in output
+
+
+async def test_a_compressed_answer_is_inflated_only_up_to_the_cap(site: Site) -> None:
+    bomb = gzip.compress(b" " * (MAX_SEARCH_BYTES * 20))  # about 100 KB on the wire
+    headers = {"Content-Type": "text/html", "Content-Encoding": "gzip"}
+    site.routes["/html/"] = lambda _r: (200, headers, bomb)
+    tracemalloc.start()
+    try:
+        [(output, error)] = await model_sees(
+            duckduckgo_search(endpoint=site.url("/html/")), {"query": "owls"}
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert error and f"answered with more than {MAX_SEARCH_BYTES} bytes" in output
+    assert peak < 10 * MAX_SEARCH_BYTES  # never the 100 MB the body inflates to
+    small = gzip.compress(DDG_PAGE.encode())
+    site.routes["/html/"] = lambda _r: (200, headers, small)
+    [(output, error)] = await model_sees(
+        duckduckgo_search(endpoint=site.url("/html/")), {"query": "owls"}
+    )
+    assert not error and "The Barn Owl" in output
+
+
+async def test_an_answer_that_drips_is_stopped_by_the_timeout(site: Site) -> None:
+    site.routes["/search"] = lambda _r: (200, {"Content-Type": "application/json"}, drip(200, 0.05))
+    search = TavilySearch(api_key="k", endpoint=site.url("/search"), timeout=1)
+    [(output, error)] = await model_sees(web_search(search), {"query": "owls"})
+    assert error and "did not answer within 1 s" in output
 
 
 async def test_an_unreachable_backend_is_a_tool_error_naming_the_host() -> None:

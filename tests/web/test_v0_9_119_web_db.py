@@ -4,6 +4,7 @@ titles 0.9.119 gave them, their messages are there, and they can be continued.""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -39,12 +40,16 @@ def titles_in(db: Path) -> list[tuple[str, str, int]]:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
+def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, Path, list[str]]]:
     """``lovia web --app webapp:agent --port 0`` where 0.9.119 left ``.lovia/helper.db``
-    (and no ``--db``): the base URL, the database and the banner."""
+    (and no ``--db``): the base URL, the database and the banner. A parameter is a list of
+    (SQL, arguments) run on the copy first."""
     (tmp_path / ".lovia").mkdir()
     db = tmp_path / ".lovia" / "helper.db"
     shutil.copyfile(FIXTURE, db)
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        for sql, args in getattr(request, "param", ()):
+            conn.execute(sql, args)
     (tmp_path / "webapp.py").write_text(APP)
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOVIA_")}
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), *sys.path])
@@ -98,6 +103,30 @@ def test_a_0_9_119_database_is_found_and_its_chats_listed_with_their_titles(
     ]
     b = httpx.get(f"{base}/api/chats/{CHAT_B}").json()
     assert [e.get("content") for e in b["entries"]] == ["What is 2+2?", "4."]
+
+
+HOSTILE_TITLE = '<img src=x onerror="document.body.dataset.pwned=1">' + "long " * 100
+
+
+@pytest.mark.parametrize(
+    "served",
+    [
+        [
+            ("UPDATE chat_sessions SET title = ? WHERE id = ?", (HOSTILE_TITLE, CHAT_A)),
+            (
+                "UPDATE chat_sessions SET title = CAST(x'53756d7300ff' AS TEXT) WHERE id = ?",
+                (CHAT_B,),
+            ),
+        ]
+    ],
+    indirect=True,
+)
+def test_titles_0_9_119_could_not_have_written_are_cut_and_a_bad_byte_costs_only_itself(
+    served: tuple[str, Path, list[str]],
+) -> None:
+    base, _, _ = served
+    chats = {c["id"]: c["title"] for c in httpx.get(f"{base}/api/chats").json()}
+    assert chats == {CHAT_A: HOSTILE_TITLE[:120].strip(), CHAT_B: "Sums\ufffd"}
 
 
 def test_a_0_9_119_chat_goes_on_here_and_its_titles_are_left_as_they_were(

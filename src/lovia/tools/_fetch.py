@@ -5,18 +5,21 @@ Every limit holds while the body streams in, not after: the byte cap counts deco
 cap), the timeout covers the whole exchange (a server dripping a byte a second cannot keep
 the call alive), and redirects are followed up to a fixed number of hops, each hop checked
 again. Only ``http`` and ``https`` URLs are fetched. Private and loopback addresses are
-reachable by default, as in lovia 0.9.119; ``allow_private=False`` refuses them.
+reachable by default, as in lovia 0.9.119; ``allow_private=False`` refuses them, checking
+the name before connecting and the address the connection reached before sending a byte.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import ipaddress
 import json
 import re
 import socket
 import zlib
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -27,6 +30,7 @@ from ..http_config import resolve_verify
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
+    "Inflater",
     "RawResponse",
     "check_url",
     "compact_json",
@@ -46,6 +50,9 @@ _BINARY_PREFIXES = ("image/", "video/", "audio/", "font/")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w.:+-]+)""", re.IGNORECASE)
 # a well-formed type/subtype; the status line is lovia's, so a header that is not one is
 # shown as "unknown" rather than echoed outside the fence
+# codecs Python has that are not for documents: hostnames (punycode decodes in quadratic
+# time, a megabyte takes minutes; idna refuses errors="replace") and one that always fails
+_NOT_DOCUMENT_CODECS = frozenset({"idna", "punycode", "undefined"})
 _MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}", re.I)
 
 
@@ -74,31 +81,75 @@ def check_url(url: str) -> None:
         raise ToolError(f"the URL {url!r} names no host", hint=_ABSOLUTE_HINT)
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def _is_public(text: str) -> bool:
+    """Whether ``text`` (an IP address, maybe with a ``%zone``) is a public address; an IPv6
+    address that carries an IPv4 one (mapped, 6to4, NAT64, IPv4-compatible) needs both."""
+    address = ipaddress.ip_address(text.split("%")[0])
+    if not address.is_global:
+        return False
+    if isinstance(address, ipaddress.IPv6Address):
+        inner = address.ipv4_mapped or address.sixtofour
+        if inner is None and (address in _NAT64 or address in _IPV4_COMPATIBLE):
+            inner = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if inner is not None and not inner.is_global:
+            return False
+    return True
+
+
+def _refusal(url: httpx.URL, host: str, address: str) -> ToolError:
+    return ToolError(
+        f"refused to fetch {url}: {host} is a private or local address ({address})",
+        hint="This tool may only read public web addresses.",
+    )
+
+
 async def _refuse_private(request: httpx.Request) -> None:
     """An httpx request hook: refuse a host that resolves to a non-public address.
 
     Runs for the first request and for every redirect hop. The name is resolved again when
-    the connection opens, so a host that answers differently the second time (DNS rebinding)
-    is not caught; isolate the network when that matters."""
+    the connection opens (a host may answer differently the second time: DNS rebinding),
+    so the address the connection reached is checked too, before a byte is sent to it."""
     host = request.url.host
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
     except OSError as exc:
         raise ToolError(f"cannot resolve host {host!r}: {exc}") from exc
     for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if not address.is_global:
-            raise ToolError(
-                f"refused to fetch {request.url}: {host} is a private or local address ({address})",
-                hint="This tool may only read public web addresses.",
-            )
+        if not _is_public(str(info[4][0])):
+            raise _refusal(request.url, host, str(info[4][0]))
+    request.extensions["trace"] = _PeerCheck(request.url)
+
+
+class _PeerCheck:
+    """An httpcore ``trace`` callback: once a connection to the request's own host is open
+    (a proxy the operator set up is not checked), refuse it unless its peer is public."""
+
+    def __init__(self, url: httpx.URL) -> None:
+        self.url = url
+        self.host = url.raw_host.decode("ascii").lower()
+        self.direct = False
+
+    async def __call__(self, event: str, info: dict[str, Any]) -> None:
+        if event == "connection.connect_tcp.started":
+            self.direct = str(info.get("host", "")).lower() == self.host
+        elif event == "connection.connect_tcp.complete" and self.direct:
+            stream = info["return_value"]
+            peer = stream.get_extra_info("server_addr")
+            address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+            if not address or not _is_public(address):
+                await stream.aclose()
+                raise _refusal(self.url, self.url.host, address or "unknown")
 
 
 async def _check_scheme(request: httpx.Request) -> None:
     check_url(str(request.url))
 
 
-class _Inflater:
+class Inflater:
     """Decode a ``Content-Encoding`` a bounded slice at a time (identity, gzip, deflate)."""
 
     def __init__(self, encoding: str) -> None:
@@ -136,7 +187,7 @@ async def _read(
 ) -> RawResponse:
     async with client.stream("GET", url, headers=headers) as resp:
         encoding = resp.headers.get("content-encoding", "identity").strip().lower()
-        inflater = _Inflater(encoding)
+        inflater = Inflater(encoding)
         body = bytearray()
         capped = False
         try:
@@ -196,6 +247,8 @@ async def fetch(
             ) from exc
         except httpx.UnsupportedProtocol as exc:
             raise ToolError(f"cannot fetch {url}: {exc}", hint=_SCHEME_HINT) from exc
+        except httpx.InvalidURL as exc:  # not an HTTPError: the URL, or a redirect's, is bad
+            raise ToolError(f"cannot fetch {url}: {exc}", hint=_ABSOLUTE_HINT) from exc
         except httpx.HTTPError as exc:
             reason = str(exc) or type(exc).__name__
             raise ToolError(
@@ -206,16 +259,20 @@ async def fetch(
 
 def decode_text(body: bytes, charset: str | None, *, sniff_meta: bool = False) -> str:
     """``body`` as text: the declared charset, else a ``<meta charset>`` (``sniff_meta``),
-    else UTF-8; undecodable bytes become U+FFFD and an unknown codec name is skipped."""
+    else UTF-8; undecodable bytes become U+FFFD and an unknown codec name (or one that is
+    not for documents, such as ``punycode``) is skipped."""
     candidates = [charset]
     if sniff_meta and (found := _META_CHARSET.search(body[:4096])):
         candidates.append(found.group(1).decode("ascii", "replace"))
     for name in candidates:
-        if name:
-            try:
-                return body.decode(name, errors="replace")
-            except LookupError:
-                pass
+        if not name:
+            continue
+        try:
+            if codecs.lookup(name).name in _NOT_DOCUMENT_CODECS:
+                continue
+            return body.decode(name, errors="replace")
+        except (LookupError, ValueError):  # unknown, not a text codec, or it gave up
+            pass
     return body.decode("utf-8", errors="replace")
 
 

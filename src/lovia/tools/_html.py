@@ -39,6 +39,10 @@ _CLOSES = {
 }
 _SCOPES = frozenset({"ul", "ol", "table", "dl", "select"})
 _MAX_IMAGES = 1000
+# deeper elements are kept as children of the element at this depth (a browser caps the
+# tree too): the writer recurses once per level, and no closing tag scans further than this
+_MAX_DEPTH = 100
+_LIST_INDENTS = 10
 _MAX_ALT = 200
 _SPACES = re.compile(r"\s+")
 _BLANKS = re.compile(r"[ \t]+")
@@ -68,6 +72,7 @@ class _TreeBuilder(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.root = _Node("#root")
         self.stack = [self.root]
+        self.open: dict[str, int] = {}  # how many elements of each tag are on the stack
         self.dropped = 0
         self.title: list[str] = []
         self.in_title = False
@@ -94,20 +99,28 @@ class _TreeBuilder(HTMLParser):
         if tag in _BLOCKS or tag in _HEADINGS or tag in ("ul", "ol", "pre", "table"):
             self._close_within_scope("p")
         self.stack[-1].children.append(node)
-        if tag not in _VOID:
+        if tag not in _VOID and len(self.stack) <= _MAX_DEPTH:
             self.stack.append(node)
+            self.open[tag] = self.open.get(tag, 0) + 1
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self.dropped or tag in _DROPPED or tag == "title":
             return
         self.handle_starttag(tag, attrs)
         if tag not in _VOID and self.stack[-1].tag == tag:
-            self.stack.pop()
+            self._pop_from(len(self.stack) - 1)
+
+    def _pop_from(self, index: int) -> None:
+        for node in self.stack[index:]:
+            self.open[node.tag] -= 1
+        del self.stack[index:]
 
     def _close_within_scope(self, tag: str) -> None:
+        if not self.open.get(tag):
+            return
         for i in range(len(self.stack) - 1, 0, -1):
             if self.stack[i].tag == tag:
-                del self.stack[i:]
+                self._pop_from(i)
                 return
             if self.stack[i].tag in _SCOPES:
                 return
@@ -119,13 +132,22 @@ class _TreeBuilder(HTMLParser):
         if tag == "title":
             self.in_title = False
             return
+        if not self.open.get(tag):
+            return  # nothing to close: no scan of the whole stack
         for i in range(len(self.stack) - 1, 0, -1):
             if self.stack[i].tag == tag:
-                del self.stack[i:]
+                self._pop_from(i)
                 return
 
     def close(self) -> None:
         self.closing = True
+        # What feed() left unparsed starts with a construct that never ends (a cut-off tag,
+        # an unclosed comment or CDATA section): it is dropped, as the cut-off tag below
+        # would be. The standard parser's own end-of-input fallback rescans to the end once
+        # per '<' in it (minutes for a megabyte of "<![CDATA[" on some Python versions).
+        if self.rawdata.startswith("<"):
+            self.rawdata = ""
+            self.cut_off = True
         super().close()
 
     def handle_data(self, data: str) -> None:
@@ -183,6 +205,13 @@ def _opens_with_list(item: _Node) -> bool:
     return False
 
 
+def _indent(text: str, pad: str) -> str:
+    """``text`` with ``pad`` before every line that is not empty."""
+    if not pad:
+        return text
+    return "\n".join(pad + line if line else line for line in text.split("\n"))
+
+
 def _plain(node: _Node | str) -> str:
     if isinstance(node, str):
         return node
@@ -194,6 +223,7 @@ class _Writer:
         self.base = base
         self.collect = collect_images
         self.images: dict[str, str] = {}
+        self.list_depth = 0
 
     def absolute(self, url: str) -> str:
         url = url.strip()
@@ -257,6 +287,15 @@ class _Writer:
         return None
 
     def list_block(self, node: _Node, ordered: bool) -> list[str]:
+        # lists nested deeper than _LIST_INDENTS levels are not indented further: each level
+        # indents every line of what it holds, so 100 levels would cost 100 passes over it
+        self.list_depth += 1
+        try:
+            return self._list_items(node, ordered, "  " if self.list_depth <= _LIST_INDENTS else "")
+        finally:
+            self.list_depth -= 1
+
+    def _list_items(self, node: _Node, ordered: bool, pad: str) -> list[str]:
         items: list[str] = []
         number = 1
         for child in node.children:
@@ -266,16 +305,16 @@ class _Writer:
             if not content:
                 continue
             if child.tag != "li":  # a nested list straight inside the list
-                items.append("\n".join("  " + line if line else line for line in content))
+                items.append("\n".join(pad + block if block else block for block in content))
                 continue
-            body = "\n\n".join(content).split("\n")
+            text = "\n\n".join(content)
             if _opens_with_list(child):  # no marker left alone on its own line
-                items.append("\n".join("  " + line if line else line for line in body))
+                items.append(_indent(text, pad))
                 continue
             marker = f"{number}. " if ordered else "- "
             number += ordered
-            rest = ["  " + line if line else line for line in body[1:]]
-            items.append("\n".join([marker + body[0], *rest]))
+            first, newline, rest = text.partition("\n")
+            items.append(marker + first + (newline + _indent(rest, pad) if newline else ""))
         return ["\n".join(items)] if items else []
 
     def table(self, node: _Node) -> list[str]:

@@ -5,11 +5,15 @@ list[SearchResult]`` is a backend (the ``WebSearch`` protocol). Two are bundled,
 httpx (already a core dependency): ``DuckDuckGoSearch`` reads DuckDuckGo's keyless HTML
 endpoint, ``TavilySearch`` calls the Tavily JSON API with a key. Each takes ``endpoint=`` so
 it can be pointed at a mirror, a proxy, or a local server speaking the same wire format.
+Each answer is bounded like a fetch: the timeout covers the whole exchange, and at most
+``MAX_SEARCH_BYTES`` are read after decompression.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import zlib
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Annotated, Any, Literal, Protocol
@@ -20,12 +24,13 @@ import httpx
 from ..errors import ToolError, UserError
 from ..http_config import resolve_verify
 from ..run_context import RunContext
-from ._fetch import USER_AGENT
+from ._fetch import USER_AGENT, Inflater
 from .base import Tool, result_to_text, tool
 from .fence import FENCE_NOTE, fence
 
 __all__ = [
     "DUCKDUCKGO_ENDPOINT",
+    "MAX_SEARCH_BYTES",
     "TAVILY_ENDPOINT",
     "DuckDuckGoSearch",
     "SearchResult",
@@ -40,6 +45,8 @@ DUCKDUCKGO_ENDPOINT = "https://html.duckduckgo.com/html/"
 TAVILY_ENDPOINT = "https://api.tavily.com/search"
 _NETWORK_HINT = "network or proxy problem, not a bad query."
 _LIMIT_HINT = "Tavily plan/usage limit reached."
+MAX_SEARCH_BYTES = 5_000_000
+"""The most bytes a search endpoint's answer may take, after decompression."""
 _TAVILY_HINTS = {401: "Check TAVILY_API_KEY.", 432: _LIMIT_HINT, 433: _LIMIT_HINT}
 
 
@@ -62,12 +69,40 @@ class WebSearch(Protocol):
 
 
 async def _send(host: str, timeout: float, **request: Any) -> httpx.Response:
+    """One request to a search endpoint, bounded like a fetch: ``timeout`` seconds for the
+    whole exchange and ``MAX_SEARCH_BYTES`` of body after decompression."""
+    request["headers"] = {"Accept-Encoding": "gzip, deflate", **request.get("headers", {})}
     try:
         async with httpx.AsyncClient(timeout=timeout, verify=resolve_verify()) as client:
-            return await client.request(**request)
+            return await asyncio.wait_for(_read_capped(client, host, request), timeout)
+    except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
+        raise ToolError(f"{host} did not answer within {timeout:g} s", hint=_NETWORK_HINT) from exc
+    except zlib.error as exc:
+        raise ToolError(f"{host} sent a corrupt compressed body: {exc}") from exc
     except httpx.HTTPError as exc:
         reason = str(exc) or type(exc).__name__
         raise ToolError(f"could not reach {host}: {reason}", hint=_NETWORK_HINT) from exc
+
+
+async def _read_capped(
+    client: httpx.AsyncClient, host: str, request: dict[str, Any]
+) -> httpx.Response:
+    async with client.stream(**request) as resp:
+        encoding = resp.headers.get("content-encoding", "identity").strip().lower()
+        inflater = Inflater(encoding)
+        body = bytearray()
+        async for chunk in resp.aiter_raw():
+            body += inflater.feed(chunk, MAX_SEARCH_BYTES + 1 - len(body))
+            if len(body) > MAX_SEARCH_BYTES or inflater.pending():
+                raise ToolError(f"{host} answered with more than {MAX_SEARCH_BYTES} bytes")
+        kept = [
+            (k, v)
+            for k, v in resp.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            resp.status_code, headers=kept, content=bytes(body), request=resp.request
+        )
 
 
 class _DuckDuckGoPage(HTMLParser):
