@@ -109,6 +109,7 @@ class RunDriver:
             else RunLease(None, None, owner="-")
         )
         self.recorder.lease = self.lease
+        self.saves = self.recorder.checkpointer is not None  # else saves have nothing to write
         self.ctx: RunContext[Any] = RunContext(
             deps=options.deps,
             run_id=self.run_id,
@@ -191,9 +192,8 @@ class RunDriver:
         finally:
             if span_cm is not None:
                 span_cm.__exit__(None, None, None)
-            if self.kit.plugin_order:
-                await self.kit.close_plugins()
-            await self.kit.close_providers()
+            if self.kit.plugin_order or self.kit.owns_providers:
+                await self.kit.close()
             if self.lease.active:
                 await self.lease.release()
 
@@ -393,8 +393,8 @@ class RunDriver:
             await self.emit(ev.UserMessageInjected(content, self.state.turn, token=token))
         await self.save()  # drained messages exist nowhere else: keep them before the model call
 
-    async def save(self) -> None:
-        if self.recorder.checkpointer is not None:  # else there is nothing to write
+    async def save(self) -> None:  # the hot sites ask ``saves`` first
+        if self.saves:
             await self.recorder.save(self.state)
 
     # -- the end ----------------------------------------------------------------------------
