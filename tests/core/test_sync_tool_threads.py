@@ -117,3 +117,21 @@ async def test_what_a_sync_tool_raises_reaches_the_model_as_an_error_result() ->
     got = {e.call_id: e for e in result.entries if isinstance(e, ToolResultEntry)}
     assert got["s"].is_error and got["k"].is_error and "missing" in got["k"].output
     assert result.output == "done"
+
+
+async def test_sync_tools_that_run_whole_runs_of_their_own_do_not_starve_each_other() -> None:
+    # more outer calls than any loop's share of threads: each waits for its inner run's tool
+
+    @tool
+    def inner(n: int) -> str:
+        return f"inner {n}"
+
+    @tool
+    def outer(n: int) -> str:
+        agent, _ = agent_with([call("inner", {"n": n}), text(f"done {n}")], tools=[inner])
+        return str(Runner.run_sync(agent, "x").output)
+
+    calls = [("outer", {"n": n}, f"c{n}") for n in range(34)]
+    agent, _ = agent_with([batch(*calls), text("all done")], tools=[outer])
+    result = await asyncio.wait_for(Runner.run(agent, "x"), 120)  # a starved pool hangs
+    assert outputs(result.entries) == {f"c{n}": f"done {n}" for n in range(34)}

@@ -2,12 +2,16 @@
 
 ``in_thread(fn, kwargs)`` does what ``asyncio.to_thread`` does for a tool (the function runs
 in a copy of the caller's context; cancelling the awaiting task abandons the call, and a call
-cancelled before a thread took it never starts), on a small pool of its own: one queue, no
+cancelled before a thread took it never starts), on a pool of its own: one queue, no
 ``concurrent.futures`` future chained to an asyncio one, and the result handed to the loop
 as the thread's last step before it waits again. That halves the cost of the hop to a thread
-and back, which a sync tool pays on every call. Threads are made as calls need them, up to
-the size of asyncio's default executor, and kept; at interpreter exit they finish the call
-they are running and stop, as an executor's threads do.
+and back, which a sync tool pays on every call.
+
+As with each loop's default executor, one event loop runs at most ``MAX_THREADS`` calls at a
+time (the rest wait their turn) and other loops are not held up by it: a sync tool that runs
+a whole run of its own (``Runner.run_sync``) gets threads for that run's tools. Threads are
+made when no idle one is left, and leave after ``IDLE_SECONDS`` without work; at interpreter
+exit they finish the call they are running and stop, as an executor's threads do.
 """
 
 from __future__ import annotations
@@ -15,58 +19,78 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import os
+import queue
 import threading
+from collections import deque
 from collections.abc import Callable
-from queue import SimpleQueue
 from typing import Any
 
 __all__ = ["in_thread"]
 
-MAX_THREADS = min(32, (os.cpu_count() or 1) + 4)  # as asyncio's default executor
+MAX_THREADS = min(32, (os.cpu_count() or 1) + 4)  # per loop, as asyncio's default executor
+IDLE_SECONDS = 60.0
 
 _Item = tuple[Callable[..., Any], dict[str, Any], contextvars.Context, Any, "asyncio.Future[Any]"]
 
 
 class _Pool:
-    __slots__ = ("idle", "lock", "queue", "threads")
+    __slots__ = ("busy", "idle", "lock", "queue", "stopping", "threads", "waiting")
 
     def __init__(self) -> None:
-        self.queue: SimpleQueue[_Item | None] = SimpleQueue()
+        self.queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self.lock = threading.Lock()
-        self.idle = 0  # threads waiting for a call that no submitted call has claimed yet
+        self.idle = 0  # threads waiting for work that no submitted call has claimed yet
         self.threads = 0
+        self.busy: dict[Any, int] = {}  # loop -> its calls on threads now
+        self.waiting: dict[Any, deque[_Item]] = {}  # loop -> its calls beyond MAX_THREADS
+        self.stopping = False
 
     def submit(self, item: _Item) -> None:
+        loop = item[3]
         with self.lock:
-            if self.idle:
-                self.idle -= 1
-                spawn = False
+            running = self.busy.get(loop, 0)
+            if running >= MAX_THREADS:  # this loop's calls wait for one of its own to end
+                self.waiting.setdefault(loop, deque()).append(item)
+                return
+            self.busy[loop] = running + 1
+            spawn = not self.idle
+            if spawn:
+                self.threads += 1
             else:
-                spawn = self.threads < MAX_THREADS  # else it waits for a busy thread
-                self.threads += spawn
+                self.idle -= 1
         if spawn:
-            thread = threading.Thread(
+            threading.Thread(
                 target=self._work, name=f"lovia-tool-{self.threads}", daemon=_register is None
-            )
-            thread.start()
+            ).start()
         self.queue.put(item)
 
     def _work(self) -> None:
-        get, lock = self.queue.get, self.lock
+        lock = self.lock
+        item: _Item | None = None
         while True:
-            item = get()
-            if item is None:  # interpreter exit
-                return
+            if item is None:
+                item = self._next()
+                if item is None:
+                    return
             fn, kwargs, context, loop, future = item
-            del item
             ran, ok, value = not future.cancelled(), False, None  # abandoned: it never runs
             if ran:
                 try:
                     ok, value = True, context.run(fn, **kwargs)
                 except BaseException as exc:  # handed to the awaiting task, as an executor does
                     value = exc
-            with lock:
-                self.idle += 1
+            with lock:  # the loop's next waiting call, if any, runs on this thread now
+                backlog = self.waiting.get(loop)
+                item = backlog.popleft() if backlog else None
+                if backlog is not None and not backlog:
+                    del self.waiting[loop]
+                if item is None:
+                    running = self.busy[loop] - 1
+                    if running:
+                        self.busy[loop] = running
+                    else:
+                        del self.busy[loop]
+                    self.idle += 1
             if ran:
                 try:
                     loop.call_soon_threadsafe(_deliver, future, ok, value)
@@ -74,9 +98,27 @@ class _Pool:
                     pass
             del fn, kwargs, context, loop, future, value
 
+    def _next(self) -> _Item | None:
+        """The next call for this thread; ``None``: the thread leaves (idle, or exit)."""
+        while True:
+            try:
+                item = self.queue.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self.lock:
+                    if not self.idle:  # a call claimed this thread and is being queued
+                        continue
+                    self.idle -= 1
+                    self.threads -= 1
+                return None
+            if item is None:  # interpreter exit
+                return None
+            return item
+
     def stop(self) -> None:
         """Each thread stops after the call it is running (at interpreter exit)."""
-        for _ in range(self.threads):
+        with self.lock:
+            count = self.threads
+        for _ in range(count):
             self.queue.put(None)
 
 
