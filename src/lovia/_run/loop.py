@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from typing import Any
 
 from .. import events as ev
@@ -55,20 +54,12 @@ from .replay import refused_answer, replay, replay_from_session
 from .result import RunResult
 from .resume import find_agent, find_handoff_target
 from .setup import check_arguments, render_system, setup, start_new
-from .state import RunState
+from .state import RunState, new_run_id
 from .turn import model_turn
 
 __all__ = ["RunDriver", "RunOptions"]
 
 log = logging.getLogger("lovia.run")
-
-
-def _uuid4_hex() -> str:
-    """``uuid.uuid4().hex`` (random, version 4, RFC 4122 variant) without the UUID object."""
-    b = bytearray(os.urandom(16))
-    b[6] = (b[6] & 0x0F) | 0x40
-    b[8] = (b[8] & 0x3F) | 0x80
-    return b.hex()
 
 
 class RunDriver:
@@ -135,10 +126,10 @@ class RunDriver:
     def _run_id(self) -> str:
         opts = self.checkpoint
         if opts is None:
-            return _uuid4_hex()
+            return new_run_id()
         if opts.resume_from is not None:
             return opts.run_id or opts.resume_from.run_id
-        return opts.run_id or _uuid4_hex()
+        return opts.run_id or new_run_id()
 
     # -- the whole run ----------------------------------------------------------------------
 
@@ -272,10 +263,6 @@ class RunDriver:
             await start_new(self)
         return await self._loop(resumed=snapshot is not None, refused=refused_answer(snapshot))
 
-    async def render_system(self) -> None:
-        """The system entry for the active agent (again after a handoff)."""
-        await render_system(self)
-
     # -- turns ------------------------------------------------------------------------------
 
     async def _loop(self, *, resumed: bool, refused: bool = False) -> RunResult:
@@ -366,7 +353,7 @@ class RunDriver:
         state.agent = target
         try:
             await self.kit.activate_plugins(target)
-            await self.render_system()
+            await render_system(self)
         except BaseException:
             state.agent = source
             raise
