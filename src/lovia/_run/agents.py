@@ -102,6 +102,16 @@ class AgentKit:
                 self._owned.append(found)
         return found
 
+    @property
+    def owns_providers(self) -> bool:
+        """Whether this run built a provider from a model string (closed when it ends)."""
+        return bool(self._owned)
+
+    async def close(self) -> None:
+        """At the run's end: its plugins closed, then the providers it built."""
+        await self.close_plugins()
+        await self.close_providers()
+
     async def close_providers(self) -> None:
         """Close the providers this run built from model strings (never a caller's own)."""
         while self._owned:

@@ -44,7 +44,8 @@ class ToolPhase:
         self.parked: list[ToolCallEntry] = []
         self.seen: Counter[str] = Counter()  # call ids preflighted in this phase
         self.earlier: set[str] = set()  # ids of this phase's calls preflighted so far
-        self.counted = counted_at_start(driver.state)
+        # what the budget counted already (nothing to count against without a budget)
+        self.counted = counted_at_start(driver.state) if driver.budget is not None else Counter()
 
     @property
     def state(self) -> RunState:
@@ -161,7 +162,7 @@ class ToolPhase:
             return Ready(call, tool, args)  # approved before the crash: the approval held
         try:
             needed = tool.requires_approval(args, d.ctx)
-            if inspect.isawaitable(needed):
+            if type(needed) is not bool and inspect.isawaitable(needed):
                 needed = await needed
         except (RunCancelled, asyncio.CancelledError):
             raise
@@ -242,7 +243,8 @@ class ToolPhase:
         d, state = self.d, self.state
         new = [r.call.call_id for r in ready if r.call.call_id not in state.started_calls]
         state.started_calls.extend(new)
-        await d.save()  # in-doubt calls (and consumed approvals) are known before they start
+        if d.saves:
+            await d.save()  # in-doubt calls (and consumed approvals) are known before they start
         if d.emitter.heard():
             for r in ready:
                 await d.emit(ev.ToolCallStarted(as_call(r.call)))
@@ -364,7 +366,8 @@ class ToolPhase:
                 )
             )
             self._answered(call.call_id)
-        await d.save()
+        if d.saves:
+            await d.save()
         if not d.emitter.heard() and not any(o.is_error for _, o in results):
             return
         for call, outcome in results:

@@ -87,13 +87,14 @@ class Emitter:
     def heard(self) -> bool:
         """Whether an event other than a handoff would reach anyone now: the emit sites on
         the hot path ask this first and build no event when it is ``False``."""
-        if self.channel is not None or self._entry_hooks or narrating():
+        if self.channel is not None or self._entry_hooks:
             return True
         state = self.state
-        return bool(
-            (state.turn_agent or state.agent).hooks
-            or (self._plugins and self._plugin_hooks(state.agent))
-        )
+        if (state.turn_agent or state.agent).hooks or (
+            self._plugins and self._plugin_hooks(state.agent)
+        ):
+            return True
+        return narrating()  # the dearest question last
 
     @property
     def listening(self) -> bool:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from typing import Any
 
 from .. import events as ev
@@ -55,20 +54,12 @@ from .replay import refused_answer, replay, replay_from_session
 from .result import RunResult
 from .resume import find_agent, find_handoff_target
 from .setup import check_arguments, render_system, setup, start_new
-from .state import RunState
+from .state import RunState, new_run_id
 from .turn import model_turn
 
 __all__ = ["RunDriver", "RunOptions"]
 
 log = logging.getLogger("lovia.run")
-
-
-def _uuid4_hex() -> str:
-    """``uuid.uuid4().hex`` (random, version 4, RFC 4122 variant) without the UUID object."""
-    b = bytearray(os.urandom(16))
-    b[6] = (b[6] & 0x0F) | 0x40
-    b[8] = (b[8] & 0x3F) | 0x80
-    return b.hex()
 
 
 class RunDriver:
@@ -109,6 +100,7 @@ class RunDriver:
             else RunLease(None, None, owner="-")
         )
         self.recorder.lease = self.lease
+        self.saves = self.recorder.checkpointer is not None  # else saves have nothing to write
         self.ctx: RunContext[Any] = RunContext(
             deps=options.deps,
             run_id=self.run_id,
@@ -134,10 +126,10 @@ class RunDriver:
     def _run_id(self) -> str:
         opts = self.checkpoint
         if opts is None:
-            return _uuid4_hex()
+            return new_run_id()
         if opts.resume_from is not None:
             return opts.run_id or opts.resume_from.run_id
-        return opts.run_id or _uuid4_hex()
+        return opts.run_id or new_run_id()
 
     # -- the whole run ----------------------------------------------------------------------
 
@@ -191,9 +183,8 @@ class RunDriver:
         finally:
             if span_cm is not None:
                 span_cm.__exit__(None, None, None)
-            if self.kit.plugin_order:
-                await self.kit.close_plugins()
-            await self.kit.close_providers()
+            if self.kit.plugin_order or self.kit.owns_providers:
+                await self.kit.close()
             if self.lease.active:
                 await self.lease.release()
 
@@ -271,10 +262,6 @@ class RunDriver:
         if snapshot is None:
             await start_new(self)
         return await self._loop(resumed=snapshot is not None, refused=refused_answer(snapshot))
-
-    async def render_system(self) -> None:
-        """The system entry for the active agent (again after a handoff)."""
-        await render_system(self)
 
     # -- turns ------------------------------------------------------------------------------
 
@@ -366,7 +353,7 @@ class RunDriver:
         state.agent = target
         try:
             await self.kit.activate_plugins(target)
-            await self.render_system()
+            await render_system(self)
         except BaseException:
             state.agent = source
             raise
@@ -393,8 +380,8 @@ class RunDriver:
             await self.emit(ev.UserMessageInjected(content, self.state.turn, token=token))
         await self.save()  # drained messages exist nowhere else: keep them before the model call
 
-    async def save(self) -> None:
-        if self.recorder.checkpointer is not None:  # else there is nothing to write
+    async def save(self) -> None:  # the hot sites ask ``saves`` first
+        if self.saves:
             await self.recorder.save(self.state)
 
     # -- the end ----------------------------------------------------------------------------

@@ -114,7 +114,7 @@ async def rendered(tool: Tool, agent: Any, value: Any, ctx: Any) -> Outcome:
         renderer: Any = tool.result_renderer or agent.tool_result_renderer
         try:
             text = renderer(value, ctx) if renderer is not None else result_to_text(value)
-            if inspect.isawaitable(text):
+            if type(text) is not str and inspect.isawaitable(text):
                 text = await text
             if not isinstance(text, str):
                 text = str(text)

@@ -62,7 +62,7 @@ def check_arguments(d: RunDriver) -> None:
             f"checkpoint= takes CheckpointOptions, got {type(d.checkpoint).__name__}",
             hint="checkpoint=CheckpointOptions(SQLiteCheckpointer('runs.db'), run_id='job-1')",
         )
-    d.kit.all_tools(d.entry_agent)  # two tools with one name fail before any work
+    d.kit.tooling(d.entry_agent)  # two tools with one name fail before any work (kept)
 
 
 async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
@@ -101,7 +101,8 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
             state.session_version = snapshot.session_version  # type: ignore[union-attr]
         if snapshot is None and meta:
             state.context_state = dict(meta.get("context_state") or {})
-    await d.kit.activate_plugins(state.agent)
+    if state.agent.plugins:  # an agent without plugins has nothing to set up
+        await d.kit.activate_plugins(state.agent)
     await render_system(d)
 
 
@@ -114,13 +115,17 @@ async def start_new(d: RunDriver) -> None:
         seen = [*state.system_entries, *state.history, *state.entries, *new_input]
         await check_guardrails(guards, entries_to_messages(seen), d.ctx, "input")
     state.entries.extend(new_input)
-    await d.save()
+    if d.saves:
+        await d.save()
 
 
 async def render_system(d: RunDriver) -> None:
     """The system entry for the active agent: instructions, fragments, plugins, extra."""
     agent = d.state.agent
-    texts = [await agent.render_system_prompt(d.ctx)]
+    if type(agent.instructions) is str and not getattr(agent, "_fragments", None):
+        texts = [agent.instructions]  # what render_system_prompt gives, without its awaits
+    else:
+        texts = [await agent.render_system_prompt(d.ctx)]
     for inst in d.kit.plugin_instances(agent):
         if inst.instructions:
             texts.append(inst.instructions)

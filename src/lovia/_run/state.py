@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,15 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..stores.checkpoint import PendingApproval
 
-__all__ = ["RunState"]
+__all__ = ["RunState", "new_run_id"]
+
+
+def new_run_id() -> str:
+    """``uuid.uuid4().hex`` (random, version 4, RFC 4122 variant) without the UUID object."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40
+    b[8] = (b[8] & 0x3F) | 0x80
+    return b.hex()
 
 
 class RunState:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-import threading
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
@@ -205,14 +204,14 @@ def _nothing() -> None:
 class _Stop:
     """Cancellation of one call running in ``task``, asked for by the cancel token."""
 
-    __slots__ = ("before", "cancelled", "done", "fired", "keep", "loop", "task", "thread")
+    __slots__ = ("before", "cancelled", "done", "fired", "keep", "loop", "task")
 
     def __init__(self, task: asyncio.Task[Any], keep_finished: bool) -> None:
         self.task = task
         self.keep = keep_finished
-        self.loop = asyncio.get_running_loop()
-        self.thread = threading.get_ident()
-        self.before = task.cancelling() if hasattr(task, "cancelling") else 0
+        self.loop = task.get_loop()
+        cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+        self.before = cancelling() if cancelling is not None else 0
         self.fired = self.cancelled = self.done = False
 
     def fire(self) -> None:
@@ -220,7 +219,7 @@ class _Stop:
         if self.fired:
             return
         self.fired = True
-        if threading.get_ident() == self.thread:
+        if asyncio._get_running_loop() is self.loop:  # on the loop's own thread
             self.cancel()
         elif self.keep:
             self.loop.call_soon_threadsafe(_nothing)  # wake the loop; the call finishes first

@@ -24,6 +24,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from ..errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolError, UserError
 from ..run_context import RunContext
 from ._signature import _arguments_model, _describe, _parse_docstring, strip_titles
+from ._threads import in_thread
 
 __all__ = [
     "ApprovalPredicate",
@@ -353,7 +354,7 @@ def _invoker(
             kwargs[context_param] = ctx
         if is_async:
             return await fn(**kwargs)
-        return await asyncio.to_thread(functools.partial(fn, **kwargs))
+        return await in_thread(fn, kwargs)  # never on the loop's thread
 
     invoke.__name__ = f"invoke_{tool_name}"
     invoke.__qualname__ = invoke.__name__

@@ -1,0 +1,161 @@
+"""The worker threads sync tool functions run on, never the event loop's thread.
+
+``in_thread(fn, kwargs)`` does what ``asyncio.to_thread`` does for a tool (the function runs
+in a copy of the caller's context; cancelling the awaiting task abandons the call, and a call
+cancelled before a thread took it never starts), on a pool of its own: one queue, no
+``concurrent.futures`` future chained to an asyncio one, and the result handed to the loop
+as the thread's last step before it waits again. That halves the cost of the hop to a thread
+and back, which a sync tool pays on every call.
+
+As with each loop's default executor, one event loop runs at most ``MAX_THREADS`` calls at a
+time (the rest wait their turn) and other loops are not held up by it: a sync tool that runs
+a whole run of its own (``Runner.run_sync``) gets threads for that run's tools. Threads are
+made when no idle one is left, and leave after ``IDLE_SECONDS`` without work; at interpreter
+exit they finish the call they are running and stop, as an executor's threads do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import queue
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["in_thread"]
+
+MAX_THREADS = min(32, (os.cpu_count() or 1) + 4)  # per loop, as asyncio's default executor
+IDLE_SECONDS = 60.0
+
+_Item = tuple[Callable[..., Any], dict[str, Any], contextvars.Context, Any, "asyncio.Future[Any]"]
+
+
+class _Pool:
+    __slots__ = ("busy", "idle", "lock", "queue", "stopping", "threads", "waiting")
+
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.idle = 0  # threads waiting for work that no submitted call has claimed yet
+        self.threads = 0
+        self.busy: dict[Any, int] = {}  # loop -> its calls on threads now
+        self.waiting: dict[Any, deque[_Item]] = {}  # loop -> its calls beyond MAX_THREADS
+        self.stopping = False
+
+    def submit(self, item: _Item) -> None:
+        loop = item[3]
+        with self.lock:
+            running = self.busy.get(loop, 0)
+            if running >= MAX_THREADS:  # this loop's calls wait for one of its own to end
+                self.waiting.setdefault(loop, deque()).append(item)
+                return
+            self.busy[loop] = running + 1
+            spawn = not self.idle
+            if spawn:
+                self.threads += 1
+            else:
+                self.idle -= 1
+        if spawn:
+            threading.Thread(
+                target=self._work, name=f"lovia-tool-{self.threads}", daemon=_register is None
+            ).start()
+        self.queue.put(item)
+
+    def _work(self) -> None:
+        lock = self.lock
+        item: _Item | None = None
+        while True:
+            if item is None:
+                item = self._next()
+                if item is None:
+                    return
+            fn, kwargs, context, loop, future = item
+            ran, ok, value = not future.cancelled(), False, None  # abandoned: it never runs
+            if ran:
+                try:
+                    ok, value = True, context.run(fn, **kwargs)
+                except BaseException as exc:  # handed to the awaiting task, as an executor does
+                    value = exc
+            with lock:  # the loop's next waiting call, if any, runs on this thread now
+                backlog = self.waiting.get(loop)
+                item = backlog.popleft() if backlog else None
+                if backlog is not None and not backlog:
+                    del self.waiting[loop]
+                if item is None:
+                    running = self.busy[loop] - 1
+                    if running:
+                        self.busy[loop] = running
+                    else:
+                        del self.busy[loop]
+                    self.idle += 1
+            if ran:
+                try:
+                    loop.call_soon_threadsafe(_deliver, future, ok, value)
+                except RuntimeError:  # the loop is closed: no one waits for it
+                    pass
+            del fn, kwargs, context, loop, future, value
+
+    def _next(self) -> _Item | None:
+        """The next call for this thread; ``None``: the thread leaves (idle, or exit)."""
+        while True:
+            try:
+                item = self.queue.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self.lock:
+                    if not self.idle:  # a call claimed this thread and is being queued
+                        continue
+                    self.idle -= 1
+                    self.threads -= 1
+                return None
+            if item is None:  # interpreter exit
+                return None
+            return item
+
+    def stop(self) -> None:
+        """Each thread stops after the call it is running (at interpreter exit)."""
+        with self.lock:
+            count = self.threads
+        for _ in range(count):
+            self.queue.put(None)
+
+
+def _deliver(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if future.done():  # the awaiting task was cancelled meanwhile
+        return
+    if ok:
+        future.set_result(value)
+        return
+    try:
+        future.set_exception(value)
+    except TypeError:  # StopIteration cannot travel through a future
+        future.set_exception(RuntimeError(f"the tool raised {value!r}"))
+
+
+_pool = _Pool()
+_register = getattr(threading, "_register_atexit", None)  # runs before threads are joined
+
+
+def _after_fork() -> None:
+    global _pool
+    _pool = _Pool()  # the parent's threads do not exist in a child
+
+
+def _at_exit() -> None:
+    _pool.stop()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+if _register is not None:
+    _register(_at_exit)
+
+
+def in_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+    """``fn(**kwargs)`` on a worker thread, in a copy of the current context; await it."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+    _pool.submit((fn, kwargs, contextvars.copy_context(), loop, future))
+    return future
