@@ -54,20 +54,20 @@ async def test_trim_then_recall_returns_the_full_original_from_a_file_store(
     tmp_path: Path,
 ) -> None:
     """S9: with a FileResultStore every result is archived when first seen, so after
-    trim_tool_results the recall tool still returns the whole output, by call id or digest."""
+    trim_tool_results the recall tool still returns the whole output, by the digest its
+    marker names or by call id."""
     store = FileResultStore(tmp_path / "results")
     runs: list[int] = []
     agent, model, session = await session_with_a_big_result(Compaction(store=store), runs)
     assert await session.trim_tool_results("s", keep_chars=100, keep_runs=1) == 1
     trimmed = [e.output for e in await session.load("s") if e.type == "tool_result"]
-    assert len(trimmed[0]) < 300 and 'recall_tool_result("c7")' in trimmed[0]
+    digest = content_digest(page(7, BIG))
+    assert len(trimmed[0]) < 300 and f'recall_tool_result("{digest}")' in trimmed[0]
 
+    by_digest = await recall_output(agent, model, digest, session=session, session_id="s")
+    assert by_digest == page(7, BIG)
     by_call = await recall_output(agent, model, "c7", session=session, session_id="s")
     assert by_call == page(7, BIG)
-    by_digest = await recall_output(
-        agent, model, content_digest(page(7, BIG)), session=session, session_id="s"
-    )
-    assert by_digest == page(7, BIG)
     assert runs == [7]  # recall never runs the original tool again
 
     # The archive is on disk: a new store on the same directory (a new process) has it.

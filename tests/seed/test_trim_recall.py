@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from lovia import Agent, Compaction, FileResultStore, Runner, SQLiteSession, tool
 from lovia.testing import ScriptedProvider, call, text
 
@@ -43,15 +41,10 @@ async def test_each_trimmed_output_comes_back_by_its_marker(tmp_path: Path) -> N
     assert got == ["report 0:", "report 1:"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the trim marker names the call id, and a call id that recurs in later runs "
-    "(providers that number calls per turn, like 'call_0') makes recall_tool_result return "
-    "the latest run's output for every trimmed one; 0.9.119 does the same. A marker naming "
-    "the content digest would be unambiguous.",
-)
 async def test_a_call_id_reused_by_later_runs_still_recalls_the_trimmed_output(
     tmp_path: Path,
 ) -> None:
+    """Providers that number calls per turn reuse ids across runs: the marker names the
+    output's content digest, so each trimmed output comes back, not the latest run's."""
     got = await recall_after_trim(tmp_path, ["call_0", "call_0", "call_0"])
     assert got == ["report 0:", "report 1:"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from hypothesis import given, settings
@@ -16,6 +15,7 @@ from lovia import (
     ToolResultEntry,
     TranscriptEntry,
 )
+from lovia.context import content_digest
 from lovia.stores.maintenance import MaintenancePlan, rewind_plan, trim_plan
 from lovia.transcript import dangling_tool_calls
 
@@ -159,7 +159,7 @@ def test_trim_keeps_structure_pairing_and_meta(
             marker = n.output[keep_chars:]
             assert marker.startswith(
                 f"\n[lovia: trimmed {len(o.output) - keep_chars} of {len(o.output)} characters; "
-                f"recall_tool_result({json.dumps(o.call_id, ensure_ascii=False)})"
+                f'recall_tool_result("{content_digest(o.output)}")'
             )
             assert len(n.output) < len(o.output)  # a trim never makes an output longer
     assert trimmed == plan.count

@@ -24,6 +24,7 @@ from lovia import (
     TranscriptEntry,
     UserError,
 )
+from lovia.context import content_digest
 
 
 def user(text: str) -> InputEntry:
@@ -182,12 +183,13 @@ async def test_trim_cuts_outputs_in_every_run_but_the_last(session: Any) -> None
     trimmed = await session.trim_tool_results("s", keep_chars=400, keep_runs=1)
     assert trimmed == 2
     segments = await session.segments("s")
-    for n, seg in zip((1, 2), segments[:2], strict=False):
+    for seg in segments[:2]:
         out = seg.entries[2]
         assert isinstance(out, ToolResultEntry)
         assert out.output.startswith(big[:400])
         assert out.output[400:] == (
-            f'\n[lovia: trimmed 600 of 1000 characters; recall_tool_result("c{n}") returns the '
+            "\n[lovia: trimmed 600 of 1000 characters; "
+            f'recall_tool_result("{content_digest(big)}") returns the '
             "whole output if a result store archived it]"
         )
     assert segments[2] == Segment("r3", tool_run(3, big), {"n": 3})
@@ -222,11 +224,15 @@ async def test_trim_with_keep_runs_zero_trims_every_run(session: Any) -> None:
     assert await session.trim_tool_results("s", keep_chars=10, keep_runs=5) == 0
     assert await session.trim_tool_results("s", keep_chars=10, keep_runs=0) == 2
     outputs = [e.output for e in await session.load("s") if isinstance(e, ToolResultEntry)]
-    assert outputs == [
-        "z" * 10 + f'\n[lovia: trimmed 490 of 500 characters; recall_tool_result("c{n}") '
-        "returns the whole output if a result store archived it]"
-        for n in (1, 2)
-    ]
+    assert (
+        outputs
+        == [
+            "z" * 10 + "\n[lovia: trimmed 490 of 500 characters; "
+            f'recall_tool_result("{content_digest("z" * 500)}") '
+            "returns the whole output if a result store archived it]"
+        ]
+        * 2
+    )
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..run_context import RunContext
 from ..stores.maintenance import is_trimmed as trimmed
+from ..stores.maintenance import marker_ref
 from ..tools import Tool, tool
 from ..transcript import ToolResultEntry, TranscriptEntry
 from .results import ResultStore, content_digest, get_result, stored_digests
@@ -53,25 +54,25 @@ async def recall(ref: str, entries: Sequence[TranscriptEntry], store: ResultStor
     """The full output for ``ref`` (a digest or call id), or a plain "not found" text."""
     ref = ref.strip().strip("\"'")
     if store is not None and ref and not ref.startswith("call-"):
-        # a digest, or a key a 0.9.119 store holds (its digests, or call ids)
+        # a digest (what every marker names), or a key a 0.9.119 store holds
         archived = await _read(get_result(store, ref))
         if archived is not None:
             return archived
+    marked = _marked_result(entries, ref)  # a trimmed output whose marker names ref
     latest = _latest_result(entries, ref)
     if store is not None:
-        archived = await _read(_archived_for_call(store, ref, latest))
+        archived = await _read(_archived_for_call(store, ref, marked or latest))
         if archived is not None:
             return archived
-    if latest is None:
-        latest = _result_by_digest(entries, ref)
-    if latest is None:
+    found = _result_by_digest(entries, ref) or marked or latest
+    if found is None:
         return f'No tool result found for "{ref}". Use a call id or the reference in a marker.'
-    if is_trimmed(latest.output):
+    if is_trimmed(found.output):
         return (
-            latest.output + "\n[The rest of this output was trimmed from the session and no "
+            found.output + "\n[The rest of this output was trimmed from the session and no "
             "archive holds it; run the tool again if you need it.]"
         )
-    return latest.output
+    return found.output
 
 
 async def _read(lookup: Awaitable[str | None]) -> str | None:
@@ -86,6 +87,15 @@ async def _read(lookup: Awaitable[str | None]) -> str | None:
 def _latest_result(entries: Sequence[TranscriptEntry], call_id: str) -> ToolResultEntry | None:
     for e in reversed(entries):
         if isinstance(e, ToolResultEntry) and e.call_id == call_id:
+            return e
+    return None
+
+
+def _marked_result(entries: Sequence[TranscriptEntry], ref: str) -> ToolResultEntry | None:
+    """The latest trimmed result whose trim marker names ``ref``: the one a model asking
+    for ``ref`` was shown (a marker of an older version names a call id that may recur)."""
+    for e in reversed(entries):
+        if isinstance(e, ToolResultEntry) and marker_ref(e.output) == ref:
             return e
     return None
 

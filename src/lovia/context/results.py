@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 from urllib.parse import quote
 
 from ..errors import StoreError, UserError
+from ..stores.maintenance import output_digest
 
 __all__ = [
     "FileResultStore",
@@ -36,7 +37,6 @@ __all__ = [
 ]
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}\Z")  # stored under its own name
-_DIGEST_CHARS = 24  # 96 bits of sha256: collisions are not a practical concern
 _DIGEST = re.compile(r"^[0-9a-f]{24}\Z")
 
 
@@ -74,8 +74,9 @@ async def get_result(store: ResultStore, key: str) -> str | None:
 
 
 def content_digest(content: str) -> str:
-    """The key a tool output is archived under (a short sha256 hex digest)."""
-    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:_DIGEST_CHARS]
+    """The key a tool output is archived under (a short sha256 hex digest); the reference
+    every marker names, a session's trim marker included."""
+    return output_digest(content)
 
 
 def call_key(call_id: str) -> str:

@@ -10,8 +10,6 @@ semantics are written once and cannot drift between backends.
 
 from __future__ import annotations
 
-import json
-import re
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +25,7 @@ from ..transcript import (
     ToolResultEntry,
     TranscriptEntry,
 )
+from ._trim import is_trimmed, marker_ref, output_digest, trim_marker, trimmed_text
 from .checkpoint import validate_id
 from .session import Segment
 
@@ -46,6 +45,8 @@ __all__ = [
     "expected_version_for",
     "is_trimmed",
     "keeps_versions",
+    "marker_ref",
+    "output_digest",
     "rewind_plan",
     "session_info",
     "title_of",
@@ -54,11 +55,6 @@ __all__ = [
 ]
 
 TITLE_CHARS = 80
-# a trim's marker (ours, with or without the recall part, or 0.9.119's): trimmed once only
-_MARKER = re.compile(
-    r"\n\[lovia: trimmed \d+ of \d+ characters(?:; recall_tool_result\(.*\)[^\n]*)?\]\Z"
-    r"|\n\[\.\.\. [\d,]+ chars trimmed from stored history; recall_tool_result\(.*\)[^\n]*\]\Z"
-)
 
 
 @dataclass(frozen=True)
@@ -125,28 +121,14 @@ def check_count(value: Any, name: str) -> int:
 # -- trim -------------------------------------------------------------------------------
 
 
-def trim_marker(cut: int, total: int, call_id: str) -> str:
-    """The text that ends a trimmed output: how many of how many characters were cut, and
-    the ``recall_tool_result`` call that brings the whole output back from an archive."""
-    ref = json.dumps(call_id, ensure_ascii=False)
-    return (
-        f"\n[lovia: trimmed {cut} of {total} characters; recall_tool_result({ref}) returns "
-        "the whole output if a result store archived it]"
-    )
-
-
-def is_trimmed(output: str) -> bool:
-    """True when ``output`` already ends with a trim marker (so trimming it again is a no-op)."""
-    return _MARKER.search(output) is not None
-
-
 def trim_plan(segments: Sequence[Segment], *, keep_chars: int, keep_runs: int) -> MaintenancePlan:
     """Plan cutting tool outputs to ``keep_chars`` in every run but the last ``keep_runs``.
 
     Only ``ToolResultEntry.output`` changes: structure, order and ``call_id`` pairing stay,
     and ``meta`` is kept. An output that is short enough, that its marker would not make
     shorter, or that already ends with a trim marker, is left alone, so a second trim with
-    the same arguments plans nothing.
+    the same arguments plans nothing. The marker names the output's content digest, the key a
+    context policy with a result store archived it under (``lovia.stores._trim``).
     """
     check_count(keep_chars, "keep_chars")
     check_count(keep_runs, "keep_runs")
@@ -174,11 +156,7 @@ def trim_plan(segments: Sequence[Segment], *, keep_chars: int, keep_runs: int) -
 
 def _trimmed(e: TranscriptEntry, keep_chars: int) -> str | None:
     """``e``'s output cut to ``keep_chars`` with its marker, or ``None`` to leave it."""
-    if not isinstance(e, ToolResultEntry) or len(e.output) <= keep_chars or is_trimmed(e.output):
-        return None
-    total = len(e.output)
-    output = e.output[:keep_chars] + trim_marker(total - keep_chars, total, e.call_id)
-    return output if len(output) < total else None  # the marker would cost what it saves
+    return trimmed_text(e.output, keep_chars) if isinstance(e, ToolResultEntry) else None
 
 
 # -- rewind ----------------------------------------------------------------------------
