@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lovia import Agent, FileResultStore, InMemoryResultStore, InMemorySession, Runner
-from lovia.context import Compaction, content_digest
+from lovia.context import Compaction, OffloadToolResults, content_digest
 from lovia.messages import AssistantTurn, Message
 from lovia.testing import batch, call, text
 from tests.stores.backends import session, session_backend
@@ -178,3 +178,15 @@ async def test_offloaded_results_of_a_reused_call_id_in_one_run_come_back() -> N
     assert len(shown) >= 2 and len(set(shown)) == len(shown)
     by_digest = {content_digest(page(n, 6_000)): page(n, 6_000) for n in range(pages)}
     assert recalled(result.entries) == [by_digest[r] for r in shown]
+
+
+async def test_with_stages_every_output_is_archived_for_a_later_trim(tmp_path: Path) -> None:
+    """A policy running your stages archives every output too (not only what a stage
+    offloads), so a session trimmed later still recalls each one."""
+    policy = Compaction(
+        store=FileResultStore(tmp_path / "archive"), stages=[OffloadToolResults(min_chars=10**6)]
+    )
+    session = InMemorySession()
+    await fetch_runs(session, policy, ["call_0"] * 3)
+    assert await session.trim_tool_results("u1", keep_chars=50, keep_runs=1) == 2
+    assert await recall_run(session, policy) == [page(0, CHARS), page(1, CHARS)]

@@ -120,6 +120,8 @@ class Compaction:
     async def prepare(self, request: ContextRequest) -> ContextView:
         """Render this call's view, compacting first when the estimate is over budget."""
         if self.stages is not None:
+            if self.store is not None:  # your stages may offload; trims need every output
+                await self._archive(self._unarchived(request.entries))
             return await run_stages(self, self.stages, request)
         entries = request.entries
         sys_n = leading_system(entries)
@@ -330,12 +332,24 @@ class Compaction:
             infos.append(info)
         return infos
 
+    def _unarchived(self, entries: Sequence[TranscriptEntry]) -> list[Info]:
+        """The tool results in ``entries`` this instance has not archived yet."""
+        pending = []
+        for e in entries:
+            if isinstance(e, ToolResultEntry):
+                info = info_for(e, self.image_tokens)
+                if (info.digest(), e.call_id) not in self._archived:
+                    pending.append(info)
+        return pending
+
     def _system_infos(self, system: list[TranscriptEntry]) -> list[Info]:
         return [info_for(e, self.image_tokens) for e in system]
 
     async def _archive(self, pending: list[Info]) -> None:
         store = self.store
         assert store is not None
+        if not pending:
+            return
         try:
             await _archive_all(store, pending)
         except Exception as exc:  # the view does not need the archive; try again next call
