@@ -8,7 +8,8 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -20,6 +21,7 @@ __all__ = [
     "NO_MODEL_HINT",
     "add_agent_options",
     "add_db_option",
+    "db_stores",
     "load_agents",
     "open_stores",
     "print_json",
@@ -150,3 +152,29 @@ def shown_db(db: str) -> str:
 
 def print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+@asynccontextmanager
+async def db_stores(
+    args: argparse.Namespace, *, read_only: bool = False, note: bool = True
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The session store and checkpointer behind ``--db``, both closed on the way out (an
+    error too). ``read_only``: a command that only looks (nothing is created, converted or
+    migrated); it says so afterwards when the file still needs migrating, unless ``note``
+    is off."""
+    session, cp = open_stores(args.db, create=False, read_only=read_only)
+    legacy = read_only and note
+    try:
+        yield session, cp
+    finally:
+        legacy = legacy and (
+            getattr(session, "needs_migration", False) or getattr(cp, "needs_migration", False)
+        )
+        await session.close()
+        await cp.close()
+        if legacy:
+            print(
+                f"lovia: note: {shown_db(args.db)} was written by lovia 0.9.119 and was read as it "
+                f"is; run 'lovia migrate {shown_db(args.db)}' to convert it",
+                file=sys.stderr,
+            )

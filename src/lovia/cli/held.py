@@ -1,4 +1,5 @@
-"""Holding a chat while a command line maintenance command changes it.
+"""Holding a chat while a command line maintenance command changes it, and the commands that
+do (``lovia sessions trim``, ``rewind`` and ``clear``).
 
 ``lovia sessions clear``, ``rewind`` and ``trim`` change a conversation another process may
 be answering at that moment (a ``lovia web`` sharing the database, or a worker driving one
@@ -9,6 +10,7 @@ before it changes anything, naming the holder.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,9 +18,11 @@ from typing import Any
 from ..chats.book import chat_claim_key
 from ..errors import RunBusy
 from ..stores.lease import LeaseStore
+from ..stores.maintenance import check_count
 from ..stores.run_lease import RunLease
+from .common import db_stores, print_json
 
-__all__ = ["chat_held"]
+__all__ = ["chat_held", "sessions_clear", "sessions_rewind", "sessions_trim"]
 
 _TTL = 30.0  # seconds; the heartbeat renews it while the command runs
 
@@ -60,3 +64,38 @@ async def chat_held(session: Any, cp: Any, chat_id: str) -> AsyncIterator[None]:
     finally:
         for lease in reversed(held):
             await lease.release()
+
+
+async def sessions_trim(args: argparse.Namespace) -> int:
+    check_count(args.keep_chars, "keep_chars")  # refused before the chat is held: no write
+    check_count(args.keep_runs, "keep_runs")
+    async with db_stores(args) as (session, cp), chat_held(session, cp, args.session_id):
+        count = await session.trim_tool_results(
+            args.session_id, keep_chars=args.keep_chars, keep_runs=args.keep_runs
+        )
+    print_json({"trimmed": count}) if args.json else print(f"trimmed {count} tool results")
+    return 0
+
+
+async def sessions_rewind(args: argparse.Namespace) -> int:
+    from ..chats.book import ChatBook
+
+    check_count(args.keep, "keep_entries")  # refused before the chat is held: no write
+    async with db_stores(args) as (session, cp), chat_held(session, cp, args.session_id):
+        done = await ChatBook(session, cp).rewind(args.session_id, args.keep)
+    out = {"removed": done.removed, "checkpoints_deleted": list(done.affected_run_ids)}
+    if args.json:
+        print_json(out)
+    else:
+        print(f"removed {done.removed} entries; deleted {len(done.affected_run_ids)} checkpoints")
+    return 0
+
+
+async def sessions_clear(args: argparse.Namespace) -> int:
+    from ..chats.book import ChatBook
+
+    async with db_stores(args) as (session, cp), chat_held(session, cp, args.session_id):
+        runs = await ChatBook(session, cp).delete(args.session_id)
+    out = {"cleared": args.session_id, "checkpoints_deleted": runs}
+    print_json(out) if args.json else print(f"cleared {args.session_id} ({len(runs)} runs)")
+    return 0

@@ -8,25 +8,22 @@ import datetime as dt
 import json
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
 from ..stores.checkpoint import RUN_STATUSES, CheckpointOptions, RunSnapshot
-from ..stores.maintenance import check_count
 from ..stores.open import is_postgres_url
 from ..transcript import entry_to_dict
 from .common import (
     add_agent_options,
     add_db_option,
+    db_stores,
     load_agents,
-    open_stores,
     print_json,
     shown_db,
 )
-from .held import chat_held
+from .held import sessions_clear, sessions_rewind, sessions_trim
 from .render import describe_entry, print_event
 
 __all__ = ["add_runs_parser", "add_sessions_parser"]
@@ -98,32 +95,6 @@ def add_runs_parser(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="list what would go; delete nothing")
 
 
-@asynccontextmanager
-async def _stores(
-    args: argparse.Namespace, *, read_only: bool = False, note: bool = True
-) -> AsyncIterator[tuple[Any, Any]]:
-    """The session store and checkpointer behind ``--db``, both closed on the way out (an
-    error too). ``read_only``: a command that only looks (nothing is created, converted or
-    migrated); it says so afterwards when the file still needs migrating, unless ``note``
-    is off."""
-    session, cp = open_stores(args.db, create=False, read_only=read_only)
-    legacy = read_only and note
-    try:
-        yield session, cp
-    finally:
-        legacy = legacy and (
-            getattr(session, "needs_migration", False) or getattr(cp, "needs_migration", False)
-        )
-        await session.close()
-        await cp.close()
-        if legacy:
-            print(
-                f"lovia: note: {shown_db(args.db)} was written by lovia 0.9.119 and was read as it "
-                f"is; run 'lovia migrate {shown_db(args.db)}' to convert it",
-                file=sys.stderr,
-            )
-
-
 def _when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
@@ -132,7 +103,7 @@ def _when(ts: float) -> str:
 
 
 async def sessions_list(args: argparse.Namespace) -> int:
-    async with _stores(args, read_only=True) as (session, _cp):
+    async with db_stores(args, read_only=True) as (session, _cp):
         infos = await session.list_sessions()
     rows = [
         {
@@ -155,7 +126,7 @@ async def sessions_list(args: argparse.Namespace) -> int:
 
 
 async def sessions_show(args: argparse.Namespace) -> int:
-    async with _stores(args, read_only=True) as (session, _cp):
+    async with db_stores(args, read_only=True) as (session, _cp):
         entries = await session.load(args.session_id)
     if args.json:
         print_json([{"index": i, **entry_to_dict(e)} for i, e in enumerate(entries)])
@@ -168,7 +139,7 @@ async def sessions_show(args: argparse.Namespace) -> int:
 
 
 async def sessions_export(args: argparse.Namespace) -> int:
-    async with _stores(args, read_only=True) as (session, _cp):
+    async with db_stores(args, read_only=True) as (session, _cp):
         segments = await session.segments(args.session_id)
     data = {
         "session_id": args.session_id,
@@ -193,41 +164,6 @@ async def sessions_export(args: argparse.Namespace) -> int:
     return 0
 
 
-async def sessions_trim(args: argparse.Namespace) -> int:
-    check_count(args.keep_chars, "keep_chars")  # refused before the chat is held: no write
-    check_count(args.keep_runs, "keep_runs")
-    async with _stores(args) as (session, cp), chat_held(session, cp, args.session_id):
-        count = await session.trim_tool_results(
-            args.session_id, keep_chars=args.keep_chars, keep_runs=args.keep_runs
-        )
-    print_json({"trimmed": count}) if args.json else print(f"trimmed {count} tool results")
-    return 0
-
-
-async def sessions_rewind(args: argparse.Namespace) -> int:
-    from ..chats.book import ChatBook
-
-    check_count(args.keep, "keep_entries")  # refused before the chat is held: no write
-    async with _stores(args) as (session, cp), chat_held(session, cp, args.session_id):
-        done = await ChatBook(session, cp).rewind(args.session_id, args.keep)
-    out = {"removed": done.removed, "checkpoints_deleted": list(done.affected_run_ids)}
-    if args.json:
-        print_json(out)
-    else:
-        print(f"removed {done.removed} entries; deleted {len(done.affected_run_ids)} checkpoints")
-    return 0
-
-
-async def sessions_clear(args: argparse.Namespace) -> int:
-    from ..chats.book import ChatBook
-
-    async with _stores(args) as (session, cp), chat_held(session, cp, args.session_id):
-        runs = await ChatBook(session, cp).delete(args.session_id)
-    out = {"cleared": args.session_id, "checkpoints_deleted": runs}
-    print_json(out) if args.json else print(f"cleared {args.session_id} ({len(runs)} runs)")
-    return 0
-
-
 # -- runs -------------------------------------------------------------------------------------
 
 
@@ -246,7 +182,7 @@ def _run_row(s: RunSnapshot) -> dict[str, Any]:
 
 
 async def runs_list(args: argparse.Namespace) -> int:
-    async with _stores(args, read_only=True) as (_session, cp):
+    async with db_stores(args, read_only=True) as (_session, cp):
         runs = await cp.list_runs(statuses=args.status)
     rows = [_run_row(s) for s in runs]
     if args.json:
@@ -265,7 +201,7 @@ async def runs_list(args: argparse.Namespace) -> int:
 
 async def _stored_run(args: argparse.Namespace, *, note: bool = False) -> RunSnapshot:
     """The run ``args.run_id`` names, read without changing the file; ``UserError`` if none."""
-    async with _stores(args, read_only=True, note=note) as (_session, cp):
+    async with db_stores(args, read_only=True, note=note) as (_session, cp):
         snap: RunSnapshot | None = await cp.load(args.run_id)
     if snap is None:
         raise UserError(
@@ -297,7 +233,7 @@ async def runs_resume(args: argparse.Namespace) -> int:
     await _stored_run(args)  # a refused resume leaves the file as it was (not even migrated)
     if not agents:
         raise UserError("no agent to resume the run with", hint=NO_MODEL_HINT)
-    async with _stores(args) as (session, cp):
+    async with db_stores(args) as (session, cp):
         snap = await cp.load(args.run_id) or await _stored_run(args)  # (deleted meanwhile?)
         from ..chats.supervisor import entry_agent
 
@@ -322,7 +258,7 @@ async def runs_resume(args: argparse.Namespace) -> int:
 async def runs_approvals(args: argparse.Namespace) -> int:
     from ..approvals import pending
 
-    async with _stores(args, read_only=True) as (_session, cp):
+    async with db_stores(args, read_only=True) as (_session, cp):
         if args.run_id:
             run_ids = [args.run_id]
         else:
@@ -347,7 +283,7 @@ async def _decide(args: argparse.Namespace, approve: bool) -> int:
     from ..errors import UserError
 
     await _stored_run(args)  # a refused decision leaves the file as it was
-    async with _stores(args) as (_session, cp):
+    async with db_stores(args) as (_session, cp):
         try:
             await decide(cp, args.run_id, {args.call_id: approve}, getattr(args, "reason", None))
         except UserError as exc:
@@ -377,7 +313,7 @@ async def runs_delete(args: argparse.Namespace) -> int:
     from ..errors import RunBusy
     from ..stores.run_lease import default_owner
 
-    async with _stores(args) as (_session, cp):
+    async with db_stores(args) as (_session, cp):
         owner = default_owner()
         if not await cp.acquire_lease(args.run_id, owner, 30.0):  # a live worker drives it
             holder = await cp.lease_holder(args.run_id)
@@ -421,7 +357,7 @@ async def runs_prune(args: argparse.Namespace) -> int:
     statuses = args.status or ["completed", "failed"]
     if args.dry_run:
         cutoff = None if args.older_than is None else time.time() - args.older_than
-        async with _stores(args, read_only=True, note=False) as (_session, cp):
+        async with db_stores(args, read_only=True, note=False) as (_session, cp):
             runs = await cp.list_runs(statuses=statuses)
         doomed = [r for r in runs if cutoff is None or r.updated_at < cutoff]
         if args.json:
@@ -431,7 +367,7 @@ async def runs_prune(args: argparse.Namespace) -> int:
             print(f"{r.run_id}  {r.status:<11}  {_when(r.updated_at)}")
         print(f"would prune {len(doomed)} runs (dry run: nothing was deleted)")
         return 0
-    async with _stores(args) as (_session, cp):
+    async with db_stores(args) as (_session, cp):
         pruned = await cp.prune(older_than=args.older_than, statuses=statuses)
     if args.json:
         print_json({"pruned": pruned})
