@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -26,7 +25,8 @@ from lovia.checkpointer import RunHead
 from lovia.stores import SQLiteCheckpointer, SQLiteSession
 from lovia.transcript import InputEntry
 
-ROOT = Path(__file__).resolve().parents[2]
+from ..web_server import ROOT, start_web
+
 LOVIA = Path(sys.executable).with_name("lovia")
 CHANGING = [("clear",), ("rewind", "--keep", "0"), ("trim",)]
 
@@ -46,35 +46,12 @@ def digest(path: Path, chat_id: str) -> str:
 @pytest.fixture
 def busy_server(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """A ``lovia web`` whose answer to chat ``c1`` waits in a tool (``LOVIA_TEST_BLOCK``)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     db = tmp_path / "web.db"
     env = dict(os.environ, LOVIA_TEST_BLOCK="1")
-    proc = subprocess.Popen(
-        [
-            str(LOVIA),
-            "web",
-            "--app",
-            "tests.web.apps:agents",
-            *("--db", str(db), "--port", str(port)),
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
+    command = [str(LOVIA), "web", "--app", "tests.web.apps:agents", "--db", str(db)]
+    proc, base = start_web(command, env=env, quiet=True)
     try:
         deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/api/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, "no server"
-            time.sleep(0.1)
         body = {"content": "answer me"}
         url = f"{base}/api/chats/c1/messages"
 

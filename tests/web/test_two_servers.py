@@ -9,10 +9,8 @@ file, and on PostgreSQL (their tables in a schema of the test's own).
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,53 +21,10 @@ import pytest
 from psycopg import sql
 
 from ..stores.pg import fresh_prefix, postgres_dsn
+from ..web_server import start_web, stop_web
 
-ROOT = Path(__file__).resolve().parents[2]
 LOVIA = Path(sys.executable).with_name("lovia")
 TRIALS = 6
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    """Stop a server started by ``_start``: SIGTERM, then SIGKILL after 10 s."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    if proc.stdout:
-        proc.stdout.close()
-
-
-def _start(command: list[str]) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [*command, "--port", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/api/health").status_code == 200:
-                return proc, base
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            out = proc.communicate()[0].decode(errors="replace")
-            raise RuntimeError(f"the server did not start: {out}")
-        time.sleep(0.1)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -92,7 +47,7 @@ def servers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
     try:
         bases = []
         for c in commands:
-            proc, base = _start(c)
+            proc, base = start_web(c)
             procs.append(proc)
             bases.append(base)
         yield bases[0], bases[1]
@@ -100,7 +55,7 @@ def servers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
         for proc in procs:
             proc.terminate()  # all at once, then wait for each
         for proc in procs:
-            _stop(proc)
+            stop_web(proc)
         if cleanup is not None:
             with psycopg.connect(cleanup[0], autocommit=True) as conn:
                 drop = sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(cleanup[1]))

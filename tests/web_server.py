@@ -1,0 +1,63 @@
+"""Real ``lovia web`` processes for tests: a free port, a start that waits until the server
+answers ``/api/health``, and a stop."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def start_web(
+    command: list[str], *, env: dict[str, str] | None = None, quiet: bool = False
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``command`` (a ``lovia web`` command line) on a free port and wait until it
+    answers; returns the process and its base URL. ``quiet``: its output is dropped (a
+    server nobody reads from cannot fill a pipe and stall)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [*command, "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL if quiet else subprocess.PIPE,
+        stderr=subprocess.DEVNULL if quiet else subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{base}/api/health").status_code == 200:
+                return proc, base
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            out = proc.communicate()[0]
+            raise RuntimeError(f"the server did not start: {(out or b'').decode(errors='replace')}")
+        time.sleep(0.1)
+
+
+def stop_web(proc: subprocess.Popen[Any]) -> None:
+    """Stop a server started by ``start_web``: SIGTERM, then SIGKILL after 10 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if proc.stdout:
+        proc.stdout.close()
