@@ -25,8 +25,9 @@ from lovia import SQLiteCheckpointer, SQLiteSession
 from lovia.web.sse import decode_sse
 
 from ..stores.pg import drop_prefix, fresh_prefix, postgres_dsn
+from ..web_server import start_web as _start
+from ..web_server import stop_web as _stop
 from .apps import PAYEE
-from .test_two_servers import _start, _stop
 
 LOVIA = Path(sys.executable).with_name("lovia")
 

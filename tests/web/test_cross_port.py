@@ -17,7 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .test_two_servers import _start, _stop
+from ..web_server import start_web as _start
+from ..web_server import stop_web as _stop
 
 LOVIA = Path(sys.executable).with_name("lovia")
 

@@ -24,7 +24,8 @@ import pytest
 
 from lovia import SQLiteSession
 
-from .test_two_servers import _start, _stop
+from ..web_server import start_web as _start
+from ..web_server import stop_web as _stop
 
 LOVIA = Path(sys.executable).with_name("lovia")
 

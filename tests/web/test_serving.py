@@ -14,7 +14,8 @@ import pytest
 
 from lovia.web.serving import header_timeout_protocol
 
-from .test_two_servers import _start, _stop
+from ..web_server import start_web as _start
+from ..web_server import stop_web as _stop
 
 LOVIA = Path(sys.executable).with_name("lovia")
 
