@@ -38,7 +38,7 @@ from .results import ResultStore, put_result, remember_call
 from .stages import Stage
 from .steps import clear_oldest, head_infos, last_user, offload_huge, shown_at
 from .summary import summarize
-from .tokens import IMAGE_TOKENS, TokenBudget
+from .tokens import IMAGE_TOKENS, TokenBudget, TokenCounter
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
@@ -108,6 +108,7 @@ class Compaction:
         # incremental rendering) and which outputs this instance has archived already.
         self._archived: dict[tuple[str, str], None] = {}
         self._memos: list[_Memo] = []
+        self._schemas = TokenCounter()  # the tool schemas sent with every call count too
 
     def tools(self) -> Sequence[Tool]:
         """``recall_tool_result``, so the model can reopen what a marker stands for."""
@@ -138,6 +139,7 @@ class Compaction:
         if pending:
             await self._archive(pending)
         sys_raw = sum(i.tokens for i in self._system_infos(system))
+        sys_raw += self._schemas.count_tools(request.tools)
         rendered, raw = self._render(infos, decisions, memo)
         compacted: ContextCompacted | None = None
         spent = Usage()  # the summary's model calls
@@ -278,7 +280,10 @@ class Compaction:
             saved += shown_at(infos, d, i, self._recall is not None).tokens
         else:
             upto = limit  # the limit is always a turn boundary
-        kept = last_user(infos, start, upto)
+        # Only the latest user message stays verbatim: when a later one follows the span, the
+        # span's own user messages (an earlier kept one included) go into the summary.
+        later = last_user(infos, upto, len(infos)) >= 0
+        kept = -1 if later else last_user(infos, start, upto)
         if upto - start <= (kept >= 0):  # nothing to summarize but the message we keep
             return raw, 0
         recall = self._recall is not None
@@ -296,7 +301,7 @@ class Compaction:
             log.warning("the summarizer returned no text; the span was left as it was")
             return raw, 0
         d.summary_upto, d.summary = upto, text
-        d.summary_kept = kept if kept >= 0 else d.summary_kept
+        d.summary_kept = kept if kept >= 0 or later else d.summary_kept
         return self._render(infos, d, None)[1], upto - start
 
     # -- rendering -----------------------------------------------------------------------
