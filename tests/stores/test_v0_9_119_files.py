@@ -35,6 +35,8 @@ from lovia.transcript import (
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "v0_9_119.sqlite"
 LEGACY_TABLES = {"lovia_schema", "session_runs", "snapshot_heads", "snapshot_turns"}
+# A migrated file keeps ``lovia_schema``: its rows tell 0.9.119 the file is not its own any more.
+LEGACY_DATA = LEGACY_TABLES - {"lovia_schema"}
 
 
 def digest(path: Path) -> str:
@@ -128,7 +130,7 @@ async def test_stores_opened_for_writing_migrate_once_with_a_checked_copy(db: Pa
     original = digest(db)
     async with SQLiteSession(db) as session, SQLiteCheckpointer(db) as cp:
         await check_contents(session, cp)
-    assert not tables(db) & LEGACY_TABLES
+    assert not tables(db) & LEGACY_DATA
     backup = db.with_name(db.name + ".0.9.119.bak")
     assert sorted(os.listdir(db.parent)) == sorted([db.name, backup.name])
     # the copy is the original, still a 0.9.119 file: it reads the same
@@ -280,7 +282,7 @@ async def test_a_migration_killed_before_its_commit_leaves_the_file_as_it_was(
     # a writer rolls the half-done conversion back, then migrates from the 0.9.119 rows
     async with SQLiteSession(db) as session, SQLiteCheckpointer(db) as cp:
         await check_contents(session, cp)
-    assert not tables(db) & LEGACY_TABLES
+    assert not tables(db) & LEGACY_DATA
 
 
 async def test_a_row_that_does_not_decode_refuses_the_migration_and_changes_nothing(
@@ -315,7 +317,7 @@ async def test_a_0_9_119_file_in_wal_mode_reads_and_migrates(db: Path) -> None:
     assert digest(db) == before and os.listdir(db.parent) == [db.name]
     async with SQLiteSession(db, wal=True) as session, SQLiteCheckpointer(db, wal=True) as cp:
         await check_contents(session, cp)
-    assert not tables(db) & LEGACY_TABLES
+    assert not tables(db) & LEGACY_DATA
 
 
 REFERENCE_ENV = "LOVIA_REFERENCE_PYTHON"
@@ -346,6 +348,55 @@ async def test_a_file_0_9_119_writes_now_reads_the_same(tmp_path: Path) -> None:
     ):
         await check_contents(session, cp)
     async with SQLiteSession(path) as session, SQLiteCheckpointer(path) as cp:
+        await check_contents(session, cp)
+
+
+READ_WITH_0_9_119 = textwrap.dedent(
+    """
+    import asyncio, sys
+    from lovia.stores import SQLiteSession
+
+    async def main():
+        try:
+            entries = await SQLiteSession(sys.argv[1]).load("chat-1")
+        except Exception as exc:
+            print(type(exc).__name__, str(exc).splitlines()[0])
+        else:
+            print("read", len(entries))
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_0_9_119_refuses_a_file_this_lovia_migrated(db: Path) -> None:
+    """After the migration, 0.9.119 says a newer lovia wrote the file, instead of making empty
+    tables of its own and writing a second history next to the migrated one."""
+    reference = os.environ.get(REFERENCE_ENV)
+    if not reference:
+        pytest.skip(f"{REFERENCE_ENV} is not set (a python with lovia==0.9.119 installed)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def read_with_0_9_119(path: Path) -> str:
+        done = subprocess.run(
+            [reference, "-c", READ_WITH_0_9_119, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=path.parent,
+            env=env,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert (await asyncio.to_thread(read_with_0_9_119, db)).startswith("read ")
+    async with SQLiteSession(db) as session, SQLiteCheckpointer(db) as cp:
+        await check_contents(session, cp)
+    migrated = digest(db)
+    said = await asyncio.to_thread(read_with_0_9_119, db)
+    assert said.startswith("LoviaError") and "newer" in said, said
+    assert digest(db) == migrated
+    async with SQLiteSession(db) as session, SQLiteCheckpointer(db) as cp:
         await check_contents(session, cp)
 
 
@@ -382,4 +433,4 @@ async def test_processes_opening_a_0_9_119_file_at_once_migrate_it_once(db: Path
     assert [p.returncode for p in procs] == [0] * 4, [err for _, err in outputs]
     assert [out.strip() for out, _ in outputs] == ["8 running"] * 4
     assert sorted(os.listdir(db.parent)) == sorted([db.name, db.name + ".0.9.119.bak"])
-    assert not tables(db) & LEGACY_TABLES
+    assert not tables(db) & LEGACY_DATA

@@ -43,6 +43,8 @@ __all__ = [
 
 LEGACY_TABLES = ("session_runs", "snapshot_heads", "snapshot_turns")
 VERSION = "0.9.119"
+# The schema version recorded for 0.9.119's stores in a migrated file: past any it knows.
+MIGRATED_MARK = 1000
 
 
 @dataclass(frozen=True)
@@ -337,11 +339,17 @@ def _drop_legacy(conn: sqlite3.Connection) -> None:
     for table in LEGACY_TABLES:
         if table in present:
             conn.execute(f"DROP TABLE main.{table}")
-    if "lovia_schema" in present:
-        conn.execute("DELETE FROM main.lovia_schema WHERE store IN ('session', 'checkpoint')")
-        left = conn.execute("SELECT COUNT(*) FROM main.lovia_schema").fetchone()[0]
-        if not left:  # other 0.9.119 stores (its web app's) keep their rows and the table
-            conn.execute("DROP TABLE main.lovia_schema")
+    # 0.9.119 refuses a store whose recorded version is past the ones it knows ("a newer lovia
+    # wrote this database"): without these rows, a 0.9.119 process opening the file after the
+    # migration would make empty tables of its own and carry on writing into them.
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS main.lovia_schema"
+        " (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO main.lovia_schema (store, version) VALUES (?, ?)",
+        [("session", MIGRATED_MARK), ("checkpoint", MIGRATED_MARK)],
+    )
 
 
 def _before_commit() -> None:
