@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and inspect the stored sessions and runs.",
     )
     parser.add_argument("--version", action="version", version=f"lovia {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     web.add_parser(sub)
     chat.add_parser(sub)
     stores.add_sessions_parser(sub)
@@ -50,7 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lovia`` script; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if args.command is None:  # plain ``lovia``: the overview, as lovia 0.9.119 prints it
+        parser.print_help()
+        return 0
+    if extra:  # said by the command that was given: "lovia web: error: ..."
+        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         result = args.handler(args)
         if asyncio.iscoroutine(result):
@@ -67,6 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_PIPE
+
+
+def _command_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    return parser
 
 
 def _silence_stdout() -> None:
