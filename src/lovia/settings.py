@@ -11,13 +11,24 @@ __all__ = ["ModelSettings", "RetryPolicy"]
 
 @dataclass(frozen=True)
 class ModelSettings:
-    """Sampling and tool-use settings; ``None`` means the provider's default."""
+    """Sampling and tool-use settings; ``None`` means the provider's default.
 
+    ``stop`` is sent as ``stop`` (OpenAI) or ``stop_sequences`` (Anthropic). ``extra_body``
+    holds raw request fields for any provider; ``provider_options`` holds them per vendor
+    (``{"openai": {...}, "anthropic": {...}}``, also read under ``"openai-chat"`` and
+    ``"claude"``) and wins over ``extra_body``; a ``None`` value there removes a field the
+    provider would have sent. ``{"anthropic": {"cache_system": True}}`` asks Anthropic to cache
+    the tools, the system prompt and the conversation so far.
+    """
+
+    # lovia 0.9.119's fields first, in its order (a positional call means the same), then ours.
     temperature: float | None = None
-    max_tokens: int | None = None
     top_p: float | None = None
-    tool_choice: Literal["auto", "required", "none"] | str | None = None
+    max_tokens: int | None = None
+    stop: list[str] | None = None
     parallel_tool_calls: bool | None = None
+    provider_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_choice: Literal["auto", "required", "none"] | str | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
 
     def merged(self, other: ModelSettings | None) -> ModelSettings:
@@ -59,16 +70,17 @@ class RetryPolicy:
     ``backoff_max`` (aliases of ``initial_delay`` and ``max_delay``) set the schedule.
     """
 
+    # lovia 0.9.119's fields first, in its order (a positional call means the same), then ours.
     max_attempts: int = 5
-    initial_delay: float = 1.0
-    max_delay: float = 30.0
-    multiplier: float = 2.0
-    jitter: float = 0.2
     restart_on_partial: bool = True
     backoff_base: float | None = None
     backoff_max: float | None = None
     retry_on: Callable[[BaseException], bool] = field(default=_default_retry_on)
     sleep: Callable[[float], Awaitable[None]] = field(default=_sleep)
+    initial_delay: float = 1.0
+    max_delay: float = 30.0
+    multiplier: float = 2.0
+    jitter: float = 0.2
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_attempts, int) or self.max_attempts < 1:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -305,11 +305,29 @@ class SDKProvider:
 
 
 def with_extra_body(
-    settings: ModelSettings | None, extra_body: dict[str, Any]
+    settings: ModelSettings | None, extra_body: dict[str, Any], vendors: Sequence[str] = ()
 ) -> ModelSettings | None:
-    """``settings`` under a provider's own ``extra_body``: the settings' keys win, key by key."""
-    if not extra_body:
+    """``settings`` under a provider's own ``extra_body``: the settings' keys win, key by key,
+    and the settings' ``provider_options`` for ``vendors`` (in order) win over both."""
+    own: dict[str, Any] = {}
+    for vendor in vendors:
+        options = settings.provider_options.get(vendor) if settings is not None else None
+        if isinstance(options, dict):
+            own.update(options)
+    if not extra_body and not own:
         return settings
     if settings is None:
         return ModelSettings(extra_body=dict(extra_body))
-    return replace(settings, extra_body={**extra_body, **settings.extra_body})
+    return replace(settings, extra_body={**extra_body, **settings.extra_body, **own})
+
+
+def drop_removed(req: dict[str, Any]) -> None:
+    """Fields the raw extras set to ``None`` leave the request instead of being sent as null."""
+    extra = req.get("extra_body")
+    if not isinstance(extra, dict):
+        return
+    for key in [k for k, v in extra.items() if v is None]:
+        del extra[key]
+        req.pop(key, None)
+    if not extra:
+        del req["extra_body"]

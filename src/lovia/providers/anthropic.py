@@ -32,6 +32,7 @@ from ._anthropic_answer import Answer
 from ._common import (
     KeyPolicy,
     SDKProvider,
+    drop_removed,
     guarded_stream,
     sdk_client,
     sdk_error,
@@ -172,10 +173,15 @@ class AnthropicProvider(SDKProvider):
                 }
                 for t in tools
             ]
-        settings = with_extra_body(settings, self.extra_body)
+        settings = with_extra_body(settings, self.extra_body, ("anthropic", "claude"))
         if settings is not None:
             _apply_settings(req, settings, has_tools=bool(tools))
         _add_output_config(req, response_format)
+        drop_removed(req)
+        if (req.get("extra_body") or {}).pop("cache_system", False):  # ours, not the API's
+            _cache_breakpoints(req)
+        if req.get("extra_body") == {}:
+            del req["extra_body"]
         return req
 
     async def stream(
@@ -298,6 +304,8 @@ def _arguments(raw: str) -> dict[str, Any]:
 def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -> None:
     if s.max_tokens is not None:
         req["max_tokens"] = s.max_tokens
+    if s.stop is not None:
+        req["stop_sequences"] = list(s.stop)
     # Sampling goes in the JSON body directly: recent SDK releases dropped these keyword
     # arguments from messages.create while the API still reads them for models that take them.
     body: dict[str, Any] = {}
@@ -319,6 +327,35 @@ def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -
         req["tool_choice"] = tc
     if body:
         req["extra_body"] = body
+
+
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+def _cache_breakpoints(req: dict[str, Any]) -> None:
+    """Mark the last tool, the system prompt and the last stable block of the conversation (a
+    tool result or the model's own words, never the new user text after them) for Anthropic's
+    prompt cache. The rendered messages are shared, so marked ones are copies."""
+    if req.get("tools"):
+        req["tools"] = [*req["tools"][:-1], {**req["tools"][-1], "cache_control": _EPHEMERAL}]
+    if req.get("system"):
+        req["system"] = [{"type": "text", "text": req["system"], "cache_control": _EPHEMERAL}]
+    messages = req["messages"]
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        content = message.get("content")
+        if isinstance(content, str) and message.get("role") == "assistant":
+            content = [{"type": "text", "text": content}]
+        for j in range(len(content) - 1, -1, -1) if isinstance(content, list) else ():
+            block = content[j]
+            kind = block.get("type")
+            if kind in ("thinking", "redacted_thinking"):
+                continue
+            if message.get("role") == "assistant" or kind == "tool_result":
+                blocks = [*content[:j], {**block, "cache_control": _EPHEMERAL}, *content[j + 1 :]]
+                marked = {**message, "content": blocks}
+                req["messages"] = [*messages[:i], marked, *messages[i + 1 :]]
+                return
 
 
 def _add_output_config(req: dict[str, Any], response_format: dict[str, Any] | None) -> None:

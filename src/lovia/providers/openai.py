@@ -30,6 +30,7 @@ from ..transcript import (
 from ._common import (
     KeyPolicy,
     SDKProvider,
+    drop_removed,
     guarded_stream,
     sdk_client,
     sdk_error,
@@ -167,11 +168,12 @@ class OpenAIChatProvider(SDKProvider):
             ]
         if response_format is not None:
             req["response_format"] = response_format
-        settings = with_extra_body(settings, self.extra_body)
+        settings = with_extra_body(settings, self.extra_body, ("openai", "openai-chat"))
         if settings is not None:
             _apply_settings(req, settings, has_tools=bool(tools))
             if "max_tokens" in req and self.max_tokens_param != "max_tokens":
                 req[self.max_tokens_param] = req.pop("max_tokens")
+            drop_removed(req)
         return req
 
     async def stream(
@@ -342,6 +344,8 @@ def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -
     # OpenAI rejects parallel_tool_calls on a request without tools.
     if s.parallel_tool_calls is not None and has_tools:
         req["parallel_tool_calls"] = s.parallel_tool_calls
+    if s.stop is not None:
+        req["stop"] = list(s.stop)
     if s.extra_body:
         req["extra_body"] = dict(s.extra_body)
 
