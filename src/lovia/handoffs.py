@@ -31,17 +31,53 @@ _PREFIX = "transfer_to_"
 _NAME_MAX = 64  # what the providers accept for a tool name
 
 
+class _Target:
+    """``Handoff.target``: the agent, or a function of no arguments returning it, called each
+    time the target is needed (at run time). The function is how two agents hand over to
+    each other: ``Agent("billing", handoffs=[Handoff(lambda: triage)])`` before ``triage``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = "_" + name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Agent:
+        if obj is None:
+            raise AttributeError(self._slot[1:])  # a required field: no default
+        from .agent import Agent
+
+        value = obj.__dict__[self._slot]
+        if isinstance(value, Agent):
+            return value
+        found = value()
+        if not isinstance(found, Agent):
+            raise UserError(
+                f"a handoff's target function returned {type(found).__name__}, not an Agent",
+                hint="Handoff(lambda: other_agent) must return the agent to hand over to",
+            )
+        return found
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        from .agent import Agent
+
+        if not isinstance(value, Agent) and not callable(value):
+            raise UserError(
+                f"cannot hand off to {type(value).__name__}",
+                hint="Handoff(agent) or Handoff(lambda: agent) for an agent defined later",
+            )
+        obj.__dict__[self._slot] = value
+
+
 @dataclass(frozen=True)
 class Handoff:
     """Hand the conversation to ``target``. The body carries over; the system prompt changes.
 
-    ``name`` replaces the whole tool name (default ``transfer_to_<slug of target.name>``);
-    ``description`` is what the model routes on; ``on_handoff(args, ctx)`` runs when the model
-    takes this handoff, before the transfer (if it raises, the call is a tool error and no
-    transfer happens).
+    ``target`` is the agent, or a function of no arguments returning it (for an agent defined
+    later, as in a cycle of handoffs). ``name`` replaces the whole tool name (default
+    ``transfer_to_<slug of target.name>``); ``description`` is what the model routes on;
+    ``on_handoff(args, ctx)`` runs when the model takes this handoff, before the transfer (if
+    it raises, the call is a tool error and no transfer happens).
     """
 
-    target: Agent
+    target: _Target = _Target()  # a descriptor, and still a required field (see _Target)
     name: str | None = None
     description: str | None = None
     on_handoff: HandoffCallback | None = None
