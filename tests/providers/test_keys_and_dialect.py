@@ -23,7 +23,7 @@ from lovia import (
 )
 from lovia.providers import provider_from_string, supports_vision
 
-from .dialects import OPENAI, Dialect
+from .dialects import ANTHROPIC, OPENAI, Dialect
 from .server import ProtocolServer
 
 CREDENTIAL_HEADERS = {"authorization", "x-api-key"}
@@ -202,3 +202,25 @@ async def test_structured_output_goes_natively_or_by_the_instructions(
     else:
         assert "response_format" not in body
         assert '"degrees"' in system  # the schema rides in the instructions
+
+
+@pytest.mark.parametrize("via", ["constructor", "environment"])
+async def test_an_anthropic_key_goes_out_in_the_documented_x_api_key_header(
+    server: ProtocolServer, monkeypatch: pytest.MonkeyPatch, via: str
+) -> None:
+    """Anthropic's API reference authenticates with ``x-api-key``; a compatible server that
+    checks only that header must see the key (0.9.119 sent it there too)."""
+    server.add(ANTHROPIC.text("ok"))
+    if via == "environment":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env")
+        provider = AnthropicProvider("m", base_url=server.url)
+        key = "sk-ant-env"
+    else:
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        provider = AnthropicProvider("m", base_url=server.url, api_key="sk-ant-given")
+        key = "sk-ant-given"
+    async with provider:
+        result = await Runner.run(Agent("helper", model=provider), "hi")
+
+    assert result.output == "ok"
+    assert server.requests[0].headers["x-api-key"] == key

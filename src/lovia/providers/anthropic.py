@@ -66,6 +66,17 @@ _EVENT_STATUS = {
 }
 
 
+def _with_key_header(api_key: str | None, headers: dict[str, str] | None) -> dict[str, str] | None:
+    """The key also as ``x-api-key``, the header Anthropic's API reference names: the SDK
+    sends it as a bearer token only, which gateways and servers that speak the documented
+    protocol refuse. A credential header of the caller's own is left as given."""
+    key = api_key if api_key is not None else os.environ.get(_KEY)
+    own = {k.lower() for k in headers or {}}
+    if not key or own & {"x-api-key", "authorization"}:
+        return headers
+    return {**(headers or {}), "x-api-key": key}
+
+
 class AnthropicProvider(SDKProvider):
     """A Claude model through the Messages API, streamed.
 
@@ -130,7 +141,7 @@ class AnthropicProvider(SDKProvider):
                 url_variable=_URL,
                 timeout=timeout,
                 trust_env=trust_env,
-                default_headers=default_headers,
+                default_headers=_with_key_header(api_key, default_headers),
                 token_variable="ANTHROPIC_AUTH_TOKEN",
             )
         self.client = client
