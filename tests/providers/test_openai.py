@@ -287,3 +287,39 @@ async def test_max_tokens_goes_out_under_the_name_the_endpoint_reads(
     assert "max_tokens" not in server.requests[0].body
     assert server.requests[1].body["max_tokens"] == 64
     assert OpenAIChatProvider("gpt-x", api_key="k").max_tokens_param == "max_completion_tokens"
+
+
+async def test_a_turn_of_calls_alone_is_sent_without_a_content_field(
+    server: ProtocolServer, openai_model: OpenAIChatProvider
+) -> None:
+    """Chat Completions takes ``content`` as optional beside ``tool_calls``; a null one is
+    refused by some compatible servers, so it is left out (as 0.9.119 did)."""
+    call = {
+        "index": 0,
+        "id": "call_a",
+        "type": "function",
+        "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'},
+    }
+    calls_only = Reply(
+        events=[
+            openai_chunk({"role": "assistant", "tool_calls": [call]}),
+            openai_chunk({}, finish="tool_calls"),
+            sse("[DONE]"),
+        ]
+    )
+    server.add(calls_only, Reply(events=openai_text_stream("3")))
+
+    result = await Runner.run(agent(openai_model), "1+2?")
+
+    assert result.output == "3"
+    assistant = server.requests[1].body["messages"][2]
+    assert assistant == {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "id": "call_a",
+                "type": "function",
+                "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'},
+            }
+        ],
+    }

@@ -66,7 +66,7 @@ def test_chat_messages_answer_every_call_right_after_its_assistant_message(
             continue
         assert open_ids == [], "a message came between tool calls and their results"
         if m["role"] == "assistant":
-            assert m["content"] is not None or m.get("tool_calls")
+            assert m.get("content") is not None or m.get("tool_calls")
             open_ids = [c["id"] for c in m.get("tool_calls", [])]
     calls = [e.call_id for e in entries if isinstance(e, ToolCallEntry)]
     sent = [c["id"] for m in messages for c in m.get("tool_calls", [])]

@@ -323,7 +323,11 @@ def _assistant_message(turn: list[TranscriptEntry], send_reasoning: bool) -> dic
             reasoning = e.content if reasoning is None else reasoning + e.content
     if text is None and not calls:
         return None  # only reasoning (dropped, or alone): an empty assistant message is refused
-    message: dict[str, Any] = {"role": "assistant", "content": text}
+    # A turn of calls alone carries no content field (the API takes it as optional there,
+    # and 0.9.119 left it out); some compatible servers refuse a null one.
+    message: dict[str, Any] = (
+        {"role": "assistant"} if text is None else {"role": "assistant", "content": text}
+    )
     if calls:
         message["tool_calls"] = calls
     if reasoning is not None:
