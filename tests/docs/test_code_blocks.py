@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -78,3 +79,48 @@ def test_block_runs_offline(block: Block, tmp_path: pathlib.Path) -> None:
         found = done.stdout.find(expected, position)
         assert found >= 0, f"{block.id}: expected {expected!r} in the output:\n{done.stdout}"
         position = found + len(expected)
+
+
+_STORE_FILE = re.compile(r"""["']([\w.-]+\.db)["']""")
+
+
+def _store_files(block: Block) -> set[str]:
+    """The database files a block opens in its working directory (``"chat.db"``)."""
+    return set(_STORE_FILE.findall(block.code))
+
+
+def test_pages_do_not_share_a_database_file() -> None:
+    """A reader runs the tour and the pages in one folder, one after the other: a file that two
+    pages' programs open (each with its own ids and counts) makes the second print other
+    numbers than its comments say."""
+    pages: dict[str, set[str]] = {}
+    for block in BLOCKS:
+        if block.runs:
+            for name in _store_files(block):
+                pages.setdefault(name, set()).add(
+                    str(block.path.relative_to(block.path.parents[1]))
+                )
+    shared = {name: sorted(where) for name, where in pages.items() if len(where) > 1}
+    assert not shared, f"one file per page, so the pages can be run in one folder: {shared}"
+
+
+@pytest.mark.parametrize(
+    "block", [b for b in BLOCKS if b.runs and _store_files(b)], ids=lambda b: b.id
+)
+def test_a_block_that_stores_runs_again_in_the_same_folder(
+    block: Block, tmp_path: pathlib.Path
+) -> None:
+    """Running an example twice is what a reader does: the second run finds the first run's
+    file and may print other numbers (the docs say so), but it must not fail."""
+    program = tmp_path / "example.py"
+    program.write_text(block.code, encoding="utf-8")
+    for attempt in (1, 2):
+        done = subprocess.run(
+            [sys.executable, str(program)],
+            cwd=tmp_path,
+            env=_offline_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, f"{block.id}, run {attempt}:\n{done.stderr}"

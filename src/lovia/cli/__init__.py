@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -36,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="lovia",
         description="LLM agents with durable state: chat in the browser or the terminal, "
         "and inspect the stored sessions and runs.",
+        epilog="to try it without an API key: 'lovia web --demo' (the chat page) or "
+        "'lovia chat --demo' (the terminal); 'lovia COMMAND --help' for each command",
     )
     parser.add_argument("--version", action="version", version=f"lovia {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -54,8 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:  # plain ``lovia``: the overview, as lovia 0.9.119 prints it
         parser.print_help()
         return 0
-    if extra:  # said by the command that was given: "lovia web: error: ..."
-        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:
+        _refuse_unknown(parser, args, extra)
     try:
         result = args.handler(args)
         if asyncio.iscoroutine(result):
@@ -74,12 +77,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PIPE
 
 
-def _command_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
-    for action in parser._subparsers._group_actions if parser._subparsers else ():
-        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
-            found: argparse.ArgumentParser = action.choices[name]
-            return found
-    return parser
+def _refuse_unknown(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]
+) -> None:
+    """Arguments no parser took: refused by the command that was meant (its usage, not the
+    top one), naming the option a typo most likely meant (``--dmeo``: ``--demo``)."""
+    while True:  # down to the (sub)command the arguments chose: lovia runs prune ...
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, subs[0].dest, None) if subs else None
+        if not subs or chosen not in subs[0].choices:
+            break
+        parser = subs[0].choices[chosen]
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    options = [o for a in parser._actions for o in a.option_strings]
+    for word in extra:
+        flag = word.partition("=")[0]
+        if flag.startswith("-") and (close := difflib.get_close_matches(flag, options, n=1)):
+            message += f" (did you mean {close[0]}?)"
+            break
+    parser.error(message)
 
 
 def _silence_stdout() -> None:

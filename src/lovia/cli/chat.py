@@ -21,10 +21,11 @@ from typing import Any
 
 from ..errors import LoviaError, UserError
 from .common import (
-    NO_MODEL_HINT,
     add_agent_options,
     add_db_option,
+    check_stores,
     load_agents,
+    no_model_hint,
     open_stores,
     shown_db,
 )
@@ -32,7 +33,10 @@ from .render import describe_entry
 
 __all__ = ["add_parser"]
 
-HELP = "commands: /new  /history  /rewind N  /help  /quit   (Ctrl-C stops a running answer)"
+HELP = (
+    "commands: /new  /history  /rewind N  /help  /quit   "
+    "(Ctrl-C stops a running answer, and at the prompt ends the chat)"
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -54,10 +58,13 @@ def add_parser(sub: Any) -> None:
     parser.set_defaults(handler=run_chat)
 
 
-async def _read_line(prompt: str) -> str | None:
-    """``input()`` on a daemon thread, so the loop keeps handling Ctrl-C and exit never waits."""
+async def _read_line(prompt: str, pending: list[asyncio.Future[str | None]]) -> str | None:
+    """``input()`` on a daemon thread, so the loop keeps handling Ctrl-C and exit never waits.
+    The future is in ``pending`` while it waits (Ctrl-C at the prompt resolves it with
+    ``None``, as end of input does)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[str | None] = loop.create_future()
+    pending[:] = [future]
 
     def read() -> None:
         try:
@@ -224,8 +231,9 @@ async def run_chat(args: argparse.Namespace) -> int:
 
     agents = load_agents(args.app, args.demo)
     if not agents:
-        raise UserError("no model configured", hint=NO_MODEL_HINT)
+        raise UserError("no model configured", hint=no_model_hint())
     await _check_model(agents)
+    await check_stores(args.db)  # a file it cannot use: two lines, exit 2, no prompt
     printer = make_printer(args)
     session, checkpointer = open_stores(args.db, create=True)
     # no page to decide on: a call that needs approval is left to the agent's handler
@@ -234,21 +242,30 @@ async def run_chat(args: argparse.Namespace) -> int:
     )
     chat_id = args.session or uuid.uuid4().hex
     loop = asyncio.get_running_loop()
-    print(f"lovia chat: agent {next(iter(agents))}, session {chat_id}. {HELP}", flush=True)
 
     stopping: set[asyncio.Future[Any]] = set()
+    reading: list[asyncio.Future[str | None]] = []
+    interrupted = False
 
     def on_interrupt() -> None:
+        nonlocal interrupted
         if chat_id in supervisor.live:
             task = asyncio.ensure_future(supervisor.stop(chat_id))
             stopping.add(task)
             task.add_done_callback(stopping.discard)
+            return
+        interrupted = True  # nothing running: Ctrl-C ends the chat
+        if reading and not reading[0].done():
+            print(flush=True)
+            reading[0].set_result(None)
 
     with contextlib.suppress(NotImplementedError):  # no signal handlers on some platforms
         loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    # after the handler: a Ctrl-C once the banner is out is the chat's own
+    print(f"lovia chat: agent {next(iter(agents))}, session {chat_id}. {HELP}", flush=True)
     try:
-        while True:
-            line = await _read_line("you> ")
+        while not interrupted:
+            line = await _read_line("you> ", reading)
             if line is None or line.strip() in ("/quit", "/exit"):
                 break
             text = line.strip()
@@ -279,7 +296,7 @@ async def run_chat(args: argparse.Namespace) -> int:
         await session.close()
         await checkpointer.close()
     print(f"bye (session {chat_id} is stored in {shown_db(args.db)})")
-    return 0
+    return 130 if interrupted else 0  # the exit status of a Ctrl-C, as documented
 
 
 async def _command(text: str, chat_id: str, supervisor: Any) -> str:

@@ -21,8 +21,10 @@ __all__ = [
     "NO_MODEL_HINT",
     "add_agent_options",
     "add_db_option",
+    "check_stores",
     "db_stores",
     "load_agents",
+    "no_model_hint",
     "open_stores",
     "print_json",
     "shown_db",
@@ -37,12 +39,29 @@ NO_MODEL_HINT = (
 DEFAULT_INSTRUCTIONS = "You are a helpful assistant. Answer clearly and briefly."
 
 
+def no_model_hint() -> str:
+    """What to set when no model is configured; it also names lovia 0.9.119's saved model
+    settings when they are there, since this lovia does not read them."""
+    found = [
+        p
+        for p in (os.path.join(".lovia", "config.json"), os.path.join("~", ".lovia", "config.json"))
+        if os.path.isfile(os.path.expanduser(p))
+    ]
+    if not found:
+        return NO_MODEL_HINT
+    return (
+        f"{NO_MODEL_HINT} (lovia 0.9.119's model settings in {found[0]} are not read here: "
+        "copy its model and key into those variables)"
+    )
+
+
 def add_db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        default=DEFAULT_DB,
+        default=os.environ.get("LOVIA_DB") or DEFAULT_DB,  # the file `lovia web` serves
         metavar="PATH",
-        help=f"SQLite file holding sessions and checkpoints (default: {DEFAULT_DB})",
+        help="SQLite file (or postgresql:// URL) holding sessions and checkpoints "
+        f"(env LOVIA_DB; default: {DEFAULT_DB})",
     )
 
 
@@ -50,7 +69,7 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--app",
         metavar="MODULE:ATTR",
-        help="serve your own agent: an Agent, a {name: agent} mapping, or a function "
+        help="use your own agent: an Agent, a {name: agent} mapping, or a function "
         "returning one (default: an assistant on LOVIA_MODEL)",
     )
     parser.add_argument(
@@ -124,6 +143,26 @@ def open_stores(db: str, *, create: bool, read_only: bool = False) -> tuple[Any,
     from ..stores.open import open_stores as open_db
 
     return open_db(db, create=create, read_only=read_only)
+
+
+async def check_stores(db: str) -> None:
+    """Open the stores once before serving or chatting, so a database this lovia cannot use
+    (a newer schema, a foreign file, a folder, a server that refuses the login) is a clear
+    error with a hint instead of a failed server start or a chat whose every message fails.
+    Reading only; the command opens its own stores."""
+    session, checkpointer = open_stores(db, create=True)
+    try:
+        await session.load("lovia-startup-check")
+        # the heads only: a running run's entries need not be read to know the store works
+        list_heads = getattr(checkpointer, "list_run_heads", None)
+        list_runs = getattr(checkpointer, "list_runs", None)
+        if list_heads is not None:
+            await list_heads(statuses=("running",))
+        elif list_runs is not None:
+            await list_runs(statuses=("running",))
+    finally:
+        await session.close()
+        await checkpointer.close()
 
 
 def shown_db(db: str) -> str:

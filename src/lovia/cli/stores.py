@@ -37,6 +37,11 @@ def _command(sub: Any, name: str, help: str, handler: Any) -> argparse.ArgumentP
     return parser
 
 
+SESSION_ID = "the session's id, as 'lovia sessions list' shows it"
+RUN_ID = "the run's id, as 'lovia runs list' shows it"
+CALL_ID = "the tool call's id, as 'lovia runs approvals' shows it"
+
+
 def add_sessions_parser(sub: Any) -> None:
     top = sub.add_parser(
         "sessions",
@@ -46,19 +51,23 @@ def add_sessions_parser(sub: Any) -> None:
     cmds = top.add_subparsers(dest="action", metavar="ACTION", required=True)
     _command(cmds, "list", "list sessions, most recently updated first", sessions_list)
     p = _command(cmds, "show", "print a session's entries with their index", sessions_show)
-    p.add_argument("session_id")
+    p.add_argument("session_id", help=SESSION_ID)
     p = _command(cmds, "export", "write a session's runs as JSON", sessions_export)
-    p.add_argument("session_id")
+    p.add_argument("session_id", help=SESSION_ID)
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     p = _command(cmds, "trim", "cut old tool outputs down", sessions_trim)
-    p.add_argument("session_id")
-    p.add_argument("--keep-chars", type=int, default=400, help="characters kept (default 400)")
-    p.add_argument("--keep-runs", type=int, default=1, help="latest runs untouched (default 1)")
+    p.add_argument("session_id", help=SESSION_ID)
+    p.add_argument(
+        "--keep-chars", type=int, default=400, metavar="N", help="characters kept (default 400)"
+    )
+    p.add_argument(
+        "--keep-runs", type=int, default=1, metavar="N", help="latest runs untouched (default 1)"
+    )
     p = _command(cmds, "rewind", "keep only the first N entries", sessions_rewind)
-    p.add_argument("session_id")
+    p.add_argument("session_id", help=SESSION_ID)
     p.add_argument("--keep", type=int, required=True, metavar="N", help="entries to keep")
     p = _command(cmds, "clear", "delete a session and its runs' checkpoints", sessions_clear)
-    p.add_argument("session_id")
+    p.add_argument("session_id", help=SESSION_ID)
 
 
 def add_runs_parser(sub: Any) -> None:
@@ -71,24 +80,27 @@ def add_runs_parser(sub: Any) -> None:
     p = _command(cmds, "list", "list runs, newest first", runs_list)
     p.add_argument("--status", action="append", choices=RUN_STATUSES, help="only this status")
     p = _command(cmds, "show", "print a run's head and entries", runs_show)
-    p.add_argument("run_id")
+    p.add_argument("run_id", help=RUN_ID)
     p = _command(cmds, "resume", "finish a run that did not complete", runs_resume)
-    p.add_argument("run_id")
+    p.add_argument("run_id", help=RUN_ID)
     add_agent_options(p)
     p = _command(cmds, "approvals", "list tool calls waiting for approval", runs_approvals)
     p.add_argument("run_id", nargs="?", help="one run (default: every parked run)")
     p = _command(cmds, "approve", "approve a parked tool call (it runs on resume)", runs_approve)
-    p.add_argument("run_id")
-    p.add_argument("call_id")
+    p.add_argument("run_id", help=RUN_ID)
+    p.add_argument("call_id", help=CALL_ID)
     p = _command(cmds, "reject", "reject a parked tool call", runs_reject)
-    p.add_argument("run_id")
-    p.add_argument("call_id")
+    p.add_argument("run_id", help=RUN_ID)
+    p.add_argument("call_id", help=CALL_ID)
     p.add_argument("--reason", help="shown to the model with the rejection")
     p = _command(cmds, "delete", "delete a run's checkpoint", runs_delete)
-    p.add_argument("run_id")
+    p.add_argument("run_id", help=RUN_ID)
     p = _command(cmds, "prune", "delete old finished runs' checkpoints (sessions kept)", runs_prune)
     p.add_argument(
-        "--older-than", type=_duration, help="runs last saved this long ago: 30d, 12h, 900"
+        "--older-than",
+        type=_duration,
+        metavar="AGE",
+        help="runs last saved this long ago: 30d, 12h, 900",
     )
     p.add_argument("--all", action="store_true", help="runs of any age (instead of --older-than)")
     p.add_argument("--status", action="append", choices=RUN_STATUSES, help="default: finished")
@@ -227,12 +239,12 @@ async def runs_show(args: argparse.Namespace) -> int:
 
 async def runs_resume(args: argparse.Namespace) -> int:
     from .._run.runner import Runner
-    from .common import NO_MODEL_HINT
+    from .common import no_model_hint
 
     agents = load_agents(args.app, args.demo)
     await _stored_run(args)  # a refused resume leaves the file as it was (not even migrated)
     if not agents:
-        raise UserError("no agent to resume the run with", hint=NO_MODEL_HINT)
+        raise UserError("no agent to resume the run with", hint=no_model_hint())
     async with db_stores(args) as (session, cp):
         snap = await cp.load(args.run_id) or await _stored_run(args)  # (deleted meanwhile?)
         from ..chats.supervisor import entry_agent

@@ -10,7 +10,14 @@ from typing import Any
 
 from .. import __version__
 from ..errors import UserError
-from .common import DEFAULT_DB, add_agent_options, load_agents, open_stores, shown_db
+from .common import (
+    DEFAULT_DB,
+    add_agent_options,
+    check_stores,
+    load_agents,
+    open_stores,
+    shown_db,
+)
 from .web_check import check_agents, tune_agents
 from .web_options import (
     add_v0_9_119_options,
@@ -106,25 +113,6 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def _check_stores(db: str) -> None:
-    """Open the stores once before serving, so a database this lovia cannot use (a newer
-    schema, a foreign file, a server that refuses the login) is a clear error with a hint
-    instead of a failed server start. Reading only; the server opens its own stores."""
-    session, checkpointer = open_stores(db, create=True)
-    try:
-        await session.load("lovia-startup-check")
-        # the heads only: a running run's entries need not be read to know the store works
-        list_heads = getattr(checkpointer, "list_run_heads", None)
-        list_runs = getattr(checkpointer, "list_runs", None)
-        if list_heads is not None:
-            await list_heads(statuses=("running",))
-        elif list_runs is not None:
-            await list_runs(statuses=("running",))
-    finally:
-        await session.close()
-        await checkpointer.close()
-
-
 def run_web(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -149,7 +137,7 @@ def run_web(args: argparse.Namespace) -> int:
         note = None
         if args.db is None:
             args.db, note = default_db(list(agents) if args.app else [])
-        asyncio.run(_check_stores(args.db))  # a store it cannot use: two lines, exit 2
+        asyncio.run(check_stores(args.db))  # a store it cannot use: two lines, exit 2
         session, checkpointer = open_stores(args.db, create=True)
         app = create_app(
             agents,
@@ -188,15 +176,21 @@ def banner(host: str, port: int, token: str | None, agents: dict[str, Any], db: 
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     lines = [f"lovia web: open {url}", f"lovia web: chats and runs are stored in {shown_db(db)}"]
     if not agents:
-        from .common import NO_MODEL_HINT
+        from .common import no_model_hint
 
-        lines.append(f"lovia web: no model configured: {NO_MODEL_HINT}")
+        lines.append(f"lovia web: no model configured: {no_model_hint()}")
     else:
+        from ..chats.setup import model_problem
         from ..demo import DemoProvider
 
         for name, agent in agents.items():
             label = " (demo: offline, scripted)" if isinstance(agent.model, DemoProvider) else ""
             lines.append(f"lovia web: agent {name}{label}")
+            problem = model_problem(agent)  # the page says so too, and refuses to send
+            if problem is not None:
+                lines.append(f"lovia web: agent {name} cannot answer: {problem.message}")
+                if problem.hint:
+                    lines.append(f"lovia web: hint: {problem.hint}")
     if token:
         lines.append("lovia web: API calls need 'Authorization: Bearer <token>' (token above)")
     return lines

@@ -10,7 +10,7 @@ import sys
 from ..agent import Agent
 from ..chats.setup import _base_url, model_problem, unreachable_problem
 from ..settings import RetryPolicy
-from .common import DEFAULT_INSTRUCTIONS, NO_MODEL_HINT
+from .common import DEFAULT_INSTRUCTIONS, no_model_hint
 
 __all__ = ["check_agents", "tune_agents"]
 
@@ -57,7 +57,7 @@ def check_agents(agents: dict[str, Agent]) -> int:
     one can be used and its server accepts a connection, else 2. Nothing is served."""
     if not agents:
         print("lovia web: no model configured", file=sys.stderr)
-        print(f"lovia web: hint: {NO_MODEL_HINT}", file=sys.stderr)
+        print(f"lovia web: hint: {no_model_hint()}", file=sys.stderr)
         return 2
     ok = True
     for name, agent in agents.items():
