@@ -1,4 +1,4 @@
-"""Short SQLite calls run on the event loop's thread, yet the loop never waits for a lock,
+"""Short SQLite calls run on the event loop's thread, yet the loop never waits long for a lock,
 calls stay in order, reads leave a read-only file alone and the ``-wal`` file stays bounded
 (issue 18). Responsiveness is counted in loop ticks of a concurrent task, never timed."""
 
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from lovia.checkpointer import RunHead
-from lovia.stores import SQLiteCheckpointer, SQLiteSession
+from lovia.stores import SQLiteCheckpointer, SQLiteSession, _sqlite
 from lovia.transcript import AssistantTextEntry, InputEntry, TranscriptEntry
 
 HOLD_LOCK = """
@@ -85,6 +85,40 @@ async def test_a_wal_save_meeting_a_lock_leaves_the_loop_running_and_lands_later
         assert snap is not None
         assert [e.content for e in snap.entries] == ["before", "after"]  # type: ignore[union-attr]
         assert snap.turns == 1
+
+
+async def test_a_wal_save_waiting_longer_than_the_loop_polls_lands_after(tmp_path: Path) -> None:
+    """A save tries again from the loop for a short while, then waits on a thread: a lock
+    held well past that still lets the loop turn, and the save lands once it is released."""
+    path = tmp_path / "long-lock.db"
+    async with SQLiteSession(path, wal=True) as session:
+        await session.append("s", [user("before")], run_id="r0")
+        with locked_by_another_process(path, "IMMEDIATE") as proc:
+            save = asyncio.create_task(session.append("s", [user("after")], run_id="r1"))
+            await asyncio.sleep(_sqlite.LOCK_POLL_BUDGET_S * 3)
+            assert await ticks_while_pending(save, 200) == 200
+            release(proc)
+            await save
+        assert [e.content for e in await session.load("s")] == ["before", "after"]  # type: ignore[union-attr]
+
+
+async def test_a_save_cancelled_while_it_waits_for_a_lock_writes_nothing(tmp_path: Path) -> None:
+    """Cancelling a save that waits for another writer's lock leaves nothing written, and
+    the store's next calls run as usual."""
+    path = tmp_path / "cancelled.db"
+    async with SQLiteCheckpointer(path, wal=True) as cp:
+        await cp.append("r", [user("0")], RunHead("a"))
+        with locked_by_another_process(path, "IMMEDIATE") as proc:
+            save = asyncio.create_task(cp.append("r", [user("cancelled")], RunHead("a")))
+            assert await ticks_while_pending(save, 20) == 20
+            save.cancel()
+            await asyncio.gather(save, return_exceptions=True)
+            assert save.cancelled()
+            release(proc)
+        await cp.append("r", [user("1")], RunHead("a", turns=1))
+        snap = await cp.load("r")
+        assert snap is not None and snap.turns == 1
+        assert [e.content for e in snap.entries] == ["0", "1"]  # type: ignore[union-attr]
 
 
 async def test_a_read_meeting_an_exclusive_lock_leaves_the_loop_running(tmp_path: Path) -> None:

@@ -9,9 +9,16 @@ tracing or counting queries lives here. A store runs one call at a time, in the 
 were made (``_calls``). A call that cannot wait runs right away on the event loop's thread:
 a read, or a write of a WAL store (no fsync at commit), when the store has nothing queued or
 running and a connection is at hand, since a thread hop costs more than the call itself.
-It never waits for a lock there: a file locked by another connection answers "busy" at once,
-and the call goes to a thread that waits for it as before. Everything else (opening, a
-default-journal write that syncs the disk, a call after a slow one) runs on a thread.
+It never blocks on a lock there: a connection at rest has no busy timeout, so a file locked
+by another connection answers "busy" at once. A read then goes to a thread that waits for the
+lock. A write keeps its turn and tries again from the event loop: after pauses of a tenth of
+a millisecond, doubling, that hold up the loop for under a millisecond in all (another
+process's save holds the lock for about a tenth of one), then every millisecond, awaiting in
+between; a lock held longer than ``LOCK_POLL_BUDGET_S`` is waited for on a thread. Another
+writer's commit is seen within a fraction of a millisecond, where SQLite's own busy handler
+sleeps 1, 2, 5, 10 ms and a thread costs two wake-ups. Everything else (opening, a
+default-journal write that syncs the disk, a call after a slow one) runs on a thread, with
+the busy timeout set for that call.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
@@ -51,6 +59,15 @@ INLINE_READ_BUDGET_S = 0.005
 """A read run on the event loop whose SQLite work takes longer than this is interrupted and
 runs again on a thread (work in Python, like decoding rows, is not interrupted: a store
 whose read decodes much asks for a thread with ``inline=False``)."""
+LOCK_SPIN_S = 0.0001
+"""A WAL write that found another writer's lock tries again after this pause, then after
+twice as long, and so on, pausing the event loop's thread for well under a millisecond in
+all (another writer's save holds the lock for about a tenth of one)..."""
+LOCK_POLL_S = 0.001
+"""...then every this often, awaiting in between (the event loop runs other tasks)."""
+LOCK_POLL_BUDGET_S = 0.1
+"""How long it tries so; a lock held longer (a long write elsewhere) is waited for on a
+thread, with the busy timeout and retries of any thread call."""
 CHECKPOINT_EVERY = 500
 """WAL stores fold the ``-wal`` file back into the database (a passive checkpoint, on a
 thread) after this many writes to the file, instead of inside the commit that crosses
@@ -58,6 +75,8 @@ SQLite's threshold of 1,000 pages (a checkpoint save writes about 2), which woul
 disk on the event loop."""
 _READ, _SNAPSHOT, _WRITE = "read", "snapshot", "write"
 _MISSED: tuple[bool, Any] = (False, None)
+_LOCKED: tuple[bool, Any] = (False, "locked")
+"""``BEGIN IMMEDIATE`` of an inline write found the write lock taken: nothing ran."""
 
 
 def _forget_locks() -> None:
@@ -100,6 +119,7 @@ class SQLiteDatabase:
         self._idle: list[sqlite3.Connection] | None = None  # the file's, once this store uses it
         self._closed = False
         self._slow = [False, False]  # the last read, write took over INLINE_SLOW_S
+        self._began = 0.0  # when the write on a thread got the write lock
         self.legacy = False  # opened read-only on a file lovia 0.9.119 wrote
 
     # -- the execute seam -------------------------------------------------------------------
@@ -133,7 +153,9 @@ class SQLiteDatabase:
         if self._closed or self.read_only or not self.wal or self._slow[True]:
             return False, None
         done, result = self._inline(_WRITE, fn)
-        if done and self._key is not None and _conns.wrote(self._key, CHECKPOINT_EVERY):
+        if not done:
+            return _MISSED
+        if self._key is not None and _conns.wrote(self._key, CHECKPOINT_EVERY):
             self._fold_wal()
         return done, result
 
@@ -158,7 +180,10 @@ class SQLiteDatabase:
             raise UserError(f"the store on {self.path!r} is closed", hint="open a new store")
         done, result = _MISSED
         if inline and (kind != _WRITE or self.wal) and not self._slow[kind == _WRITE]:
-            done, result = self._inline(kind, fn)
+            if kind == _WRITE:
+                done, result = await self._write_inline(fn)
+            else:
+                done, result = self._inline(kind, fn)
         if not done:
             job = self._job(kind, fn)
             result = await asyncio.wrap_future(self._calls.submit(lambda: self._call(kind, job)))
@@ -177,28 +202,75 @@ class SQLiteDatabase:
     def _inline(self, kind: str, fn: Callable[[sqlite3.Connection], Any]) -> tuple[bool, Any]:
         """Run the call here on the event loop's thread, when the store has nothing queued or
         running and a connection is at hand, and no lock is in the way: a lock held by
-        another connection is never waited for here (``_MISSED``: queue it instead)."""
-        if not self._calls.claim():
+        another connection is never waited for here (``_MISSED``, or ``_LOCKED`` for a
+        write that found the write lock taken: queue it instead)."""
+        taken = self._take_inline()
+        if taken is None:
             return _MISSED
         try:
-            conn, key = self._conn, self._key
-            if conn is None and self._idle is None:  # the store's first call
-                first = self._first_inline()
-                if first is None:
-                    return _MISSED
-                conn, key = first
-            elif conn is None:
+            return self._run_inline(taken[0], kind, fn)
+        except sqlite3.DatabaseError as exc:
+            raise self._error(exc) from exc
+        finally:
+            self._put_inline(*taken)
+
+    async def _write_inline(self, fn: Callable[[sqlite3.Connection], Any]) -> tuple[bool, Any]:
+        """``_inline`` for a write, which waits on the event loop while another connection
+        holds the write lock: it keeps the store's turn and its connection, and tries again
+        every ``LOCK_POLL_S`` for up to ``LOCK_POLL_BUDGET_S`` (``_MISSED`` after: a thread
+        waits for the rest). A cancelled wait wrote nothing."""
+        taken = self._take_inline()
+        if taken is None:
+            return _MISSED
+        try:
+            waited, pause = 0.0, LOCK_SPIN_S
+            while True:
                 try:
-                    conn = self._idle.pop()  # type: ignore[union-attr]
-                except IndexError:  # all idle ones taken: a thread opens one
+                    found = self._run_inline(taken[0], _WRITE, fn)
+                except sqlite3.DatabaseError as exc:
+                    raise self._error(exc) from exc
+                if found is not _LOCKED:
+                    return found
+                if waited >= LOCK_POLL_BUDGET_S:
                     return _MISSED
+                if pause < LOCK_POLL_S:
+                    time.sleep(pause)  # noqa: ASYNC251 - well under the loop's 1 ms timer
+                else:
+                    await asyncio.sleep(pause)
+                waited += pause
+                pause = min(pause * 2, LOCK_POLL_S)
+        finally:
+            self._put_inline(*taken)
+
+    def _take_inline(self) -> tuple[sqlite3.Connection, _conns.Key | None] | None:
+        """The store's turn and a connection for a call on the event loop's thread, when
+        nothing of the store's is queued or running and one is at hand (``_put_inline``
+        it after); ``None``: queue the call."""
+        if not self._calls.claim():
+            return None
+        conn, key = self._conn, self._key
+        if conn is None and self._idle is None:  # the store's first call
             try:
-                return self._run_inline(conn, kind, fn)
-            except sqlite3.DatabaseError as exc:
-                raise self._error(exc) from exc
-            finally:
-                if conn is not self._conn and key is not None:
-                    self._give_back(conn, key)
+                first = self._first_inline()
+            except BaseException:
+                self._calls.release()
+                raise
+            if first is not None:
+                return first
+        elif conn is None:
+            try:
+                return self._idle.pop(), key  # type: ignore[union-attr]
+            except IndexError:  # all idle ones taken: a thread opens one
+                pass
+        else:
+            return conn, key
+        self._calls.release()
+        return None
+
+    def _put_inline(self, conn: sqlite3.Connection, key: _conns.Key | None) -> None:
+        try:
+            if conn is not self._conn and key is not None:
+                self._give_back(conn, key)
         finally:
             self._calls.release()
 
@@ -225,17 +297,12 @@ class SQLiteDatabase:
             finally:
                 _OPEN_LOCK.release()
         try:
-            conn.execute("PRAGMA busy_timeout = 0")
+            if fresh:
+                _rest(conn)
             ready = self._schema_current(conn)
             if ready and fresh:
                 conn.execute("PRAGMA foreign_keys = ON")
-                if self.wal:
-                    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-                    ready = str(mode).lower() == "wal"
-                    if ready:
-                        conn.execute("PRAGMA synchronous = NORMAL")
-                        conn.execute("PRAGMA wal_autocheckpoint = 0")  # see CHECKPOINT_EVERY
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                ready = not self.wal or _wal_mode(conn, switch=False).lower() == "wal"
         except sqlite3.DatabaseError:
             ready = False
         if not ready:
@@ -252,37 +319,34 @@ class SQLiteDatabase:
     def _run_inline(
         self, conn: sqlite3.Connection, kind: str, fn: Callable[[sqlite3.Connection], Any]
     ) -> tuple[bool, Any]:
+        """``fn`` on ``conn``, at rest (no busy timeout: a lock answers "busy" at once)."""
         started = time.perf_counter()
-        conn.execute("PRAGMA busy_timeout = 0")  # a lock answers "busy" at once
-        try:
-            if kind == _WRITE:
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
-                except sqlite3.OperationalError as exc:
-                    if _is_locked(exc):
-                        return _MISSED  # nothing ran: the thread waits for the lock
+        if kind == _WRITE:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if _is_locked(exc):
+                    return _LOCKED  # nothing ran
+                raise
+            # the write lock is held, and in WAL mode nothing after it waits for a lock
+            # (readers never block a WAL commit)
+            result = _finish(conn, fn)
+        else:
+            # SQLite work past the budget is interrupted, to run again on a thread
+            deadline = started + INLINE_READ_BUDGET_S
+            conn.set_progress_handler(lambda: time.perf_counter() > deadline, 1_000)
+            try:
+                result = self._job(kind, fn)(conn)
+            except sqlite3.OperationalError as exc:
+                # a read changes nothing: it runs again, whole, on a thread
+                if not (_is_locked(exc) or "interrupted" in str(exc)):
                     raise
-                # the write lock is held, and in WAL mode nothing after it waits for a lock
-                # (readers never block a WAL commit): the timeout is set back after
-                result = _finish(conn, fn)
-            else:
-                # SQLite work past the budget is interrupted, to run again on a thread
-                deadline = started + INLINE_READ_BUDGET_S
-                conn.set_progress_handler(lambda: time.perf_counter() > deadline, 1_000)
-                try:
-                    result = self._job(kind, fn)(conn)
-                except sqlite3.OperationalError as exc:
-                    # a read changes nothing: it runs again, whole, on a thread
-                    if not (_is_locked(exc) or "interrupted" in str(exc)):
-                        raise
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    self._slow[False] = True
-                    return _MISSED
-                finally:
-                    conn.set_progress_handler(None, 0)
-        finally:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                self._slow[False] = True
+                return _MISSED
+            finally:
+                conn.set_progress_handler(None, 0)
         self._slow[kind == _WRITE] = time.perf_counter() - started > INLINE_SLOW_S
         return True, result
 
@@ -312,13 +376,16 @@ class SQLiteDatabase:
     def _timed(
         self, kind: str | None, job: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection
     ) -> T:
-        """``job(conn)``, noting whether it was slow (opening a connection is not counted)."""
-        started = time.perf_counter()
+        """``job(conn)`` with the busy timeout set, noting whether it was slow (opening a
+        connection and waiting for the write lock are not counted)."""
+        started = self._began = time.perf_counter()
         try:
-            return job(conn)
+            with _patient(conn):
+                return job(conn)
         finally:
             if kind is not None:
-                self._slow[kind == _WRITE] = time.perf_counter() - started > INLINE_SLOW_S
+                took = time.perf_counter() - max(started, self._began)
+                self._slow[kind == _WRITE] = took > INLINE_SLOW_S
 
     def _borrow(self) -> tuple[sqlite3.Connection, _conns.Key | None]:
         """A connection for one call: an idle one on this store's file when there is one
@@ -339,7 +406,8 @@ class SQLiteDatabase:
         else:
             conn = pooled
             try:
-                self._check_schema(conn)
+                with _patient(conn):
+                    self._check_schema(conn)
             except BaseException:
                 _conns.give_back(key, conn)
                 raise
@@ -380,6 +448,7 @@ class SQLiteDatabase:
                     time.sleep(0.01 * (2**attempt))
                     continue
                 raise
+            self._began = time.perf_counter()
             return _finish(conn, fn)
         raise AssertionError("unreachable")
 
@@ -400,25 +469,29 @@ class SQLiteDatabase:
             self._conn_key = _conns.key_of(self.path, self.wal)
             _conns.opened(self._conn_key)
         try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA foreign_keys = ON")
-            if self.read_only:
-                self._prepare_read_only(conn)
-                self._conn = conn
-                return conn
-            self._check_schema(conn)
-            if self.wal:
-                mode = _switch_to_wal(conn)
-                if str(mode).lower() != "wal":
-                    raise StoreError(f"{self.path!r}: could not switch to WAL (got {mode!r})")
-                conn.execute("PRAGMA synchronous = NORMAL")
-                conn.execute("PRAGMA wal_autocheckpoint = 0")  # see CHECKPOINT_EVERY
+            with _patient(conn):  # left at rest
+                conn.execute("PRAGMA foreign_keys = ON")
+                if self.read_only:
+                    self._prepare_read_only(conn)
+                else:
+                    # a new, empty file holds nothing to leave unchanged: switched to WAL
+                    # first, its schema is a WAL commit (four disk syncs fewer than a
+                    # rollback journal's); any other file keeps the schema-first order
+                    new = self.wal and conn.execute("PRAGMA page_count").fetchone()[0] == 0
+                    mode = _wal_mode(conn, switch=True) if new else "wal"
+                    self._check_schema(conn)
+                    if self.wal and not new:
+                        mode = _wal_mode(conn, switch=True)
+                    if mode.lower() != "wal":
+                        raise StoreError(f"{self.path!r}: could not switch to WAL (got {mode!r})")
         except sqlite3.DatabaseError as exc:
             self._release(conn)
             raise self._error(exc) from exc
         except BaseException:
             self._release(conn)
             raise
+        if self.read_only:
+            self._conn = conn
         return conn
 
     def _check_schema(self, conn: sqlite3.Connection) -> None:
@@ -560,6 +633,36 @@ def _snapshot(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -
         return fn(conn)
     finally:
         conn.execute("COMMIT")
+
+
+def _rest(conn: sqlite3.Connection) -> None:
+    """A connection at rest waits for no lock: a call on the event loop's thread meets a
+    locked file as "busy" at once (``_patient`` sets the timeout for a call on a thread)."""
+    conn.execute("PRAGMA busy_timeout = 0")
+
+
+@contextmanager
+def _patient(conn: sqlite3.Connection) -> Iterator[None]:
+    """The busy timeout set for a while (a call on a thread, opening), then at rest again."""
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    try:
+        yield
+    finally:
+        _rest(conn)
+
+
+def _wal_mode(conn: sqlite3.Connection, *, switch: bool) -> str:
+    """The file's journal mode, first switched to WAL when ``switch`` (else only read); in
+    WAL mode the connection also gets ``synchronous=NORMAL`` and no automatic checkpoint
+    (see ``CHECKPOINT_EVERY``)."""
+    if switch:
+        mode = _switch_to_wal(conn)
+    else:
+        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+    if mode.lower() == "wal":
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+    return mode
 
 
 def _checkpoint(conn: sqlite3.Connection) -> None:
