@@ -50,7 +50,7 @@ from .options import RunOptions
 from .output import final_text, parse_output
 from .persist import RunRecorder
 from .plan import Plan, plan
-from .replay import refused_answer, replay, replay_from_session
+from .replay import refuse_if_in_session, refused_answer, replay, replay_from_session
 from .result import RunResult
 from .resume import find_agent, find_handoff_target
 from .setup import check_arguments, render_system, setup, start_new
@@ -227,6 +227,9 @@ class RunDriver:
         if decided.action == "replay":
             assert decided.snapshot is not None
             return await replay(self, decided.snapshot)
+        fresh = opts is not None and opts.resume_from is None
+        if fresh and opts.if_run_exists in ("restart", "fail"):  # type: ignore[union-attr]
+            await refuse_if_in_session(self)  # before anything is written: refused = unchanged
         if opts is not None and decided.action == "restart":
             await opts.checkpointer.delete(self.run_id)
         if opts is not None and opts.resume_from is not None and decided.action == "resume":
