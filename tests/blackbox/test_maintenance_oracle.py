@@ -219,3 +219,28 @@ async def test_a_bad_rewind_is_a_user_error_that_changes_nothing(stores: Any, ca
     with pytest.raises(UserError):
         await session.rewind(SID, **call)
     assert _shape(await session.segments(SID)) == _shape(_runs())
+
+
+@pytest.mark.parametrize(
+    ("keep", "left"),
+    [
+        (0, []),
+        (1, [("r1", 1)]),
+        (2, [("r1", 2), ("empty", 0)]),  # on the cut itself: kept, as 0.9.119 keeps it
+        (3, [("r1", 2), ("empty", 0), ("r2", 1)]),
+        (4, [("r1", 2), ("empty", 0), ("r2", 2), ("tail", 0)]),  # at the end: nothing
+    ],
+)
+async def test_rewind_deletes_runs_without_entries_that_lie_after_the_cut(
+    stores: Any, keep: int, left: list[tuple[str, int]]
+) -> None:
+    """Found by this test: a run appended with no entries survived every rewind, so
+    ``keep_entries=0`` did not empty the session and a run after the cut was kept."""
+    session, _ = stores
+    two = [InputEntry(role="user", content="q"), AssistantTextEntry(content="a", id=None)]
+    await session.append(SID, two, run_id="r1")
+    await session.append(SID, [], run_id="empty")
+    await session.append(SID, two, run_id="r2")
+    await session.append(SID, [], run_id="tail")
+    assert await session.rewind(SID, keep_entries=keep) == max(4 - keep, 0)
+    assert [(s.run_id, len(s.entries)) for s in await session.segments(SID)] == left

@@ -182,6 +182,9 @@ def rewind_plan(segments: Sequence[Segment], *, keep_entries: int) -> Maintenanc
     for seg in segments:
         size = len(seg.entries)
         positions = range(start, min(start + size, keep_entries))
+        if size == 0 and (start > keep_entries or keep_entries == 0):
+            delete.append(seg.run_id)  # a run without entries that lies after the cut
+            continue
         start += size
         kept = [flat[i] for i in positions if i not in orphaned]
         if len(kept) == size:
