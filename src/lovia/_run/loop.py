@@ -29,7 +29,7 @@ from ..errors import (
 from ..guardrails import check_guardrails
 from ..output import repair_strategy
 from ..run_context import RunContext
-from ..stores.checkpoint import RunSnapshot
+from ..stores.checkpoint import CheckpointOptions, RunSnapshot
 from ..stores.run_lease import RunLease
 from ..tracing import (
     NoopTracer,
@@ -79,7 +79,8 @@ class RunDriver:
         self.o = options
         self.cancel_token = options.cancel_token
         self.budget = options.budget
-        self.checkpoint = options.checkpoint
+        given = options.checkpoint  # not CheckpointOptions: check_arguments refuses it
+        self.checkpoint = given if isinstance(given, CheckpointOptions) else None
         self.tracer = options.tracer
         self.traced = type(options.tracer) is not NoopTracer  # else spans are skipped
         self.approvals = approvals if approvals is not None else ApprovalChannel()

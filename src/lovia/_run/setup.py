@@ -64,9 +64,9 @@ def check_arguments(d: RunDriver) -> None:
         )
     if o.session_id is not None:
         validate_id(o.session_id, "session_id")
-    if d.checkpoint is not None and not isinstance(d.checkpoint, CheckpointOptions):
+    if o.checkpoint is not None and not isinstance(o.checkpoint, CheckpointOptions):
         raise UserError(
-            f"checkpoint= takes CheckpointOptions, got {type(d.checkpoint).__name__}",
+            f"checkpoint= takes CheckpointOptions, got {type(o.checkpoint).__name__}",
             hint="checkpoint=CheckpointOptions(SQLiteCheckpointer('runs.db'), run_id='job-1')",
         )
     d.kit.tooling(d.entry_agent)  # two tools with one name fail before any work (kept)
