@@ -179,3 +179,61 @@ async def test_a_tool_that_raises_past_exception_leaves_a_run_the_next_submissio
     assert _well_formed(segment.entries)
     assert [e.type for e in segment.entries] == ANSWERED_CALL
     assert segment.entries[0] == InputEntry(role="user", content="go")
+
+
+NOT_ENTRIES = {
+    "None in the list": [None],
+    "a string": "hello",
+    "one entry, not in a list": InputEntry(role="user", content="alone"),
+    "a number in the list": [InputEntry(role="user", content="x"), 3],
+    "a dict that is no entry": [{"foo": 1}],
+}
+
+
+@pytest.mark.parametrize("bad", list(NOT_ENTRIES))
+async def test_appending_what_is_not_entries_is_refused_and_the_session_stays_readable(
+    stores: Any, bad: str
+) -> None:
+    """Found by this test: the SQL stores wrote such a call as a row no read could decode,
+    so every later read of the whole session (or run) raised StoreError: one bad call lost
+    the conversation. Now it is a UserError that writes nothing, on every store."""
+    session, cp = stores
+    good = [
+        InputEntry(role="user", content="kept"),
+        ToolCallEntry(call_id="c", name="t", arguments="{}"),
+        ToolResultEntry(call_id="c", output="o"),
+    ]
+    await session.append("s", good, run_id="r1")
+    with pytest.raises(UserError) as caught:
+        await session.append("s", NOT_ENTRIES[bad], run_id="r2")
+    assert caught.value.hint
+    (segment,) = await session.segments("s")
+    assert segment.run_id == "r1" and segment.entries == good
+    assert await session.load("s") == good
+    # the refused run id was not taken: the right call under it is stored
+    assert await session.append("s", good[:1], run_id="r2") == "r2"
+    assert [s.run_id for s in await session.segments("s")] == ["r1", "r2"]
+
+    from lovia import RunHead
+
+    await cp.append("run", good, RunHead(agent_name="a"))
+    with pytest.raises(UserError):
+        await cp.append("run", NOT_ENTRIES[bad], RunHead(agent_name="a", turns=1))
+    snapshot = await cp.load("run")
+    assert snapshot is not None and snapshot.entries == good and snapshot.turns == 0
+
+
+async def test_entry_dicts_are_read_as_entries_on_every_store(stores: Any) -> None:
+    session, cp = stores
+    from lovia import RunHead
+    from lovia.transcript import entry_to_dict
+
+    entries = [
+        InputEntry(role="user", content="d"),
+        ToolCallEntry(call_id="c", name="t", arguments="{}"),
+    ]
+    await session.append("s", [entry_to_dict(e) for e in entries], run_id="r")
+    assert await session.load("s") == entries
+    await cp.append("run", [entry_to_dict(e) for e in entries], RunHead(agent_name="a"))
+    snapshot = await cp.load("run")
+    assert snapshot is not None and snapshot.entries == entries

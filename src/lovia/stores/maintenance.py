@@ -25,6 +25,7 @@ from ..transcript import (
     ToolResultEntry,
     TranscriptEntry,
 )
+from ._entries import checked_entries
 from ._trim import is_trimmed, marker_ref, output_digest, trim_marker, trimmed_text
 from .checkpoint import validate_id
 from .session import Segment
@@ -374,7 +375,7 @@ class SessionMaintenance(ABC):
         once, whatever the version."""
         rid = append_run_id(session_id, run_id)
         expected = expected_version_for(session_id, expected_version)
-        await self._append(Append(session_id, rid, list(entries), meta, expected))
+        await self._append(Append(session_id, rid, checked_entries(entries), meta, expected))
         return rid
 
     @abstractmethod
