@@ -149,6 +149,11 @@ class RunHandle:
                 await asyncio.wait({receive, task}, return_when=asyncio.FIRST_COMPLETED)
                 if not receive.done():
                     receive.cancel()
+                    if not task.cancelled() and task.exception() is not None:
+                        # it failed before it could say so (bad arguments): one terminal event
+                        failed = RunFailed(task.exception())  # type: ignore[arg-type]
+                        self._settle_terminal(failed)
+                        yield failed
                     break  # the run ended without a terminal event for the stream
                 event, ack = receive.result()
                 if event.terminal:

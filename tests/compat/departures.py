@@ -48,6 +48,24 @@ DEPARTURES: dict[str, dict[str, Departure]] = {
             ours={"r1:fail": True, "r3:resume_only": True},
             reference={"r1:fail": True, "r3:resume_only": False},
         ),
+        "in_session": Departure(
+            reason=(
+                "restart or fail once the checkpoint was deleted, for a run whose segment the"
+                " session already holds, is refused with UserError: its new answer could never"
+                " land in the session; 0.9.119 runs it and loses the answer. A restart of a"
+                " stored run runs again in both (with a warning here)."
+            ),
+            ours={
+                "fail:deleted": ["UserError", ["first"]],
+                "restart:deleted": ["UserError", ["first"]],
+                "restart:kept": ["second", ["first"]],
+            },
+            reference={
+                "fail:deleted": ["second", ["first"]],
+                "restart:deleted": ["second", ["first"]],
+                "restart:kept": ["second", ["first"]],
+            },
+        ),
     },
     "p55_run_option_edges": {
         "session_without_id": Departure(

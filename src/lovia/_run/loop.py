@@ -29,7 +29,7 @@ from ..errors import (
 from ..guardrails import check_guardrails
 from ..output import repair_strategy
 from ..run_context import RunContext
-from ..stores.checkpoint import RunSnapshot
+from ..stores.checkpoint import CheckpointOptions, RunSnapshot
 from ..stores.run_lease import RunLease
 from ..tracing import (
     NoopTracer,
@@ -50,7 +50,7 @@ from .options import RunOptions
 from .output import final_text, parse_output
 from .persist import RunRecorder
 from .plan import Plan, plan
-from .replay import refused_answer, replay, replay_from_session
+from .replay import refuse_if_in_session, refused_answer, replay, replay_from_session
 from .result import RunResult
 from .resume import find_agent, find_handoff_target
 from .setup import check_arguments, render_system, setup, start_new
@@ -79,7 +79,8 @@ class RunDriver:
         self.o = options
         self.cancel_token = options.cancel_token
         self.budget = options.budget
-        self.checkpoint = options.checkpoint
+        given = options.checkpoint  # not CheckpointOptions: check_arguments refuses it
+        self.checkpoint = given if isinstance(given, CheckpointOptions) else None
         self.tracer = options.tracer
         self.traced = type(options.tracer) is not NoopTracer  # else spans are skipped
         self.approvals = approvals if approvals is not None else ApprovalChannel()
@@ -227,6 +228,9 @@ class RunDriver:
         if decided.action == "replay":
             assert decided.snapshot is not None
             return await replay(self, decided.snapshot)
+        fresh = opts is not None and opts.resume_from is None
+        if fresh and opts.if_run_exists in ("restart", "fail"):  # type: ignore[union-attr]
+            await refuse_if_in_session(self, stored=stored is not None)  # before any write
         if opts is not None and decided.action == "restart":
             await opts.checkpointer.delete(self.run_id)
         if opts is not None and opts.resume_from is not None and decided.action == "resume":

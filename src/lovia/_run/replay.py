@@ -4,6 +4,7 @@ success answered from its session segment. Also the one session read a run's set
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
@@ -18,7 +19,16 @@ from .resume import replay_agent
 if TYPE_CHECKING:
     from .loop import RunDriver
 
-__all__ = ["conflicted", "read_history", "refused_answer", "replay", "replay_from_session"]
+_log = logging.getLogger("lovia.replay")
+
+__all__ = [
+    "conflicted",
+    "read_history",
+    "refuse_if_in_session",
+    "refused_answer",
+    "replay",
+    "replay_from_session",
+]
 
 
 async def replay(d: RunDriver, snap: RunSnapshot) -> RunResult:
@@ -65,7 +75,7 @@ async def replay_from_session(d: RunDriver) -> RunResult | None:
     if o.session is None or o.session_id is None or d.checkpoint is None:
         return None
     if d.checkpoint.if_run_exists in ("restart", "fail"):
-        return None
+        return None  # refuse_if_in_session ran before anything was written
     # the run's history when it is not in the session: _setup takes it from here
     d.history_read = await read_history(d)
     for seg in d.history_read[0]:
@@ -90,6 +100,37 @@ async def replay_from_session(d: RunDriver) -> RunResult | None:
         await d.send(ev.RunCompleted(result))
         return result
     return None
+
+
+async def refuse_if_in_session(d: RunDriver, *, stored: bool) -> None:
+    """Under ``"restart"`` or ``"fail"`` with nothing stored (the checkpoint was deleted), a
+    run the session already holds is refused before anything runs: a session keeps one
+    segment per run id, so a new answer under that id could never land there (it would be
+    lost, and the checkpoint would contradict the session). A ``"restart"`` of a stored run
+    does what it says, drops it and runs again, with a warning that the session keeps the
+    earlier answer. The history read is kept for the run's setup."""
+    o = d.o
+    if o.session is None or o.session_id is None:
+        return
+    d.history_read = await read_history(d)
+    if not any(seg.run_id == d.run_id for seg in d.history_read[0]):
+        return
+    assert d.checkpoint is not None
+    policy = d.checkpoint.if_run_exists
+    if stored:
+        _log.warning(
+            "run %r restarts, but session %r already holds its earlier answer and keeps it "
+            "(one segment per run id); rewind the session before that turn to replace it",
+            d.run_id,
+            o.session_id,
+        )
+        return
+    raise UserError(
+        f"run {d.run_id!r} is already in session {o.session_id!r}"
+        + (": restarting it could never land there" if policy == "restart" else ""),
+        hint="start the conversation's next turn under a new run_id; to answer that turn "
+        "again, rewind the session before it first (session.rewind)",
+    )
 
 
 async def read_history(d: RunDriver) -> tuple[list[Any], int | None]:

@@ -31,7 +31,7 @@ class Runner:
     async def run(agent: Agent, input: Any, **options: Any) -> RunResult:
         """Run ``agent`` on ``input`` (a string, a list of messages/entries/parts; ``[]`` is
         "no new input") until it gives a final answer; raises the run's error."""
-        driver = RunDriver(agent, input, _options(options))
+        driver = RunDriver(_agent(agent), input, _options(options))
         with agent_tag(agent.name):
             return await driver.run()
 
@@ -54,11 +54,21 @@ class Runner:
         approvals = ApprovalChannel()
 
         async def start(channel: Channel) -> Any:
-            driver = RunDriver(agent, input, opts, channel=channel, approvals=approvals)
+            driver = RunDriver(_agent(agent), input, opts, channel=channel, approvals=approvals)
             with agent_tag(agent.name):
                 return await driver.run()
 
         return RunHandle(start, opts.cancel_token, approvals)
+
+
+def _agent(agent: Any) -> Agent:
+    """The entry agent, or UserError (a stream turns it into its one RunFailed)."""
+    if not isinstance(agent, Agent):
+        raise UserError(
+            f"Runner.run needs an Agent, got {type(agent).__name__}",
+            hint="pass Agent(name=..., ...) as the first argument",
+        )
+    return agent
 
 
 _KNOWN = frozenset(RunOptions.__slots__) - {"parent_usage"}

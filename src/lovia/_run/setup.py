@@ -13,7 +13,14 @@ from ..guardrails import check_guardrails
 from ..output import output_instructions
 from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
 from ..stores.sqlite_session import SQLiteSession
-from ..transcript import InputEntry, entries_to_messages, to_entries
+from ..transcript import (
+    InputEntry,
+    ToolCallEntry,
+    ToolResultEntry,
+    TranscriptEntry,
+    entries_to_messages,
+    to_entries,
+)
 from .replay import conflicted, read_history
 from .resume import find_agent, find_handoff_target
 
@@ -57,9 +64,9 @@ def check_arguments(d: RunDriver) -> None:
         )
     if o.session_id is not None:
         validate_id(o.session_id, "session_id")
-    if d.checkpoint is not None and not isinstance(d.checkpoint, CheckpointOptions):
+    if o.checkpoint is not None and not isinstance(o.checkpoint, CheckpointOptions):
         raise UserError(
-            f"checkpoint= takes CheckpointOptions, got {type(d.checkpoint).__name__}",
+            f"checkpoint= takes CheckpointOptions, got {type(o.checkpoint).__name__}",
             hint="checkpoint=CheckpointOptions(SQLiteCheckpointer('runs.db'), run_id='job-1')",
         )
     d.kit.tooling(d.entry_agent)  # two tools with one name fail before any work (kept)
@@ -109,6 +116,8 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
 async def start_new(d: RunDriver) -> None:
     state = d.state
     new_input = to_entries(d.input)
+    if any(isinstance(e, ToolCallEntry) for e in new_input):
+        _refuse_unanswered_calls(new_input)
     guards = [*d.entry_agent.input_guardrails, *d.kit.plugin_guards(d.entry_agent, "input")]
     if guards:
         # the whole transcript the first model call will see: system, history, new input
@@ -117,6 +126,20 @@ async def start_new(d: RunDriver) -> None:
     state.entries.extend(new_input)
     if d.saves:
         await d.save()
+
+
+def _refuse_unanswered_calls(new_input: list[TranscriptEntry]) -> None:
+    """A call in the input without its result would reach the model unanswered, land in the
+    session that way, and run only if the run is ever resumed: refuse it before anything runs."""
+    answered = {e.call_id for e in new_input if isinstance(e, ToolResultEntry)}
+    ids = [e.call_id for e in new_input if isinstance(e, ToolCallEntry)]
+    ids = [i for i in ids if i not in answered]
+    if ids:
+        raise UserError(
+            f"the run input has a tool call without its result (call id {ids[0]!r})",
+            hint="pass each call's ToolResultEntry with it, or remove unanswered calls with "
+            "lovia.transcript.drop_dangling_tool_calls(entries)",
+        )
 
 
 async def render_system(d: RunDriver) -> None:

@@ -25,6 +25,7 @@ from ..transcript import (
     ToolResultEntry,
     TranscriptEntry,
 )
+from ._entries import checked_entries
 from ._trim import is_trimmed, marker_ref, output_digest, trim_marker, trimmed_text
 from .checkpoint import validate_id
 from .session import Segment
@@ -182,6 +183,9 @@ def rewind_plan(segments: Sequence[Segment], *, keep_entries: int) -> Maintenanc
     for seg in segments:
         size = len(seg.entries)
         positions = range(start, min(start + size, keep_entries))
+        if size == 0 and (start > keep_entries or keep_entries == 0):
+            delete.append(seg.run_id)  # a run without entries that lies after the cut
+            continue
         start += size
         kept = [flat[i] for i in positions if i not in orphaned]
         if len(kept) == size:
@@ -371,7 +375,7 @@ class SessionMaintenance(ABC):
         once, whatever the version."""
         rid = append_run_id(session_id, run_id)
         expected = expected_version_for(session_id, expected_version)
-        await self._append(Append(session_id, rid, list(entries), meta, expected))
+        await self._append(Append(session_id, rid, checked_entries(entries), meta, expected))
         return rid
 
     @abstractmethod

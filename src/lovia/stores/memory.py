@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
+from ._entries import checked_entries
 from ._text import escape_entries, escape_head, escape_meta, plain_text
 from .checkpoint import (
     PendingApproval,
@@ -150,7 +151,7 @@ class InMemoryCheckpointer(MemoryLeases):
         self._clock = clock or LeaseClock()
 
     async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
-        self._append(run_id, entries, head)
+        self._append(run_id, checked_entries(entries), head)
 
     def _append_now(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> bool:
         """``append`` done before this returns (False for a subclass that overrides

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UserError
 from ..transcript import TranscriptEntry
 from ._codec import decode_batches, decode_snapshot, encode_head
+from ._entries import checked_entries
 from ._postgres import Conn, Migrations, PostgresStore
 from ._text import encode_entries
 from .checkpoint import (
@@ -129,6 +130,7 @@ class PostgresCheckpointer(PostgresStore):
         """Add ``entries`` after the stored ones and replace the head, in one statement."""
         validate_id(run_id, "run_id")
         self._db.check_writable()
+        entries = checked_entries(entries)
         if not isinstance(head, RunHead):
             raise UserError(f"head must be a RunHead, got {type(head).__name__}")
         # Encode before any I/O, so a value JSON cannot hold fails with nothing written.

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from ..errors import UserError
 from ..transcript import TranscriptEntry
 from ._codec import decode_batches, decode_snapshot, encode_head
+from ._entries import checked_entries
 from ._sqlite import Migrations, SQLiteStore
 from ._text import encode_entries
 from .checkpoint import (
@@ -98,7 +99,7 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
 
     async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
         """Add ``entries`` after the stored ones and replace the head, in one transaction."""
-        await self._db.write(self._saving(run_id, entries, head))
+        await self._db.write(self._saving(run_id, checked_entries(entries), head))
 
     def _append_now(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> bool:
         """``append`` done before this returns, when the file lets it run without waiting

@@ -102,4 +102,42 @@ def _():
     return main()
 
 
+@check("in_session")
+def _():
+    """restart / fail for a run whose segment the session already holds."""
+
+    async def main():
+        from lovia import InMemoryCheckpointer, InMemorySession
+
+        out = {}
+        for policy, deleted in (("restart", False), ("restart", True), ("fail", True)):
+            s, c = InMemorySession(), InMemoryCheckpointer()
+            first = CheckpointOptions(c, "r")
+            await Runner.run(
+                Agent(name="bot", model=ScriptedProvider([text("first")])),
+                "q",
+                session=s,
+                session_id="u",
+                checkpoint=first,
+            )
+            if deleted:
+                await c.delete("r")
+            try:
+                r = await Runner.run(
+                    Agent(name="bot", model=ScriptedProvider([text("second")])),
+                    "q2",
+                    session=s,
+                    session_id="u",
+                    checkpoint=CheckpointOptions(c, "r", if_run_exists=policy),
+                )
+                got = r.output
+            except UserError:
+                got = "UserError"
+            stored = [e.content for e in await s.load("u") if e.type == "assistant_text"]
+            out[f"{policy}:{'deleted' if deleted else 'kept'}"] = [got, stored]
+        return out
+
+    return main()
+
+
 print(json.dumps(RESULTS, sort_keys=True))
