@@ -110,6 +110,34 @@ class _Odd:
         return "<odd>"
 
 
+@pytest.mark.parametrize("bad", [None, 7, [{"foo": 1}]])
+async def test_a_refused_input_stores_nothing_so_fail_and_restart_stay_usable(
+    stores: Any, bad: Any
+) -> None:
+    """A refused request changes nothing: the input is read before the run's first save (it
+    left a "failed" snapshot, so the right input under ``if_run_exists="fail"`` was refused
+    as "already exists"), and before a restart deletes the stored run."""
+    _session, cp = stores
+    agent = Agent("a", model=ScriptedProvider([text("never")]))
+    with pytest.raises((UserError, TypeError)):
+        await Runner.run(agent, bad, checkpoint=CheckpointOptions(cp, "job", if_run_exists="fail"))
+    assert await cp.load("job") is None
+    agent = Agent("a", model=ScriptedProvider([text("first")]))
+    done = await Runner.run(
+        agent, "q", checkpoint=CheckpointOptions(cp, "job", if_run_exists="fail")
+    )
+    assert done.output == "first"
+    before = await cp.load("job")
+    agent = Agent("a", model=ScriptedProvider([text("never")]))
+    with pytest.raises((UserError, TypeError)):
+        await Runner.run(
+            agent, bad, checkpoint=CheckpointOptions(cp, "job", if_run_exists="restart")
+        )
+    after = await cp.load("job")
+    assert after is not None and before is not None
+    assert (after.status, after.output, after.entries) == ("completed", "first", before.entries)
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [({"a": [1, 2]}, '{"a": [1, 2]}'), (None, "null"), ([1, "x"], '[1, "x"]'), (_Odd(), "<odd>")],

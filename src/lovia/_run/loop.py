@@ -41,6 +41,7 @@ from ..transcript import (
     AssistantTextEntry,
     InputEntry,
     ToolCallEntry,
+    TranscriptEntry,
     dangling_tool_calls,
 )
 from .agents import AgentKit
@@ -50,10 +51,10 @@ from .options import RunOptions
 from .output import final_text, parse_output
 from .persist import RunRecorder
 from .plan import Plan, plan
-from .replay import refuse_if_in_session, refused_answer, replay, replay_from_session
+from .replay import refused_answer, replay, replay_from_session
 from .result import RunResult
 from .resume import find_agent, find_handoff_target
-from .setup import check_arguments, render_system, setup, start_new
+from .setup import before_writes, check_arguments, render_system, setup, start_new
 from .state import RunState, new_run_id
 from .turn import model_turn
 
@@ -76,6 +77,7 @@ class RunDriver:
     ) -> None:
         self.entry_agent = agent
         self.input = input
+        self.new_input: list[TranscriptEntry] | None = None  # the input read, before any write
         self.o = options
         self.cancel_token = options.cancel_token
         self.budget = options.budget
@@ -228,9 +230,7 @@ class RunDriver:
         if decided.action == "replay":
             assert decided.snapshot is not None
             return await replay(self, decided.snapshot)
-        fresh = opts is not None and opts.resume_from is None
-        if fresh and opts.if_run_exists in ("restart", "fail"):  # type: ignore[union-attr]
-            await refuse_if_in_session(self, stored=stored is not None)  # before any write
+        await before_writes(self, decided.action, stored)  # a refused run changes nothing
         if opts is not None and decided.action == "restart":
             await opts.checkpointer.delete(self.run_id)
         if opts is not None and opts.resume_from is not None and decided.action == "resume":

@@ -21,13 +21,13 @@ from ..transcript import (
     entries_to_messages,
     to_entries,
 )
-from .replay import conflicted, read_history
+from .replay import conflicted, read_history, refuse_if_in_session
 from .resume import find_agent, find_handoff_target
 
 if TYPE_CHECKING:
     from .loop import RunDriver
 
-__all__ = ["check_arguments", "render_system", "setup", "start_new"]
+__all__ = ["before_writes", "check_arguments", "render_system", "setup", "start_new"]
 
 log = logging.getLogger("lovia.run")
 
@@ -113,11 +113,27 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
     await render_system(d)
 
 
-async def start_new(d: RunDriver) -> None:
-    state = d.state
-    new_input = to_entries(d.input)
+async def before_writes(d: RunDriver, action: str, stored: RunSnapshot | None) -> None:
+    """What can refuse a run, checked before anything is written (a restart's delete, the
+    run's first save): the input of a run that starts from it, and under ``"restart"`` or
+    ``"fail"`` a run the session already holds. A resumed run ignores its input."""
+    if action in ("new", "restart"):
+        d.new_input = _read_input(d.input)
+    opts = d.checkpoint
+    if opts is not None and opts.resume_from is None and opts.if_run_exists in ("restart", "fail"):
+        await refuse_if_in_session(d, stored=stored is not None)
+
+
+def _read_input(given: object) -> list[TranscriptEntry]:
+    new_input = to_entries(given)
     if any(isinstance(e, ToolCallEntry) for e in new_input):
         _refuse_unanswered_calls(new_input)
+    return new_input
+
+
+async def start_new(d: RunDriver) -> None:
+    state = d.state
+    new_input = d.new_input if d.new_input is not None else _read_input(d.input)
     guards = [*d.entry_agent.input_guardrails, *d.kit.plugin_guards(d.entry_agent, "input")]
     if guards:
         # the whole transcript the first model call will see: system, history, new input
