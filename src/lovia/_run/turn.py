@@ -130,8 +130,9 @@ async def until_cancelled(d: RunDriver, coro: Any, *, keep_finished: bool = Fals
 
     The token's callback cancels the current task (as ``asyncio.timeout`` does) and the
     ``CancelledError`` it causes is turned back into ``RunCancelled``; a cancellation from
-    outside stays a ``CancelledError``. No task per call, and no callback for a call that
-    finishes without waiting (a token fired meanwhile is checked when it returns).
+    outside stays a ``CancelledError``. No task per call, and (but for a tool call) no
+    callback for a call that finishes without waiting: a token fired meanwhile is checked
+    when it returns.
 
     With ``keep_finished`` (a tool call) a ``coro`` that finished although the token fired
     returns its result, and the caller checks the token after keeping it; a token fired from
@@ -142,6 +143,8 @@ async def until_cancelled(d: RunDriver, coro: Any, *, keep_finished: bool = Fals
         coro.close()
         token.check()
     waiting = _InContext(coro, token, keep_finished)
+    if keep_finished:  # a sync tool may fire the token on its thread before the call waits:
+        waiting.arm()  # that must reach this callback, which lets the call finish
     try:
         try:
             result = await waiting
@@ -177,17 +180,19 @@ class _InContext:
     it: context variables it sets (a lease it takes, a span it opens) stay its own. Before
     the coroutine first waits, the token gets a callback that cancels the awaiting task."""
 
-    __slots__ = ("context", "coro", "keep", "remove", "stop", "token")
+    __slots__ = ("armed", "context", "coro", "keep", "remove", "stop", "token")
 
     def __init__(self, coro: Any, token: CancelToken, keep: bool) -> None:
         self.coro = coro
         self.context = contextvars.copy_context()
         self.token = token
         self.keep = keep
+        self.armed = False
         self.stop: _Stop | None = None
         self.remove: Callable[[], None] | None = None
 
-    def _arm(self) -> None:
+    def arm(self) -> None:
+        self.armed = True
         task = asyncio.current_task()
         if task is not None:  # not in a task (cannot happen under asyncio.run): nothing to stop
             self.stop = stop = _Stop(task, self.keep)
@@ -205,15 +210,13 @@ class _InContext:
         send, throw = coro.send, coro.throw
         value: Any = None
         error: BaseException | None = None
-        armed = False
         while True:
             try:
                 step = run(send, value) if error is None else run(throw, error)
             except StopIteration as done:
                 return done.value
-            if not armed:
-                armed = True
-                self._arm()
+            if not self.armed:
+                self.arm()
             try:
                 value, error = (yield step), None
             except GeneratorExit:
