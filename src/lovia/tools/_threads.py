@@ -22,6 +22,7 @@ exit they finish the call they are running and stop, as an executor's threads do
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextvars
 import os
 import socket
@@ -132,6 +133,13 @@ class _Pool:
                 return None
             return self.calls.popleft()  # None: interpreter exit
 
+    def close(self) -> None:
+        """Close the sockets (threads still waiting on them leave)."""
+        wake, self.wake = self.wake, None
+        if wake is not None:
+            for sock in wake:
+                sock.close()
+
     def stop(self) -> None:
         """Each thread stops after the call it is running (at interpreter exit)."""
         with self.lock:
@@ -161,6 +169,7 @@ _register = getattr(threading, "_register_atexit", None)  # runs before threads 
 
 def _after_fork() -> None:
     global _pool
+    _pool.close()  # the child's copies of the parent's sockets
     _pool = _Pool()  # the parent's threads do not exist in a child
 
 
@@ -172,6 +181,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 if _register is not None:
     _register(_at_exit)
+atexit.register(lambda: _pool.close())  # after the threads were joined
 
 
 def in_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
