@@ -94,6 +94,15 @@ def batch(*specs: tuple[Any, ...]) -> AssistantTurn:
     return AssistantTurn(content=None, tool_calls=calls, usage=_usage())
 
 
+class _View:
+    """The entries of a call whose messages nobody has asked for yet."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: tuple[TranscriptEntry, ...]) -> None:
+        self.entries = entries
+
+
 _TEXT_DELTAS: dict[str, TextDelta] = {}
 """One ``TextDelta`` per character seen (deltas are frozen values: sharing them is safe)."""
 _MAX_CACHED_DELTAS = 4096
@@ -113,10 +122,26 @@ class ScriptedProvider:
     def __init__(self, script: Iterable[ScriptItem] = (), *, model: str | None = None) -> None:
         self.script: list[ScriptItem] = list(script)
         self.model = model
-        self.calls: list[list[Message]] = []
+        self._calls: list[Any] = []  # a call's messages, or its view until someone looks
+        self._unrendered: list[int] = []
         self.tools: list[list[ToolSpec]] = []
         self.settings: list[ModelSettings | None] = []
         self._next = 0
+
+    @property
+    def calls(self) -> list[list[Message]]:
+        """The prompt of every call so far, as messages (rendered when first asked for)."""
+        calls, pending = self._calls, self._unrendered
+        if pending:
+            for i in pending:
+                if i < len(calls) and type(calls[i]) is _View:
+                    calls[i] = to_messages(calls[i].entries)
+            pending.clear()
+        return calls
+
+    @calls.setter
+    def calls(self, value: list[list[Message]]) -> None:
+        self._calls, self._unrendered = value, []
 
     @property
     def remaining(self) -> int:
@@ -151,8 +176,15 @@ class ScriptedProvider:
         response_format: dict[str, Any] | None = None,
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[ModelDelta]:
-        messages = to_messages(entries)
-        self.calls.append(messages)
+        upcoming = self.script[self._next] if self._next < len(self.script) else None
+        if not callable(upcoming) or isinstance(upcoming, (AssistantTurn, BaseException)):
+            # only a callable reads the prompt now: else it is rendered if a test asks for it
+            self._unrendered.append(len(self._calls))
+            self._calls.append(_View(tuple(entries)))
+            messages: list[Message] = []
+        else:
+            messages = to_messages(entries)
+            self._calls.append(messages)
         self.tools.append(list(tools or ()))
         self.settings.append(settings)
         if self._next >= len(self.script):

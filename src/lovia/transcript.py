@@ -324,11 +324,23 @@ def call_arguments(raw: str) -> str:
     """
     if not raw:
         return "{}"
+    known = _CALL_ARGUMENTS.get(raw)
+    if known is not None:  # every model call re-sends the calls of the turns before it
+        return known
     try:
         value = json.loads(raw)
     except ValueError:
-        return json.dumps({"_raw": raw}, ensure_ascii=False)
-    return raw if isinstance(value, dict) else json.dumps({"_raw": raw}, ensure_ascii=False)
+        value = None
+    sent = raw if isinstance(value, dict) else json.dumps({"_raw": raw}, ensure_ascii=False)
+    if len(_CALL_ARGUMENTS) >= _MAX_CALL_ARGUMENTS:
+        _CALL_ARGUMENTS.clear()
+    _CALL_ARGUMENTS[raw] = sent
+    return sent
+
+
+_CALL_ARGUMENTS: dict[str, str] = {}
+"""``call_arguments`` of argument texts seen lately (a pure function of the text)."""
+_MAX_CALL_ARGUMENTS = 1024
 
 
 def entries_to_messages(entries: Iterable[TranscriptEntry]) -> list[Message]:

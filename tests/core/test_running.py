@@ -156,6 +156,38 @@ async def test_cancel_from_a_tool_keeps_its_result_and_stops_before_the_next_cal
     assert len(model.calls) == 1  # no further model call
 
 
+async def test_a_token_cancelled_by_a_model_call_that_never_waits_stops_the_run() -> None:
+    token = CancelToken()
+
+    def answer(messages: list[Message]) -> str:
+        token.cancel("stopped while answering")
+        return "an answer no one keeps"
+
+    agent, model = agent_with([answer, text("never")])
+    with pytest.raises(RunCancelled, match="stopped while answering"):
+        await Runner.run(agent, "x", cancel_token=token)
+    assert len(model.calls) == 1
+
+
+async def test_an_async_tool_that_cancels_without_waiting_keeps_its_result() -> None:
+    from lovia import CheckpointOptions, InMemoryCheckpointer
+
+    @tool
+    async def stop_here(ctx: RunContext[None]) -> str:
+        ctx.cancel_token.cancel("stop after this")
+        return "kept"
+
+    cp = InMemoryCheckpointer()
+    agent, model = agent_with([call("stop_here"), text("never")], tools=[stop_here])
+    with pytest.raises(RunCancelled, match="stop after this"):
+        await Runner.run(agent, "x", checkpoint=CheckpointOptions(cp, "r"))
+    snap = await cp.load("r")
+    assert snap is not None and snap.status == "interrupted"
+    last = snap.entries[-1]
+    assert isinstance(last, ToolResultEntry) and last.output == "kept"
+    assert len(model.calls) == 1
+
+
 async def test_a_tool_raising_run_cancelled_leaves_its_call_without_result() -> None:
     from lovia import CheckpointOptions, InMemoryCheckpointer
 

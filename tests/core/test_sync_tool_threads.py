@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -135,3 +138,44 @@ async def test_sync_tools_that_run_whole_runs_of_their_own_do_not_starve_each_ot
     agent, _ = agent_with([batch(*calls), text("all done")], tools=[outer])
     result = await asyncio.wait_for(Runner.run(agent, "x"), 120)  # a starved pool hangs
     assert outputs(result.entries) == {f"c{n}": f"done {n}" for n in range(34)}
+
+
+_FORK_AND_EXIT = """
+import os, sys
+from lovia import Runner, tool
+from lovia.testing import ScriptedProvider, call, text
+from lovia import Agent
+
+@tool
+def pid() -> str:
+    return str(os.getpid())
+
+def run(tag: str) -> str:
+    model = ScriptedProvider([call("pid"), text(tag)])
+    result = Runner.run_sync(Agent("a", model=model, tools=[pid]), "x")
+    outputs = [e.output for e in result.entries if type(e).__name__ == "ToolResultEntry"]
+    assert outputs == [str(os.getpid())], outputs
+    return str(result.output)
+
+assert run("parent") == "parent"  # the parent's pool has a thread, idle now
+child = os.fork()
+if child == 0:
+    try:
+        ok = run("child") == "child"
+    finally:
+        os._exit(0 if ok else 3)
+_, status = os.waitpid(child, 0)
+assert os.waitstatus_to_exitcode(status) == 0, status
+assert run("parent again") == "parent again"
+print("ok")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_sync_tools_work_in_a_forked_child_and_an_idle_pool_lets_the_process_exit() -> None:
+    # the child gets a pool of its own; at exit the idle threads stop (the timeout: a hang)
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_AND_EXIT], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

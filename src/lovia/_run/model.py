@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from types import AsyncGeneratorType
 from typing import TYPE_CHECKING, Any
 
 from pydantic_core import PydanticSerializationError
@@ -208,8 +209,8 @@ async def _once(
         ) from exc
     finally:
         aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        if aclose is not None and not (type(stream) is AsyncGeneratorType and not stream.ag_frame):
+            await aclose()  # (an async generator that ran to its end is closed already)
     return ModelTurn(_storable(asm.entries()), asm.usage, asm.finish_reason)
 
 

@@ -92,6 +92,8 @@ def json_safe(value: Any) -> bool:
 def storable(text: str) -> str:
     """Escape lone surrogates (text decoded with ``surrogateescape``, odd file names): UTF-8
     JSON cannot hold them, so the next save would fail, and fail again on every resume."""
+    if text.isascii():  # most tool output: no copy to find out
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -24,10 +24,13 @@ class Plan:
     snapshot: RunSnapshot | None = None
 
 
+_NEW = Plan("new")  # a value (frozen): one for every run that starts fresh
+
+
 def plan(opts: CheckpointOptions | None, run_id: str, stored: RunSnapshot | None) -> Plan:
     """Decide under ``if_run_exists`` what to do with what the checkpointer holds."""
     if opts is None:
-        return Plan("new")
+        return _NEW
     if opts.resume_from is not None:
         snap = opts.resume_from
         return Plan("replay" if snap.status == "completed" else "resume", snap)

@@ -8,7 +8,7 @@ from typing import Any
 from ..agent import Agent, install_runtime
 from ..approvals import ApprovalChannel
 from ..errors import UserError
-from ..log_config import agent_tag
+from ..log_config import CURRENT_AGENT, agent_tag
 from .emit import Channel
 from .handle import RunHandle
 from .loop import RunDriver, RunOptions
@@ -32,8 +32,11 @@ class Runner:
         """Run ``agent`` on ``input`` (a string, a list of messages/entries/parts; ``[]`` is
         "no new input") until it gives a final answer; raises the run's error."""
         driver = RunDriver(_agent(agent), input, _options(options))
-        with agent_tag(agent.name):
+        tag = CURRENT_AGENT.set(agent.name)  # agent_tag's work, without a context manager
+        try:
             return await driver.run()
+        finally:
+            CURRENT_AGENT.reset(tag)
 
     @staticmethod
     def run_sync(agent: Agent, input: Any, **options: Any) -> RunResult:
@@ -75,10 +78,12 @@ _KNOWN = frozenset(RunOptions.__slots__) - {"parent_usage"}
 
 
 def _options(options: dict[str, Any]) -> RunOptions:
-    options = dict(options)
-    parent_usage = options.pop("_parent_usage", None)  # Agent.as_tool's sub-runs only
-    unknown = sorted(set(options) - _KNOWN)
-    if unknown:
+    parent_usage = None
+    if "_parent_usage" in options:  # Agent.as_tool's sub-runs only
+        options = dict(options)
+        parent_usage = options.pop("_parent_usage")
+    if not _KNOWN.issuperset(options):
+        unknown = sorted(set(options) - _KNOWN)
         import difflib
 
         name = unknown[0]

@@ -174,4 +174,18 @@ async def render_system(d: RunDriver) -> None:
     if output_type is not str and not getattr(d.provider(agent), "supports_json_schema", False):
         texts.append(output_instructions(output_type))  # no native JSON-schema output
     text = "\n\n".join(t for t in texts if t)
-    d.state.system_entries = [InputEntry(role="system", content=text)] if text else []
+    d.state.system_entries = [_system_entry(text)] if text else []
+
+
+_SYSTEM: dict[str, InputEntry] = {}
+"""System entries of recent prompts: entries are frozen values, so runs of one agent share
+its system entry instead of building (and validating) it again every run."""
+
+
+def _system_entry(text: str) -> InputEntry:
+    found = _SYSTEM.get(text)
+    if found is None:
+        if len(_SYSTEM) >= 256:
+            _SYSTEM.clear()
+        found = _SYSTEM[text] = InputEntry(role="system", content=text)
+    return found

@@ -16,12 +16,26 @@ if TYPE_CHECKING:
 __all__ = ["RunState", "new_run_id"]
 
 
+_RANDOM: list[bytes] = []  # 16-byte pieces of one os.urandom read, taken from the end
+
+
 def new_run_id() -> str:
-    """``uuid.uuid4().hex`` (random, version 4, RFC 4122 variant) without the UUID object."""
-    b = bytearray(os.urandom(16))
+    """``uuid.uuid4().hex`` (random, version 4, RFC 4122 variant) without the UUID object,
+    from OS randomness read 4 KiB at a time (``list.pop`` hands each piece out once)."""
+    try:
+        piece = _RANDOM.pop()
+    except IndexError:
+        raw = os.urandom(4096)
+        _RANDOM.extend(raw[i : i + 16] for i in range(16, 4096, 16))
+        piece = raw[:16]
+    b = bytearray(piece)
     b[6] = (b[6] & 0x0F) | 0x40
     b[8] = (b[8] & 0x3F) | 0x80
     return b.hex()
+
+
+if hasattr(os, "register_at_fork"):  # a child must not hand out its parent's ids again
+    os.register_at_fork(after_in_child=_RANDOM.clear)
 
 
 class RunState:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
@@ -17,6 +17,7 @@ from ..transcript import TranscriptEntry, to_entries, unique_call_ids
 from .model import stream_turn
 
 if TYPE_CHECKING:
+    from ..reliability import CancelToken
     from .loop import RunDriver
 
 __all__ = ["model_turn", "until_cancelled"]
@@ -129,7 +130,9 @@ async def until_cancelled(d: RunDriver, coro: Any, *, keep_finished: bool = Fals
 
     The token's callback cancels the current task (as ``asyncio.timeout`` does) and the
     ``CancelledError`` it causes is turned back into ``RunCancelled``; a cancellation from
-    outside stays a ``CancelledError``. No task per call.
+    outside stays a ``CancelledError``. No task per call, and (but for a tool call) no
+    callback for a call that finishes without waiting: a token fired meanwhile is checked
+    when it returns.
 
     With ``keep_finished`` (a tool call) a ``coro`` that finished although the token fired
     returns its result, and the caller checks the token after keeping it; a token fired from
@@ -139,19 +142,24 @@ async def until_cancelled(d: RunDriver, coro: Any, *, keep_finished: bool = Fals
     if token.cancelled:
         coro.close()
         token.check()
-    task = asyncio.current_task()
-    if task is None:  # not in a task (cannot happen under asyncio.run): nothing to cancel
-        return await _InContext(coro)
-    stop = _Stop(task, keep_finished)
-    remove = token.add_callback(stop.fire)
+    waiting = _InContext(coro, token, keep_finished)
+    if keep_finished:  # a sync tool may fire the token on its thread before the call waits:
+        waiting.arm()  # that must reach this callback, which lets the call finish
     try:
         try:
-            result = await _InContext(coro)
+            result = await waiting
         except asyncio.CancelledError:
-            stop.done = True
-            if stop.cancelled and stop.ours():
-                token.check()
+            stop = waiting.stop
+            if stop is not None:
+                stop.done = True
+                if stop.cancelled and stop.ours():
+                    token.check()
             raise
+        stop = waiting.stop
+        if stop is None:  # it never waited: the token can only have fired while it ran
+            if token.cancelled and not keep_finished:
+                token.check()
+            return result
         stop.done = True
         if stop.cancelled:  # cancelled during the call's last step: take that cancel here
             try:
@@ -164,19 +172,38 @@ async def until_cancelled(d: RunDriver, coro: Any, *, keep_finished: bool = Fals
             token.check()
         return result
     finally:
-        stop.done = True
-        remove()
+        waiting.disarm()
 
 
 class _InContext:
     """Await a coroutine in a copy of the current context, as a task of its own would run
-    it: context variables it sets (a lease it takes, a span it opens) stay its own."""
+    it: context variables it sets (a lease it takes, a span it opens) stay its own. Before
+    the coroutine first waits, the token gets a callback that cancels the awaiting task."""
 
-    __slots__ = ("context", "coro")
+    __slots__ = ("armed", "context", "coro", "keep", "remove", "stop", "token")
 
-    def __init__(self, coro: Any) -> None:
+    def __init__(self, coro: Any, token: CancelToken, keep: bool) -> None:
         self.coro = coro
         self.context = contextvars.copy_context()
+        self.token = token
+        self.keep = keep
+        self.armed = False
+        self.stop: _Stop | None = None
+        self.remove: Callable[[], None] | None = None
+
+    def arm(self) -> None:
+        self.armed = True
+        task = asyncio.current_task()
+        if task is not None:  # not in a task (cannot happen under asyncio.run): nothing to stop
+            self.stop = stop = _Stop(task, self.keep)
+            self.remove = self.token.add_callback(stop.fire)
+
+    def disarm(self) -> None:
+        if self.stop is not None:
+            self.stop.done = True
+        if self.remove is not None:
+            self.remove()
+            self.remove = None
 
     def __await__(self) -> Generator[Any, Any, Any]:
         run, coro = self.context.run, self.coro
@@ -188,6 +215,8 @@ class _InContext:
                 step = run(send, value) if error is None else run(throw, error)
             except StopIteration as done:
                 return done.value
+            if not self.armed:
+                self.arm()
             try:
                 value, error = (yield step), None
             except GeneratorExit:

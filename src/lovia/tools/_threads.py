@@ -7,6 +7,11 @@ cancelled before a thread took it never starts), on a pool of its own: one queue
 as the thread's last step before it waits again. That halves the cost of the hop to a thread
 and back, which a sync tool pays on every call.
 
+Idle threads wait on a socket, one byte per queued call: sending that byte lets go of the
+GIL while the kernel wakes a thread, so the woken thread can run at once. (A lock or
+``queue.SimpleQueue`` wakes it with the GIL held: the thread wakes only to wait for the GIL,
+and has to be woken a second time when the loop lets go of it.)
+
 As with each loop's default executor, one event loop runs at most ``MAX_THREADS`` calls at a
 time (the rest wait their turn) and other loops are not held up by it: a sync tool that runs
 a whole run of its own (``Runner.run_sync``) gets threads for that run's tools. Threads are
@@ -17,9 +22,10 @@ exit they finish the call they are running and stop, as an executor's threads do
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextvars
 import os
-import queue
+import socket
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -34,16 +40,25 @@ _Item = tuple[Callable[..., Any], dict[str, Any], contextvars.Context, Any, "asy
 
 
 class _Pool:
-    __slots__ = ("busy", "idle", "lock", "queue", "stopping", "threads", "waiting")
+    __slots__ = ("busy", "calls", "idle", "lock", "stopping", "threads", "waiting", "wake")
 
     def __init__(self) -> None:
-        self.queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self.calls: deque[_Item | None] = deque()  # taken by a thread per byte it reads
+        self.wake: tuple[socket.socket, socket.socket] | None = None  # made on first use
         self.lock = threading.Lock()
         self.idle = 0  # threads waiting for work that no submitted call has claimed yet
         self.threads = 0
         self.busy: dict[Any, int] = {}  # loop -> its calls on threads now
         self.waiting: dict[Any, deque[_Item]] = {}  # loop -> its calls beyond MAX_THREADS
         self.stopping = False
+
+    def _sockets(self) -> tuple[socket.socket, socket.socket]:
+        """The (reader, writer) pair, made under ``lock``."""
+        if self.wake is None:
+            reader, writer = socket.socketpair()
+            reader.settimeout(IDLE_SECONDS)  # a thread idle this long leaves
+            self.wake = (reader, writer)
+        return self.wake
 
     def submit(self, item: _Item) -> None:
         loop = item[3]
@@ -58,11 +73,13 @@ class _Pool:
                 self.threads += 1
             else:
                 self.idle -= 1
+            writer = self._sockets()[1]
         if spawn:
             threading.Thread(
                 target=self._work, name=f"lovia-tool-{self.threads}", daemon=_register is None
             ).start()
-        self.queue.put(item)
+        self.calls.append(item)
+        writer.send(b"\0")  # at most one byte per thread waits here: it never fills up
 
     def _work(self) -> None:
         lock = self.lock
@@ -100,26 +117,38 @@ class _Pool:
 
     def _next(self) -> _Item | None:
         """The next call for this thread; ``None``: the thread leaves (idle, or exit)."""
+        with self.lock:
+            reader = self._sockets()[0]
         while True:
             try:
-                item = self.queue.get(timeout=IDLE_SECONDS)
-            except queue.Empty:
+                reader.recv(1)
+            except TimeoutError:
                 with self.lock:
                     if not self.idle:  # a call claimed this thread and is being queued
                         continue
                     self.idle -= 1
                     self.threads -= 1
                 return None
-            if item is None:  # interpreter exit
+            except OSError:  # the pool was closed (a fork's child drops the parent's)
                 return None
-            return item
+            return self.calls.popleft()  # None: interpreter exit
+
+    def close(self) -> None:
+        """Close the sockets (threads still waiting on them leave)."""
+        wake, self.wake = self.wake, None
+        if wake is not None:
+            for sock in wake:
+                sock.close()
 
     def stop(self) -> None:
         """Each thread stops after the call it is running (at interpreter exit)."""
         with self.lock:
             count = self.threads
+            writer = self.wake[1] if self.wake is not None else None
         for _ in range(count):
-            self.queue.put(None)
+            self.calls.append(None)
+            if writer is not None:
+                writer.send(b"\0")
 
 
 def _deliver(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
@@ -140,6 +169,7 @@ _register = getattr(threading, "_register_atexit", None)  # runs before threads 
 
 def _after_fork() -> None:
     global _pool
+    _pool.close()  # the child's copies of the parent's sockets
     _pool = _Pool()  # the parent's threads do not exist in a child
 
 
@@ -151,6 +181,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 if _register is not None:
     _register(_at_exit)
+atexit.register(lambda: _pool.close())  # after the threads were joined
 
 
 def in_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
