@@ -3,6 +3,7 @@ answers ``/api/health``, and a stop."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import time
@@ -61,3 +62,15 @@ def stop_web(proc: subprocess.Popen[Any]) -> None:
             proc.wait()
     if proc.stdout:
         proc.stdout.close()
+
+
+def interrupt(proc: subprocess.Popen[Any]) -> tuple[Any, Any]:
+    """Ctrl-C a ``lovia web`` process and collect its output; one that does not stop within
+    30 s is killed and the test fails with what it printed (never left running)."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"lovia web did not stop on Ctrl-C: {out!r} {err!r}") from None

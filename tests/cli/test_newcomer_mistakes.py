@@ -7,7 +7,12 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
+
+from ..web_server import interrupt
 
 LOVIA = str(Path(sys.executable).with_name("lovia"))
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -98,6 +103,26 @@ def test_ctrl_c_at_the_chat_prompt_ends_the_chat(tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("pause", [0.0, 0.002, 0.05, 0.3])
+def test_ctrl_c_right_after_the_banner_stops_lovia_web(tmp_path: Path, pause: float) -> None:
+    """The banner comes out while the server is still loading: a Ctrl-C then must stop it
+    (a KeyboardInterrupt raised inside an import can be swallowed, and the server ran on)."""
+    proc = subprocess.Popen(
+        [LOVIA, "web", "--demo", "--port", "0", "--db", str(tmp_path / "w.db")],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("lovia web: open http://127.0.0.1:")
+    time.sleep(pause)
+    _, err = interrupt(proc)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "never awaited" not in err, err
+
+
 def test_lovia_web_says_at_start_that_its_model_cannot_answer(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [LOVIA, "web", "--port", "0", "--db", str(tmp_path / "w.db")],
@@ -111,8 +136,7 @@ def test_lovia_web_says_at_start_that_its_model_cannot_answer(tmp_path: Path) ->
         assert proc.stdout is not None
         lines = [proc.stdout.readline() for _ in range(5)]
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
+        interrupt(proc)
     assert lines[2].strip() == "lovia web: agent assistant", lines
     assert "agent assistant cannot answer: no API key" in lines[3], lines
     assert lines[4].startswith("lovia web: hint: set OPENAI_API_KEY"), lines

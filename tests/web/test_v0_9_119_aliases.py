@@ -5,7 +5,6 @@ rest of the API."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from ..web_server import interrupt
 
 LOVIA = str(Path(sys.executable).with_name("lovia"))
 APP = """
@@ -56,8 +57,7 @@ def start(tmp_path: Path) -> Iterator[Any]:
 
     yield go
     for proc in procs:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
+        interrupt(proc)
 
 
 def test_a_blocking_turn_answers_and_lands_in_the_chat(start: Any) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +18,8 @@ import httpx
 import pytest
 
 from lovia.web.sse import decode_sse
+
+from ..web_server import interrupt
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "v0_9_119_web.sqlite"
 LOVIA = str(Path(sys.executable).with_name("lovia"))
@@ -75,8 +76,7 @@ def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str
                 time.sleep(0.1)
         yield base, db, banner
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
+        interrupt(proc)
     assert proc.returncode == 0
 
 
@@ -165,7 +165,6 @@ def test_our_own_database_wins_over_the_0_9_119_one(tmp_path: Path) -> None:
         assert proc.stdout is not None
         banner = [proc.stdout.readline() for _ in range(3)]
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
+        interrupt(proc)
     assert "stored in .lovia/lovia.db" in banner[1], banner
     assert "0.9.119" not in "".join(banner)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import signal
 import socket
 from typing import Any
 
@@ -157,14 +158,21 @@ def run_web(args: argparse.Namespace) -> int:
             timeout_graceful_shutdown=3,
             http=header_timeout_protocol(args.request_timeout),
         )
+        server = uvicorn.Server(config)
+        # From the banner on, Ctrl-C asks the server to stop: a KeyboardInterrupt raised while
+        # uvicorn is still importing can land in a callback that Python ignores, and the server
+        # would then start and never stop. The server checks the flag once it has started.
+        previous = signal.signal(signal.SIGINT, server.handle_exit)
         lines = banner(args.host, port, token, agents, args.db)
         if note:
             lines.insert(2, f"lovia web: {shown_db(args.db)} is {note}")
         print("\n".join(lines), flush=True)
         try:
-            uvicorn.Server(config).run(sockets=[sock])
-        except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it shut down on: done
+            server.run(sockets=[sock])
+        except KeyboardInterrupt:  # a second Ctrl-C during shutdown: done all the same
             pass
+        finally:
+            signal.signal(signal.SIGINT, previous)
     finally:
         sock.close()
     return 0
