@@ -178,6 +178,31 @@ async def test_an_on_resume_callable_that_says_rerun_runs_the_call_again() -> No
     assert snap.started_calls == ()
 
 
+async def test_a_rerun_call_is_not_saved_as_started_and_still_runs_again() -> None:
+    """Only a batch with a tool whose ``on_resume`` is not "rerun" costs a save before it
+    starts; a dangling "rerun" call runs again on resume all the same."""
+    cp = InMemoryCheckpointer()
+    seen: list[tuple[str, ...]] = []
+
+    @tool
+    async def probe(ctx: RunContext[Any]) -> str:
+        """Look at the stored head."""
+        snap = await cp.load(ctx.run_id)
+        assert snap is not None
+        seen.append(snap.started_calls)
+        if len(seen) == 1:
+            raise RunCancelled("stop here")
+        return "looked"
+
+    await _interrupted(cp, [probe], call("probe", {}, call_id="p1"))
+    assert seen == [()]  # the head saved after the model turn, nothing since
+    agent, _ = _agent([probe], [text("done")])
+    result = await Runner.run(agent, [], checkpoint=CheckpointOptions(cp, "r1"))
+    assert result.output == "done" and len(seen) == 2
+    outputs = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
+    assert outputs == ["looked"]
+
+
 async def test_a_parallel_group_with_one_fail_tool_marks_every_call_started() -> None:
     """The whole group's calls are saved as started; on resume the plain tool reruns and the
     fail tool stops the run before anything runs."""

@@ -172,7 +172,7 @@ class ToolPhase:
             await self._reject(call, f"Tool {call.name} was not approved (approval check failed).")
             return None
         if not needed:
-            return Ready(call, tool, args)
+            return Ready(call, tool, args, mark=tool.on_resume != "rerun")
         if reused and any(p.call_id == call.call_id for p in self.parked):
             await self._reject(call, reused_text(call))  # decide() could not tell them apart
             return None
@@ -243,8 +243,11 @@ class ToolPhase:
         d, state = self.d, self.state
         new = [r.call.call_id for r in ready if r.call.call_id not in state.started_calls]
         state.started_calls.extend(new)
-        if d.saves:
-            await d.save()  # in-doubt calls (and consumed approvals) are known before they start
+        # In-doubt calls (and consumed approvals) are known before they start. A batch of
+        # unapproved "rerun" calls needs no save of its own: a resume runs such a call again
+        # whether or not it had started, and the next save records it anyway.
+        if d.saves and (d.budget is not None or any(r.mark for r in ready)):
+            await d.save()
         if d.emitter.heard():
             for r in ready:
                 await d.emit(ev.ToolCallStarted(as_call(r.call)))

@@ -44,6 +44,10 @@ class Ready:
     call: ToolCallEntry
     tool: Tool
     args: dict[str, Any]
+    mark: bool = True
+    """Recorded as started before it runs (``RunHead.started_calls``); False only for a call
+    a resume would run again in any case: no approval, and its tool's ``on_resume`` is
+    ``"rerun"``."""
 
 
 def as_call(entry: ToolCallEntry) -> ToolCall:
