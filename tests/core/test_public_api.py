@@ -39,6 +39,18 @@ def test_import_lovia_needs_no_optional_extra() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_import_lovia_leaves_the_http_client_for_when_it_is_used() -> None:
+    """httpx (and the CLI libraries its import pulls in when installed) is a third of the
+    objects `import lovia` would create: every full garbage collection walks them."""
+    code = (
+        "import sys, lovia, lovia.testing, lovia.context\n"
+        "from lovia.tools import web_fetch, web_search\n"
+        "bad = [m for m in ('httpx', 'rich', 'click') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def _imports(path: pathlib.Path) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):

@@ -19,14 +19,15 @@ import re
 import socket
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from .._version import __version__
 from ..errors import ToolError
 from ..http_config import resolve_verify
+
+if TYPE_CHECKING:  # imported when a fetch runs: `import lovia` stays light
+    import httpx
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -185,6 +186,8 @@ class Inflater:
 async def _read(
     client: httpx.AsyncClient, url: str, headers: dict[str, str], max_bytes: int
 ) -> RawResponse:
+    import httpx
+
     async with client.stream("GET", url, headers=headers) as resp:
         encoding = resp.headers.get("content-encoding", "identity").strip().lower()
         inflater = Inflater(encoding)
@@ -223,6 +226,8 @@ async def fetch(
     allow_private: bool,
 ) -> RawResponse:
     """GET ``url`` within the limits; network failures become ``ToolError``s."""
+    import httpx
+
     check_url(url)
     hooks = [_check_scheme] if allow_private else [_check_scheme, _refuse_private]
     request_headers = {"Accept-Encoding": "gzip, deflate", **headers}

@@ -16,10 +16,8 @@ import os
 import zlib
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from typing import Annotated, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 from urllib.parse import parse_qs, urljoin, urlsplit
-
-import httpx
 
 from ..errors import ToolError, UserError
 from ..http_config import resolve_verify
@@ -49,6 +47,9 @@ MAX_SEARCH_BYTES = 5_000_000
 """The most bytes a search endpoint's answer may take, after decompression."""
 _TAVILY_HINTS = {401: "Check TAVILY_API_KEY.", 432: _LIMIT_HINT, 433: _LIMIT_HINT}
 
+if TYPE_CHECKING:  # imported when a search runs: `import lovia` stays light
+    import httpx
+
 
 @dataclass
 class SearchResult:
@@ -71,6 +72,8 @@ class WebSearch(Protocol):
 async def _send(host: str, timeout: float, **request: Any) -> httpx.Response:
     """One request to a search endpoint, bounded like a fetch: ``timeout`` seconds for the
     whole exchange and ``MAX_SEARCH_BYTES`` of body after decompression."""
+    import httpx
+
     request["headers"] = {"Accept-Encoding": "gzip, deflate", **request.get("headers", {})}
     try:
         async with httpx.AsyncClient(timeout=timeout, verify=resolve_verify()) as client:
@@ -87,6 +90,8 @@ async def _send(host: str, timeout: float, **request: Any) -> httpx.Response:
 async def _read_capped(
     client: httpx.AsyncClient, host: str, request: dict[str, Any]
 ) -> httpx.Response:
+    import httpx
+
     async with client.stream(**request) as resp:
         encoding = resp.headers.get("content-encoding", "identity").strip().lower()
         inflater = Inflater(encoding)
