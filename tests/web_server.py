@@ -1,5 +1,5 @@
-"""Real ``lovia web`` processes for tests: a free port, a start that waits until the server
-answers ``/api/health``, and a stop."""
+"""Real server processes for tests: a free port, a wait until a started process is ready
+(for ``lovia web``: until it answers ``/api/health``), and a stop."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,18 +38,39 @@ def start_web(
         stderr=subprocess.DEVNULL if quiet else subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/api/health").status_code == 200:
-                return proc, base
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            out = proc.communicate()[0]
-            raise RuntimeError(f"the server did not start: {(out or b'').decode(errors='replace')}")
-        time.sleep(0.1)
+    wait_until_ready(proc, lambda: _healthy(base), "the server")
+    return proc, base
+
+
+def _healthy(base: str) -> bool:
+    try:
+        return httpx.get(f"{base}/api/health").status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def wait_until_ready(
+    proc: subprocess.Popen[bytes], ready: Callable[[], bool], what: str, seconds: float = 30
+) -> None:
+    """Poll ``ready`` until it is true. A process that exits first or is not ready within
+    ``seconds`` (or a Ctrl-C while waiting) is killed, never left running; the error then
+    carries what it printed, if its output was piped."""
+    deadline = time.monotonic() + seconds
+    try:
+        while not ready():
+            if time.monotonic() > deadline or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        else:
+            return
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    proc.kill()
+    out = proc.communicate()[0]
+    code = proc.returncode
+    raise RuntimeError(f"{what} did not start ({code}): {(out or b'').decode(errors='replace')}")
 
 
 def stop_web(proc: subprocess.Popen[Any]) -> None:

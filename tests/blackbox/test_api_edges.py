@@ -122,3 +122,23 @@ async def test_events_of_a_tool_turn_come_in_the_documented_order() -> None:
     assert seen_by_hooks == names
     result = await handle.result()
     assert result.output == "5" and result.turns == 2
+
+
+async def test_segment_meta_json_cannot_hold_is_refused_by_every_store(stores: Any) -> None:
+    """``SQLiteSession`` refused ``meta={"x": object()}`` while ``InMemorySession`` kept it:
+    every store refuses it with a hint and stores nothing."""
+    from lovia.transcript import InputEntry
+
+    session, _cp = stores
+    entries = [InputEntry(role="user", content="hi")]
+    for meta in ({"x": object()}, {"nested": [{"when": object()}]}):
+        with pytest.raises(UserError) as caught:
+            await session.append("s1", entries, run_id="r1", meta=meta)
+        assert caught.value.hint and "JSON" in caught.value.message
+    assert await session.segments("s1") == [] and await session.list_sessions() == []
+    assert (await session.history("s1")).version == 0
+    await session.append("s1", entries, run_id="r1", meta={"x": 1})
+    with pytest.raises(UserError):  # a stored run_id is no way around it
+        await session.append("s1", entries, run_id="r1", meta={"x": object()})
+    (stored,) = await session.segments("s1")
+    assert stored.meta == {"x": 1} and (await session.history("s1")).version == 1

@@ -8,6 +8,7 @@ a run of a session (its lease only, no web server) is respected the same way."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
@@ -82,8 +83,14 @@ def test_a_chat_a_server_is_answering_is_not_cleared_rewound_or_trimmed(
         assert "Traceback" not in done.stderr
     assert digest(db, "c1") == before
     assert httpx.get(f"{base}/api/chats/c1").json()["live"] is not None  # still answering
+    asyncio.run(_store_chat(db, "another-chat"))
     other = lovia("sessions", "clear", "another-chat", "--db", str(db))
     assert other.returncode == 0, other.stderr  # only the busy chat is refused
+
+
+async def _store_chat(path: Path, chat_id: str) -> None:
+    async with SQLiteSession(path, wal=True) as session:
+        await session.append(chat_id, [InputEntry(content="hello")], run_id=f"{chat_id}-run")
 
 
 async def test_a_session_whose_run_a_worker_drives_is_not_cleared(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,8 @@ pytest.importorskip("mcp")
 
 from lovia import CancelToken, RunContext
 from lovia.plugins.mcp import MCPServerStdio
+
+from ..web_server import free_port, stop_web, wait_until_ready
 
 SERVER_SCRIPT = str(Path(__file__).with_name("mcp_server.py"))
 
@@ -36,22 +37,12 @@ def bare_context() -> RunContext[None]:
     )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_until_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
-    for _ in range(300):  # up to ~30 s for the interpreter and uvicorn to start
-        if proc.poll() is not None:
-            raise RuntimeError(f"the MCP HTTP server exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("the MCP HTTP server did not start listening")
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
 
 
 def _start_http(env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen[bytes]]:
@@ -62,23 +53,8 @@ def _start_http(env: dict[str, str] | None = None) -> tuple[str, subprocess.Pope
         stderr=subprocess.DEVNULL,
         env=env,
     )
-    try:
-        _wait_until_listening(port, proc)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
+    wait_until_ready(proc, lambda: _listening(port), "the MCP HTTP server")
     return f"http://127.0.0.1:{port}/mcp", proc
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +64,7 @@ def http_url() -> Iterator[str]:
     try:
         yield url
     finally:
-        _stop(proc)
+        stop_web(proc)
 
 
 @pytest.fixture
@@ -103,4 +79,4 @@ def start_http() -> Iterator[Callable[..., tuple[str, subprocess.Popen[bytes]]]]
 
     yield start
     for proc in started:
-        _stop(proc)
+        stop_web(proc)

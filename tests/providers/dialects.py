@@ -68,12 +68,9 @@ def _openai_call(call_id: str, name: str, arguments: str) -> s.Reply:
 
 def _anthropic_call(call_id: str, name: str, arguments: str) -> s.Reply:
     half = len(arguments) // 2
+    pieces = [arguments[:half], arguments[half:]]
     return s.Reply(
-        events=[
-            s.anthropic_start(20),
-            *s.anthropic_tool_block(0, call_id, name, [arguments[:half], arguments[half:]]),
-            *s.anthropic_end("tool_use", 10),
-        ]
+        events=s.anthropic_tool_stream(call_id, name, pieces, input_tokens=20, output_tokens=10)
     )
 
 

@@ -298,12 +298,30 @@ def anthropic_tool_block(index: int, call_id: str, name: str, arguments: list[st
 
 
 def anthropic_text_stream(
-    text: str, *, input_tokens: int = 10, output_tokens: int = 5
+    text: str, *, input_tokens: int = 10, output_tokens: int = 5, stop_reason: str = "end_turn"
 ) -> list[str]:
+    """A whole answer of one text block."""
     return [
         anthropic_start(input_tokens),
         *anthropic_text_block(0, text),
-        *anthropic_end("end_turn", output_tokens),
+        *anthropic_end(stop_reason, output_tokens),
+    ]
+
+
+def anthropic_tool_stream(
+    call_id: str,
+    name: str,
+    arguments: str | list[str],
+    *,
+    input_tokens: int = 10,
+    output_tokens: int = 5,
+) -> list[str]:
+    """A whole answer of one tool call (``arguments`` as one piece or the pieces it streams in)."""
+    pieces = [arguments] if isinstance(arguments, str) else arguments
+    return [
+        anthropic_start(input_tokens),
+        *anthropic_tool_block(0, call_id, name, pieces),
+        *anthropic_end("tool_use", output_tokens),
     ]
 
 

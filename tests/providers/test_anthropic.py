@@ -28,6 +28,7 @@ from .server import (
     anthropic_text_block,
     anthropic_text_stream,
     anthropic_tool_block,
+    anthropic_tool_stream,
 )
 
 
@@ -150,13 +151,7 @@ async def test_failed_tool_result_is_marked_as_error_on_the_wire(
     server: ProtocolServer, anthropic_model: AnthropicProvider
 ) -> None:
     server.add(
-        Reply(
-            events=[
-                anthropic_start(),
-                *anthropic_tool_block(0, "toolu_x", "add", ['{"a": "not a number"}']),
-                *anthropic_end("tool_use", 5),
-            ]
-        ),
+        Reply(events=anthropic_tool_stream("toolu_x", "add", '{"a": "not a number"}')),
         Reply(events=anthropic_text_stream("Sorry.")),
     )
 
@@ -229,11 +224,9 @@ async def test_length_stop_reason_is_reported_as_length(
 ) -> None:
     server.add(
         Reply(
-            events=[
-                anthropic_start(),
-                *anthropic_text_block(0, "This answer was cut"),
-                *anthropic_end("max_tokens", 4096),
-            ]
+            events=anthropic_text_stream(
+                "This answer was cut", stop_reason="max_tokens", output_tokens=4096
+            )
         )
     )
 

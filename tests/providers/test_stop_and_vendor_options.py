@@ -10,10 +10,8 @@ from .common import add
 from .server import (
     ProtocolServer,
     Reply,
-    anthropic_end,
-    anthropic_start,
     anthropic_text_stream,
-    anthropic_tool_block,
+    anthropic_tool_stream,
     openai_text_stream,
 )
 
@@ -72,13 +70,7 @@ async def test_anthropic_cache_system_marks_tools_system_and_the_stable_history(
     server: ProtocolServer, anthropic_model: AnthropicProvider
 ) -> None:
     server.add(
-        Reply(
-            events=[
-                anthropic_start(),
-                *anthropic_tool_block(0, "toolu_1", "add", ['{"a": 2, "b": 3}']),
-                *anthropic_end("tool_use", 5),
-            ]
-        ),
+        Reply(events=anthropic_tool_stream("toolu_1", "add", '{"a": 2, "b": 3}')),
         Reply(events=anthropic_text_stream("5")),
     )
     agent = Agent(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ..agent import Agent
 from ..errors import UserError
 from ..guardrails import check_guardrails
 from ..output import output_instructions
@@ -33,12 +32,9 @@ log = logging.getLogger("lovia.run")
 
 
 def check_arguments(d: RunDriver) -> None:
+    """Refuse wrong arguments before anything is read or written (the entry agent's type
+    is checked where the driver is built: ``Runner``'s ``_agent``)."""
     o = d.o
-    if not isinstance(d.entry_agent, Agent):
-        raise UserError(
-            f"Runner.run needs an Agent, got {type(d.entry_agent).__name__}",
-            hint="pass Agent(name=..., ...) as the first argument",
-        )
     if not isinstance(o.max_turns, int) or o.max_turns < 0:
         raise UserError(f"max_turns must be an int >= 0, got {o.max_turns!r}")
     if o.session is not None:

@@ -51,7 +51,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``lovia`` script; returns the exit status."""
+    """Entry point of the ``lovia`` script; returns the exit status. A Ctrl-C at any point in
+    it (the commands' modules still loading, the arguments being read, an error being
+    printed) is exit status 130 without a traceback."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if args.command is None:  # plain ``lovia``: the overview, as lovia 0.9.119 prints it

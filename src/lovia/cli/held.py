@@ -16,13 +16,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..chats.book import chat_claim_key
-from ..errors import RunBusy
+from ..errors import RunBusy, UserError
 from ..stores.lease import LeaseStore
 from ..stores.maintenance import check_count
 from ..stores.run_lease import RunLease
-from .common import db_stores, print_json
+from .common import db_stores, print_json, shown_db
 
-__all__ = ["chat_held", "sessions_clear", "sessions_rewind", "sessions_trim"]
+__all__ = ["chat_held", "known_session", "sessions_clear", "sessions_rewind", "sessions_trim"]
 
 _TTL = 30.0  # seconds; the heartbeat renews it while the command runs
 
@@ -35,6 +35,19 @@ async def _run_ids(session: Any, cp: Any, chat_id: str) -> list[str]:
     else:
         ids += [r.run_id for r in await cp.list_runs() if r.session_id == chat_id]
     return list(dict.fromkeys(ids))
+
+
+async def known_session(args: argparse.Namespace) -> None:
+    """Refuse ``args.session_id`` when nothing is stored under it (no entries and no
+    checkpointed run), read without changing the file: a mistyped id is an error, not an
+    empty session."""
+    async with db_stores(args, read_only=True, note=False) as (session, cp):
+        runs = await _run_ids(session, cp, args.session_id)
+    if not runs:
+        raise UserError(
+            f"no session {args.session_id!r} in {shown_db(args.db)!r}",
+            hint="see 'lovia sessions list'",
+        )
 
 
 @contextlib.asynccontextmanager
@@ -69,6 +82,7 @@ async def chat_held(session: Any, cp: Any, chat_id: str) -> AsyncIterator[None]:
 async def sessions_trim(args: argparse.Namespace) -> int:
     check_count(args.keep_chars, "keep_chars")  # refused before the chat is held: no write
     check_count(args.keep_runs, "keep_runs")
+    await known_session(args)  # an unknown id is refused before the file is opened to write
     async with db_stores(args) as (session, cp), chat_held(session, cp, args.session_id):
         count = await session.trim_tool_results(
             args.session_id, keep_chars=args.keep_chars, keep_runs=args.keep_runs
@@ -81,6 +95,7 @@ async def sessions_rewind(args: argparse.Namespace) -> int:
     from ..chats.book import ChatBook
 
     check_count(args.keep, "keep_entries")  # refused before the chat is held: no write
+    await known_session(args)
     async with db_stores(args) as (session, cp), chat_held(session, cp, args.session_id):
         done = await ChatBook(session, cp).rewind(args.session_id, args.keep)
     out = {"removed": done.removed, "checkpoints_deleted": list(done.affected_run_ids)}
@@ -94,6 +109,7 @@ async def sessions_rewind(args: argparse.Namespace) -> int:
 async def sessions_clear(args: argparse.Namespace) -> int:
     from ..chats.book import ChatBook
 
+    await known_session(args)
     async with db_stores(args) as (session, cp), chat_held(session, cp, args.session_id):
         runs = await ChatBook(session, cp).delete(args.session_id)
     out = {"cleared": args.session_id, "checkpoints_deleted": runs}

@@ -23,7 +23,7 @@ from .common import (
     print_json,
     shown_db,
 )
-from .held import sessions_clear, sessions_rewind, sessions_trim
+from .held import known_session, sessions_clear, sessions_rewind, sessions_trim
 from .render import describe_entry, print_event
 
 __all__ = ["add_runs_parser", "add_sessions_parser"]
@@ -140,6 +140,8 @@ async def sessions_list(args: argparse.Namespace) -> int:
 async def sessions_show(args: argparse.Namespace) -> int:
     async with db_stores(args, read_only=True) as (session, _cp):
         entries = await session.load(args.session_id)
+    if not entries:
+        await known_session(args)  # a run of it may be checkpointed before its first entry
     if args.json:
         print_json([{"index": i, **entry_to_dict(e)} for i, e in enumerate(entries)])
         return 0
@@ -153,6 +155,8 @@ async def sessions_show(args: argparse.Namespace) -> int:
 async def sessions_export(args: argparse.Namespace) -> int:
     async with db_stores(args, read_only=True) as (session, _cp):
         segments = await session.segments(args.session_id)
+    if not segments:
+        await known_session(args)
     data = {
         "session_id": args.session_id,
         "runs": [
@@ -325,6 +329,7 @@ async def runs_delete(args: argparse.Namespace) -> int:
     from ..errors import RunBusy
     from ..stores.run_lease import default_owner
 
+    await _stored_run(args)  # an unknown id is refused before the file is opened to write
     async with db_stores(args) as (_session, cp):
         owner = default_owner()
         if not await cp.acquire_lease(args.run_id, owner, 30.0):  # a live worker drives it

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
+from ._codec import encode_meta
 from ._entries import checked_entries
 from ._text import escape_entries, escape_head, escape_meta, plain_text
 from .checkpoint import (
@@ -74,6 +75,7 @@ class InMemorySession(SessionMaintenance):
         return [e for s in self._sessions.get(session_id, ()) for e in s.entries]
 
     async def _append(self, request: Append) -> None:
+        encode_meta(request.meta)  # meta JSON cannot hold is refused, as the SQL stores do
         sid = request.session_id
         segments = self._sessions.get(sid, [])
         stored = any(s.run_id == request.run_id for s in segments)
