@@ -89,6 +89,19 @@ def status_error(
     return ProviderError(text, hint=hint, status_code=status, retryable=passing)
 
 
+def function_fields(spec: Any) -> dict[str, Any]:
+    """A tool spec's ``name``, ``description`` and ``parameters``, read from OpenAI's
+    ``{"type": "function", "function": {...}}`` shape (what a run passes, as 0.9.119 did) or
+    the flat ``{"name", "description", "parameters"}`` one."""
+    inner = spec.get("function")
+    fn = inner if isinstance(inner, dict) else spec
+    return {
+        "name": fn.get("name") or "",
+        "description": fn.get("description") or "",
+        "parameters": fn.get("parameters") or {"type": "object", "properties": {}},
+    }
+
+
 def tool_choice_name(choice: str) -> str | None:
     """The tool name when ``choice`` names one tool, ``None`` for auto/required/none."""
     return None if choice in ("auto", "required", "none") else choice

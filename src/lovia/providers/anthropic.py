@@ -33,6 +33,7 @@ from ._common import (
     KeyPolicy,
     SDKProvider,
     drop_removed,
+    function_fields,
     guarded_stream,
     sdk_client,
     sdk_error,
@@ -176,14 +177,11 @@ class AnthropicProvider(SDKProvider):
         if system:
             req["system"] = system
         if tools:
-            req["tools"] = [
-                {
-                    "name": t["name"],
-                    "description": t.get("description") or "",
-                    "input_schema": t.get("parameters") or {"type": "object", "properties": {}},
-                }
-                for t in tools
-            ]
+            req["tools"] = []
+            for t in tools:
+                fn = function_fields(t)
+                fn["input_schema"] = fn.pop("parameters")
+                req["tools"].append(fn)
         settings = with_extra_body(settings, self.extra_body, ("anthropic", "claude"))
         if settings is not None:
             _apply_settings(req, settings, has_tools=bool(tools))

@@ -31,6 +31,7 @@ from ._common import (
     KeyPolicy,
     SDKProvider,
     drop_removed,
+    function_fields,
     guarded_stream,
     sdk_client,
     sdk_error,
@@ -155,17 +156,7 @@ class OpenAIChatProvider(SDKProvider):
             "stream_options": {"include_usage": True},
         }
         if tools:
-            req["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t["name"],
-                        "description": t.get("description") or "",
-                        "parameters": t.get("parameters") or {"type": "object", "properties": {}},
-                    },
-                }
-                for t in tools
-            ]
+            req["tools"] = [{"type": "function", "function": function_fields(t)} for t in tools]
         if response_format is not None:
             req["response_format"] = response_format
         settings = with_extra_body(settings, self.extra_body, ("openai", "openai-chat"))

@@ -28,6 +28,7 @@ from ._threads import in_thread
 
 __all__ = [
     "ApprovalPredicate",
+    "FunctionSpec",
     "OnResume",
     "Tool",
     "ToolInvoker",
@@ -119,8 +120,9 @@ class Tool:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
     def openai_schema(self) -> dict[str, Any]:
-        """The schema in OpenAI's ``{"type": "function", "function": {...}}`` shape."""
-        return {"type": "function", "function": self.schema()}
+        """The schema in OpenAI's ``{"type": "function", "function": {...}}`` shape: the form a
+        run hands providers in ``stream(tools=...)``, as lovia 0.9.119 did."""
+        return FunctionSpec(type="function", function=self.schema())
 
     def requires_approval(self, args: dict[str, Any], ctx: RunContext[Any]) -> Any:
         """Whether this call needs approval (a bool, or an awaitable of one)."""
@@ -326,12 +328,33 @@ def make_tool(
 
 def arguments_schema(args_model: type[BaseModel], *, strict: bool = False) -> dict[str, Any]:
     """The JSON schema of a tool's arguments model, as the model is shown it. ``strict``
-    makes every argument required and forbids others (OpenAI's strict function calling)."""
+    makes every argument required and forbids others (OpenAI's strict function calling).
+    ``additionalProperties`` comes last, and a function without arguments gets
+    ``{"type": "object", "properties": {}, ...}``: the bytes lovia 0.9.119 sent."""
     schema: dict[str, Any] = strip_titles(args_model.model_json_schema())
+    closed = schema.pop("additionalProperties", None)
+    if not schema.get("properties") and set(schema) <= {"type", "properties"}:
+        schema = {"type": "object", "properties": {}}
     if strict:
-        schema["additionalProperties"] = False
+        closed = False
         schema["required"] = list(schema.get("properties", {}))
+    if closed is not None:
+        schema["additionalProperties"] = closed
     return schema
+
+
+class FunctionSpec(dict[str, Any]):
+    """A tool spec as providers receive it: ``{"type": "function", "function": {...}}``.
+
+    A plain dict in that shape (``json.dumps`` and ``==`` see only it); ``spec["name"]``,
+    ``spec["description"]`` and ``spec["parameters"]`` also read the function's fields.
+    """
+
+    def __missing__(self, key: str) -> Any:
+        function = dict.get(self, "function")
+        if key in ("name", "description", "parameters") and isinstance(function, dict):
+            return function[key]
+        raise KeyError(key)
 
 
 def _invoker(
