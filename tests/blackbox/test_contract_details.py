@@ -358,3 +358,57 @@ async def test_a_session_run_context_lists_system_history_then_this_run() -> Non
         "tool_result",
         "assistant_text",
     ]
+
+
+async def test_each_serial_call_starts_with_every_earlier_result_saved(stores: Any) -> None:
+    """api.md: when a tool starts, the checkpoint holds every call of the turn and every
+    result that finished before it, earlier calls of the same turn included."""
+    _, cp = stores
+    seen: list[tuple[int, int, list[str]]] = []
+
+    @tool(parallel=False)
+    async def step(n: int) -> str:
+        snap = await cp.load("R")
+        calls = sum(e.type == "tool_call" for e in snap.entries)
+        seen.append((n, calls, [e.output for e in snap.entries if e.type == "tool_result"]))
+        return f"s{n}"
+
+    asked = [("step", {"n": 1}), ("plain", {}), ("step", {"n": 2}), ("step", {"n": 3})]
+    model = ScriptedProvider([call("plain", {}, call_id="p0"), batch(*asked), text("ok")])
+    options = CheckpointOptions(cp, "R")
+    await Runner.run(Agent("a", model=model, tools=[step, plain]), "go", checkpoint=options)
+
+    assert seen == [(1, 5, ["p"]), (2, 5, ["p", "s1", "p"]), (3, 5, ["p", "s1", "p", "s2"])]
+
+
+async def test_a_trimmed_output_comes_back_through_recall_with_a_file_store(
+    stores: Any, tmp_path: Path
+) -> None:
+    """The seed's S9: with a FileResultStore on the context policy, an output the session
+    trimmed is recovered whole by the ref its marker names (0.9.119 archives only what the
+    policy offloads, so there it is lost: a departure docs/compat.md records)."""
+    session, _ = stores
+    policy = Compaction(store=FileResultStore(tmp_path / "archive"))
+    first = ScriptedProvider([call("sized", {"n": 3000}, call_id="c1"), text("a")])
+    await Runner.run(
+        Agent("a", model=first, tools=[sized], context_policy=policy),
+        "one",
+        session=session,
+        session_id="S",
+    )
+    await Runner.run(
+        Agent("a", model=ScriptedProvider([text("b")]), context_policy=policy),
+        "two",
+        session=session,
+        session_id="S",
+    )
+    assert await session.trim_tool_results("S", keep_chars=10) == 1
+    (trimmed,) = [e.output for e in await session.load("S") if e.type == "tool_result"]
+    (ref,) = re.findall(r'recall_tool_result\("([^"]+)"\)', trimmed)
+
+    later = ScriptedProvider([batch(("recall_tool_result", {"ref": ref}, "r1")), text("c")])
+    result = await Runner.run(
+        Agent("a", model=later, context_policy=policy), "three", session=session, session_id="S"
+    )
+    (back,) = [e for e in result.entries if e.type == "tool_result"]
+    assert back.output == "s" * 3000 and not back.is_error
