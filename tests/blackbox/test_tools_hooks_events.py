@@ -16,6 +16,7 @@ from lovia import (
     Agent,
     AgentHooks,
     GuardrailTripped,
+    Handoff,
     InMemorySession,
     MaxTurnsExceeded,
     RunContext,
@@ -249,6 +250,20 @@ async def test_the_first_handoff_of_a_turn_wins_and_the_others_are_error_results
         ("system", "I am B"),
         ("user", "hi"),
     ]
+
+
+async def test_handoffs_are_offered_as_tools_named_after_the_agent_or_the_handoff() -> None:
+    model = ScriptedProvider([text("x")])
+    billing = Agent("Billing Team", model=model)
+    c = Agent("c", model=model)
+    a = Agent("a", model=model, handoffs=[billing, Handoff(c, name="custom", description="to c")])
+    await Runner.run(a, "go")
+
+    offered = {t["name"]: t for t in model.tools[0]}
+    assert {"transfer_to_billing_team", "custom"} <= set(offered)
+    assert offered["custom"]["description"] == "to c"
+    assert "reason" in offered["custom"]["parameters"]["properties"]
+    assert offered["custom"]["parameters"]["required"] == []
 
 
 # -- hooks ---------------------------------------------------------------------------------
