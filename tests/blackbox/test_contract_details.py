@@ -4,11 +4,13 @@ each was run on this project and on lovia 0.9.119 and agrees on both, or api.md 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from lovia import (
     Agent,
@@ -24,6 +26,7 @@ from lovia import (
 from lovia import events as ev
 from lovia.context import FileResultStore, InMemoryResultStore
 from lovia.testing import ScriptedProvider, batch, call, text
+from lovia.transcript import entry_to_dict
 
 
 @tool
@@ -36,6 +39,34 @@ def plain() -> str:
 def sized(n: int) -> str:
     """n characters."""
     return "s" * n
+
+
+class Point(BaseModel):
+    x: int
+
+
+@dataclasses.dataclass
+class Pair:
+    a: int
+    b: str
+
+
+@tool
+def model_value() -> Point:
+    """A model."""
+    return Point(x=1)
+
+
+@tool
+def dataclass_value() -> Pair:
+    """A dataclass."""
+    return Pair(1, "b")
+
+
+@tool
+def tuple_value() -> tuple[int, int]:
+    """A tuple."""
+    return (1, 2)
 
 
 async def test_a_cancel_with_a_reason_then_a_resume_gives_the_whole_run(stores: Any) -> None:
@@ -412,3 +443,24 @@ async def test_a_trimmed_output_comes_back_through_recall_with_a_file_store(
     )
     (back,) = [e for e in result.entries if e.type == "tool_result"]
     assert back.output == "s" * 3000 and not back.is_error
+
+
+async def test_structured_tool_values_are_stored_in_their_json_form(stores: Any) -> None:
+    """Found by this test: a tool returning a pydantic model, a dataclass or a tuple left
+    ``raw`` empty in the stored result; 0.9.119 keeps their JSON form (fields, list), as it
+    does for dicts and lists."""
+    session, cp = stores
+
+    asked = [("model_value", {}, "m"), ("dataclass_value", {}, "d"), ("tuple_value", {}, "t")]
+    agent = Agent(
+        "a",
+        model=ScriptedProvider([batch(*asked), text("ok")]),
+        tools=[model_value, dataclass_value, tuple_value],
+    )
+    result = await Runner.run(
+        agent, "go", session=session, session_id="S", checkpoint=CheckpointOptions(cp, "R")
+    )
+    want = {"m": {"x": 1}, "d": {"a": 1, "b": "b"}, "t": [1, 2]}
+    for entries in (result.entries, await session.load("S"), (await cp.load("R")).entries):
+        raws = {e.call_id: entry_to_dict(e)["raw"] for e in entries if e.type == "tool_result"}
+        assert raws == want
