@@ -26,7 +26,7 @@ from typing import Any, Union
 
 from .messages import AssistantTurn, Message, ToolCall
 from .providers._render import SMALL_VIEW, BodyCache, Marks
-from .providers.base import ToolSpec, tool_fields
+from .providers.base import ToolSpec
 from .settings import ModelSettings
 from .transcript import (
     AssistantTextEntry,
@@ -111,10 +111,9 @@ _MAX_CACHED_DELTAS = 4096
 class ScriptedProvider:
     """A ``Provider`` that plays a script; raises ``AssertionError`` when it runs dry.
 
-    Besides ``calls`` it records the tools offered (``tools``, each ``{"name", "description",
-    "parameters"}``) and the settings (``settings``) of every call. ``supports_json_schema``
-    is False, so structured output takes the prompt path: the final scripted turn is the JSON
-    text itself.
+    Besides ``calls`` it records the tool specs (``tools``) and the settings (``settings``)
+    of every call. ``supports_json_schema`` is False, so structured output takes the prompt
+    path: the final scripted turn is the JSON text itself.
     """
 
     name = "scripted"
@@ -186,7 +185,7 @@ class ScriptedProvider:
         else:
             messages = to_messages(entries)
             self._calls.append(messages)
-        self.tools.append([tool_fields(t) for t in tools] if tools else [])
+        self.tools.append(list(tools or ()))
         self.settings.append(settings)
         if self._next >= len(self.script):
             raise AssertionError("ScriptedProvider ran out of canned responses")

@@ -32,7 +32,7 @@ class _Tooling:
 
     def __init__(self, tools: list[Tool]) -> None:
         self.by_name = {t.name: t for t in tools}
-        self.specs = [t.openai_schema() for t in tools]  # the shape 0.9.119 gives providers
+        self.specs = [t.schema() for t in tools]
 
 
 class AgentKit:

@@ -42,7 +42,7 @@ from ._common import (
 )
 from ._parts import anthropic_blocks
 from ._render import BodyCache, Marks
-from .base import ToolSpec, tool_fields
+from .base import ToolSpec
 
 if TYPE_CHECKING:
     from ..settings import ModelSettings
@@ -182,7 +182,7 @@ class AnthropicProvider(SDKProvider):
                     "description": t.get("description") or "",
                     "input_schema": t.get("parameters") or {"type": "object", "properties": {}},
                 }
-                for t in map(tool_fields, tools)
+                for t in tools
             ]
         settings = with_extra_body(settings, self.extra_body, ("anthropic", "claude"))
         if settings is not None:

@@ -8,17 +8,10 @@ from typing import Any, Protocol, runtime_checkable
 from ..settings import ModelSettings
 from ..transcript import ModelDelta, TranscriptEntry
 
-__all__ = ["ModelSettings", "Provider", "ToolSpec", "supports_vision", "tool_fields"]
+__all__ = ["ModelSettings", "Provider", "ToolSpec", "supports_vision"]
 
 ToolSpec = dict[str, Any]
-"""A tool as a provider sees it: ``{"type": "function", "function": {"name", "description",
-"parameters"}}`` (JSON schema), the shape lovia 0.9.119 passes, ready for an OpenAI-style API."""
-
-
-def tool_fields(spec: ToolSpec) -> dict[str, Any]:
-    """``{"name", "description", "parameters"}`` of a tool spec in OpenAI's shape or flat."""
-    inner = spec.get("function")
-    return inner if isinstance(inner, dict) else spec
+"""A tool as a provider sees it: ``{"name", "description", "parameters"}`` (JSON schema)."""
 
 
 @runtime_checkable

@@ -41,7 +41,7 @@ from ._common import (
 from ._openai_answer import ChatAnswer
 from ._parts import openai_content, openai_result_images
 from ._render import BodyCache, Marks, Renderer
-from .base import ToolSpec, tool_fields
+from .base import ToolSpec
 
 if TYPE_CHECKING:
     from ..settings import ModelSettings
@@ -164,7 +164,7 @@ class OpenAIChatProvider(SDKProvider):
                         "parameters": t.get("parameters") or {"type": "object", "properties": {}},
                     },
                 }
-                for t in map(tool_fields, tools)
+                for t in tools
             ]
         if response_format is not None:
             req["response_format"] = response_format
