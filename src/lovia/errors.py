@@ -53,8 +53,12 @@ class LoviaError(Exception):
         return self.message
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe description, as stored in a failed run's head."""
-        return {"type": type(self).__name__, "message": self.message, "hint": self.hint}
+        """A JSON-safe description, as stored in a failed run's head: ``type`` and ``message``
+        (the two keys 0.9.119 stores), and ``hint`` when there is one."""
+        out: dict[str, Any] = {"type": type(self).__name__, "message": self.message}
+        if self.hint is not None:
+            out["hint"] = self.hint
+        return out
 
 
 class UserError(LoviaError):

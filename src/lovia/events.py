@@ -150,7 +150,7 @@ def _error_dict(err: BaseException) -> dict[str, Any]:
         out = to_dict()
         if isinstance(out, dict):
             return out
-    return {"type": type(err).__name__, "message": str(err), "hint": None}
+    return {"type": type(err).__name__, "message": str(err)}
 
 
 def _jsonable(value: Any) -> Any:

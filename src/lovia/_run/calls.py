@@ -22,7 +22,7 @@ from ..tools import Tool, result_to_text, run_tool
 from ..tracing import handoff_span, tool_call_span
 from ..transcript import ToolCallEntry, ToolResultEntry
 from .approval import OPEN, approval, counted_at_start, reused_text
-from .outcome import Outcome, Ready, as_call, batches, json_safe, rendered
+from .outcome import Outcome, Ready, as_call, batches, rendered, stored_raw
 from .turn import until_cancelled
 
 if TYPE_CHECKING:
@@ -364,7 +364,7 @@ class ToolPhase:
                     call_id=call.call_id,
                     output=outcome.output,
                     is_error=outcome.is_error,
-                    raw=outcome.raw if json_safe(outcome.raw) else None,
+                    raw=stored_raw(outcome.raw),
                     parts=outcome.parts,
                 )
             )

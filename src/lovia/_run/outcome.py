@@ -3,11 +3,15 @@ turn's calls are grouped (parallel runs together; a sequential tool or a handoff
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ..messages import ToolCall
 from ..parts import coerce_parts, project_parts
@@ -23,6 +27,7 @@ __all__ = [
     "outcome",
     "rendered",
     "storable",
+    "stored_raw",
 ]
 
 _KEEP_RAW_MAX_CHARS = 20_000
@@ -91,6 +96,22 @@ def json_safe(value: Any) -> bool:
             return False
         return True
     return False
+
+
+def stored_raw(value: Any) -> Any:
+    """``raw`` as a result entry keeps it: JSON as it is; a pydantic model, a dataclass or a
+    tuple as its JSON form (fields, list), as 0.9.119 keeps them; anything else ``None``."""
+    if json_safe(value):
+        return value
+    if isinstance(value, BaseModel | tuple) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
+        try:
+            converted = to_jsonable_python(value)
+        except (PydanticSerializationError, TypeError, ValueError):
+            return None
+        return converted if json_safe(converted) else None
+    return None
 
 
 def storable(text: str) -> str:

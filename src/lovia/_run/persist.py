@@ -232,7 +232,7 @@ class RunRecorder:
         info = (
             error.to_dict()
             if isinstance(error, LoviaError)
-            else {"type": type(error).__name__, "message": str(error), "hint": None}
+            else {"type": type(error).__name__, "message": str(error)}  # as 0.9.119 stores it
         )
         try:
             await self.save(state, status, error=info)

@@ -66,7 +66,10 @@ async def recall(ref: str, entries: Sequence[TranscriptEntry], store: ResultStor
             return archived
     found = _result_by_digest(entries, ref) or marked or latest
     if found is None:
-        return f'No tool result found for "{ref}". Use a call id or the reference in a marker.'
+        return (
+            f'No tool result found for "{ref}": not found in the result store or the transcript.'
+            " Use a call id or the reference in a marker."
+        )
     if is_trimmed(found.output):
         return (
             found.output + "\n[The rest of this output was trimmed from the session and no "

@@ -207,11 +207,18 @@ _ANTHROPIC_NAMES = ("claude",)
 def check_model(model: Any) -> None:
     """Check a model string without building its provider (no key or network needed).
 
-    Raises ``UserError`` (with a hint naming the fix) for an empty name or an unknown
-    prefix, and warns (``UserWarning``) for a bare name that looks like an Anthropic model.
+    Raises ``UserError`` (with a hint naming the fix) for an empty name or a mistyped
+    built-in prefix (an unknown one fails at the run: it may be registered later), and warns
+    (``UserWarning``) for a bare name that looks like an Anthropic model.
     Anything that is not a string is left to ``resolve_model``.
     """
     if isinstance(model, str):
+        prefix, sep, _ = model.partition(":")
+        key = prefix.strip().lower()
+        if sep and key not in _PREFIXES and not _close_prefix(key):
+            # Maybe a vendor registered after the Agent is built (0.9.119 takes such an
+            # agent): the run says so if it never is. A typo of a built-in fails here.
+            return
         _parse(model, stacklevel=5)  # the warning points at the user's Agent(...) line
 
 
@@ -248,8 +255,12 @@ def _looks_anthropic(name: str) -> bool:
     return name.strip().lower().startswith(_ANTHROPIC_NAMES)
 
 
+def _close_prefix(key: str) -> list[str]:
+    return difflib.get_close_matches(key, list(_PREFIXES), n=1, cutoff=0.6)
+
+
 def _unknown_prefix(spec: str, prefix: str, name: str) -> UserError:
-    close = difflib.get_close_matches(prefix.strip().lower(), list(_PREFIXES), n=1, cutoff=0.6)
+    close = _close_prefix(prefix.strip().lower())
     message = f"unknown model provider {prefix!r} in {spec!r}"
     if close:
         return UserError(
