@@ -25,9 +25,13 @@ HOST ?= 127.0.0.1
 web: install
 	$(BIN)/lovia web $(if $(LOVIA_MODEL),,--demo) --port $(PORT) --host $(HOST)
 
+# two test processes (a test file stays in one): most tests wait on subprocesses, servers and
+# disks, so two overlap well even on two cores; make test WORKERS=0 runs them in one process
+WORKERS ?= 2
+
 test: install
 	bash scripts/install-browser.sh || echo "make test: no Chromium; the browser tests will skip"
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
 
 lint: install
 	$(BIN)/ruff check src tests examples benchmarks
