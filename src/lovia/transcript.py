@@ -598,7 +598,8 @@ class ToolCallDelta:
 
 @dataclass(frozen=True, slots=True)
 class UsageDelta:
-    """Tokens the call used (a provider may send several; they add up)."""
+    """Tokens the call used so far: a provider may send several (running totals, as
+    lovia 0.9.119 read them); the last one is the call's usage."""
 
     usage: Usage
     type: Literal["usage_delta"] = "usage_delta"

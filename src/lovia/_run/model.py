@@ -73,7 +73,7 @@ class TurnAssembler:
         elif kind is EntryCompletedDelta:
             self.completed.append(delta.entry)
         elif kind is UsageDelta:
-            self.usage = self.usage + delta.usage
+            self.usage = delta.usage  # the call's totals so far: the last one counts
         elif kind is FinishDelta:
             self.finish_reason = delta.reason
         elif kind is ToolCallDelta:
