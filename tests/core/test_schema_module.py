@@ -123,8 +123,8 @@ def test_a_validator_is_built_once_and_refuses_what_does_not_fit() -> None:
     assert place(**check({"where": {"start": 2, "end": 3}, "zoom": "7"})) == "2-3@7"
     with pytest.raises(pydantic.ValidationError):
         check({"zoom": 2})  # where is missing
-    with pytest.raises(pydantic.ValidationError):
-        check({"where": {"start": 1, "end": 2}, "colour": "red"})  # not a parameter
+    # not a parameter: left out, as lovia 0.9.119's validator left it out
+    assert "colour" not in check({"where": {"start": 1, "end": 2}, "colour": "red"})
 
 
 def test_coerce_output_reads_parsed_json_and_json_text() -> None:

@@ -13,7 +13,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 from pydantic.fields import FieldInfo
 
 from ..errors import ToolError, UserError
@@ -79,9 +79,25 @@ def _arguments_model(
     model = create_model(
         f"{tool_name}_arguments",
         __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+        __validators__={"_known_only": typing.cast(Callable[..., Any], _KNOWN_ONLY)},
         **fields,
     )
     return model, context_param
+
+
+def _known_only(cls: type[BaseModel], data: Any) -> Any:
+    """A call's arguments without those the function does not take, as lovia 0.9.119 left
+    them out: the schema still forbids others, and a model that adds one costs no turn."""
+    if type(data) is not dict:
+        return data
+    fields = cls.model_fields
+    if all(k in fields for k in data):
+        return data
+    aliases = {f.alias for f in fields.values() if f.alias is not None}
+    return {k: v for k, v in data.items() if k in fields or k in aliases}
+
+
+_KNOWN_ONLY = model_validator(mode="before")(_known_only)
 
 
 def _hoist_optional(annotation: Any) -> Any:
