@@ -106,6 +106,7 @@ class _View:
 _TEXT_DELTAS: dict[str, TextDelta] = {}
 """One ``TextDelta`` per character seen (deltas are frozen values: sharing them is safe)."""
 _MAX_CACHED_DELTAS = 4096
+_NO_REASON = FinishDelta(None)
 
 
 class ScriptedProvider:
@@ -210,7 +211,8 @@ class ScriptedProvider:
         yield UsageDelta(
             Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
         )
-        yield FinishDelta(turn.finish_reason)
+        reason = turn.finish_reason
+        yield _NO_REASON if reason is None else FinishDelta(reason)
 
 
 def _render(
