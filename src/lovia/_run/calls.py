@@ -34,8 +34,7 @@ __all__ = ["ToolPhase", "batches"]
 
 log = logging.getLogger("lovia.run")
 
-_NOTHING_COUNTED: Counter[str] = Counter()
-"""``seen`` and ``counted`` of a phase without a budget: read, never written."""
+_NOTHING_COUNTED: Counter[str] = Counter()  # a phase's without a budget: never written
 
 
 class ToolPhase:
@@ -61,7 +60,7 @@ class ToolPhase:
         tooling = d.tooling(caller)
         handed_to: Agent | None = self.state.pending_handoff  # the turn's first handoff wins
         blocked = False
-        for group in batches(calls, tooling.by_name):
+        for group in batches(calls, tooling.by_name) if len(calls) > 1 else (calls,):
             if blocked:
                 break
             d.cancel_token.check()
@@ -380,8 +379,12 @@ class ToolPhase:
             self._answered(call.call_id)
         if d.saves:
             await d.save()
-        if not d.emitter.heard() and not any(o.is_error for _, o in results):
-            return
+        if not d.emitter.heard():
+            for _, o in results:
+                if o.is_error:  # its warning line is wanted
+                    break
+            else:
+                return
         for call, outcome in results:
             if outcome.error is not None:
                 await d.emit(ev.ToolCallFailed(outcome.error, as_call(call)))

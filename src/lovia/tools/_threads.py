@@ -73,7 +73,7 @@ class _Pool:
                 self.threads += 1
             else:
                 self.idle -= 1
-            writer = self._sockets()[1]
+            writer = (self.wake or self._sockets())[1]
         if spawn:
             threading.Thread(
                 target=self._work, name=f"lovia-tool-{self.threads}", daemon=_register is None
