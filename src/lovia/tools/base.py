@@ -147,12 +147,7 @@ async def run_tool(
     attempt = 0
     while True:
         attempt += 1
-        policies = tool.policies
-        call = (
-            _with_policies(tool.invoke, policies, dict(args), ctx)
-            if policies
-            else tool.invoke(dict(args), ctx)
-        )
+        call = _with_policies(tool.invoke, tool.policies, dict(args), ctx)
         try:
             if timeout is None:
                 return await call
