@@ -149,12 +149,14 @@ class Agent:
         handoffs: Sequence[Handoff] = self.handoffs
         policy = policy or self.context_policy
         own: list[Tool] = list(self.tools)
-        moves = [handoff_tool(h) for h in handoffs]
-        taken = {t.name for t in (*own, *moves)}
-        offered = [t for t in policy_tools(policy) if t.name not in taken]
-        if not own and not moves and not _marks_ahead(policy):
-            offered = []  # a tool-less agent's requests stay tool-less
-        tools: list[Tool] = [*own, *moves, *offered]  # the policy's last, as in 0.9.119
+        moves = [handoff_tool(h) for h in handoffs] if handoffs else []
+        extra = policy_tools(policy)
+        offered: list[Tool] = []
+        if extra and (own or moves or _marks_ahead(policy)):  # a tool-less agent stays so
+            taken = {t.name for t in (*own, *moves)}
+            offered = [t for t in extra if t.name not in taken]
+        # the policy's last, as in 0.9.119
+        tools: list[Tool] = [*own, *moves, *offered] if moves or offered else own
         seen: set[str] = set()
         for t in tools:
             if t.name in seen:

@@ -94,18 +94,16 @@ def batch(*specs: tuple[Any, ...]) -> AssistantTurn:
     return AssistantTurn(content=None, tool_calls=calls, usage=_usage())
 
 
-class _View:
+class _View(tuple):  # type: ignore[type-arg]
     """The entries of a call whose messages nobody has asked for yet."""
 
-    __slots__ = ("entries",)
-
-    def __init__(self, entries: tuple[TranscriptEntry, ...]) -> None:
-        self.entries = entries
+    __slots__ = ()
 
 
 _TEXT_DELTAS: dict[str, TextDelta] = {}
 """One ``TextDelta`` per character seen (deltas are frozen values: sharing them is safe)."""
 _MAX_CACHED_DELTAS = 4096
+_NO_REASON = FinishDelta(None)
 
 
 class ScriptedProvider:
@@ -135,7 +133,7 @@ class ScriptedProvider:
         if pending:
             for i in pending:
                 if i < len(calls) and type(calls[i]) is _View:
-                    calls[i] = to_messages(calls[i].entries)
+                    calls[i] = to_messages(calls[i])
             pending.clear()
         return calls
 
@@ -180,7 +178,7 @@ class ScriptedProvider:
         if not callable(upcoming) or isinstance(upcoming, (AssistantTurn, BaseException)):
             # only a callable reads the prompt now: else it is rendered if a test asks for it
             self._unrendered.append(len(self._calls))
-            self._calls.append(_View(tuple(entries)))
+            self._calls.append(_View(entries))
             messages: list[Message] = []
         else:
             messages = to_messages(entries)
@@ -189,7 +187,11 @@ class ScriptedProvider:
         self.settings.append(settings)
         if self._next >= len(self.script):
             raise AssertionError("ScriptedProvider ran out of canned responses")
-        turn = await self._turn(messages)
+        if isinstance(upcoming, AssistantTurn):  # a canned turn: what _turn gives, at once
+            self._next += 1
+            turn = upcoming
+        else:
+            turn = await self._turn(messages)
         reasoning = getattr(turn, "reasoning", None)
         if reasoning:
             for ch in reasoning:
@@ -210,7 +212,8 @@ class ScriptedProvider:
         yield UsageDelta(
             Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
         )
-        yield FinishDelta(turn.finish_reason)
+        reason = turn.finish_reason
+        yield _NO_REASON if reason is None else FinishDelta(reason)
 
 
 def _render(

@@ -532,6 +532,8 @@ def unique_call_ids(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
     the new id back with its result, as OpenAI and Anthropic both refuse a request whose calls
     or results repeat an id. Without a repeat the list itself comes back.
     """
+    if len(entries) < 2:  # most turns: one text or one call
+        return entries
     ids = [e.call_id for e in entries if isinstance(e, ToolCallEntry)]
     if len(set(ids)) == len(ids):
         return entries

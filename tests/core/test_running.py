@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from lovia import (
     RunCancelled,
     RunContext,
     Runner,
+    RunResult,
     ToolCallEntry,
     ToolResultEntry,
     Usage,
@@ -113,6 +115,19 @@ async def test_usage_is_summed_over_turns_and_finish_reason_is_the_last() -> Non
     assert result.finish_reason is None  # the scripted model reports no finish reason
     assert Usage(1, 2) + Usage(3, 4) == Usage(4, 6)
     assert sum([Usage(1, 2), Usage(3, 4)]) == Usage(4, 6)
+
+
+async def test_a_result_is_a_whole_frozen_run_result() -> None:
+    agent, _ = agent_with([call("echo", {"text": "a"}), text("b")], tools=[echo])
+    result = await Runner.run(agent, "x", session_id=None)
+    assert isinstance(result, RunResult)
+    names = [f.name for f in dataclasses.fields(RunResult)]
+    assert sorted(vars(result)) == sorted(names)  # every field set on the object itself
+    assert dataclasses.replace(result) == result
+    assert (result.output, result.turns, result.replayed) == ("b", 2, False)
+    assert result.session_id is None and result.last_input_tokens == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.turns = 3  # type: ignore[misc]
 
 
 async def test_result_entries_hold_the_input_and_no_system_prompt() -> None:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+from typing import Any
 
 import pytest
 
@@ -120,6 +121,50 @@ async def test_what_a_sync_tool_raises_reaches_the_model_as_an_error_result() ->
     got = {e.call_id: e for e in result.entries if isinstance(e, ToolResultEntry)}
     assert got["s"].is_error and got["k"].is_error and "missing" in got["k"].output
     assert result.output == "done"
+
+
+async def test_a_sync_tool_may_return_an_exception_object_as_its_value() -> None:
+    @tool
+    def describe() -> object:
+        return ValueError("a value, not a failure")
+
+    agent, _ = agent_with([call("describe"), text("done")], tools=[describe])
+    result = await Runner.run(agent, "x")
+    got = outputs(result.entries)
+    assert "a value, not a failure" in got["call_describe"]
+    assert not [e for e in result.entries if isinstance(e, ToolResultEntry) and e.is_error]
+
+
+async def test_a_sync_tool_past_its_timeout_is_an_error_and_the_run_goes_on() -> None:
+    release = threading.Event()
+
+    @tool(timeout=0.05)
+    def stuck() -> str:
+        release.wait(30)
+        return "late"
+
+    agent, _ = agent_with([call("stuck"), text("gave up")], tools=[stuck])
+    try:
+        result = await asyncio.wait_for(Runner.run(agent, "x"), 30)
+    finally:
+        release.set()
+    got = [e for e in result.entries if isinstance(e, ToolResultEntry)]
+    assert got[0].is_error and "timed out" in got[0].output
+    assert result.output == "gave up"
+
+
+async def test_sync_calls_awaited_together_in_a_policy_each_give_their_own_result() -> None:
+    async def twice(invoke: Any, args: dict[str, Any], ctx: Any) -> str:
+        first, second = await asyncio.gather(invoke(dict(args), ctx), invoke(dict(args), ctx))
+        return f"{first}+{second}"
+
+    @tool(policies=[twice])
+    def where() -> str:
+        return "thread" if threading.current_thread() is not threading.main_thread() else "loop"
+
+    agent, _ = agent_with([call("where"), text("done")], tools=[where])
+    result = await Runner.run(agent, "x")
+    assert outputs(result.entries) == {"call_where": "thread+thread"}
 
 
 async def test_sync_tools_that_run_whole_runs_of_their_own_do_not_starve_each_other() -> None:

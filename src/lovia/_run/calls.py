@@ -22,7 +22,7 @@ from ..tools import Tool, result_to_text, run_tool
 from ..tracing import handoff_span, tool_call_span
 from ..transcript import ToolCallEntry, ToolResultEntry
 from .approval import OPEN, approval, counted_at_start, reused_text
-from .outcome import Outcome, Ready, as_call, batches, rendered, stored_raw
+from .outcome import Outcome, Ready, as_call, batches, failed, load_arguments, rendered, stored_raw
 from .turn import until_cancelled
 
 if TYPE_CHECKING:
@@ -34,22 +34,23 @@ __all__ = ["ToolPhase", "batches"]
 
 log = logging.getLogger("lovia.run")
 
+_NOTHING_COUNTED: Counter[str] = Counter()  # a phase's without a budget: never written
+
 
 class ToolPhase:
     """Runs one turn's calls for a ``RunDriver``."""
 
     def __init__(self, driver: RunDriver, *, resumed: bool) -> None:
         self.d = driver
+        self.state: RunState = driver.state
         self.resumed = resumed
         self.parked: list[ToolCallEntry] = []
-        self.seen: Counter[str] = Counter()  # call ids preflighted in this phase
         self.earlier: set[str] = set()  # ids of this phase's calls preflighted so far
-        # what the budget counted already (nothing to count against without a budget)
-        self.counted = counted_at_start(driver.state) if driver.budget is not None else Counter()
-
-    @property
-    def state(self) -> RunState:
-        return self.d.state
+        if driver.budget is not None:
+            self.seen: Counter[str] = Counter()  # call ids preflighted in this phase
+            self.counted = counted_at_start(driver.state)  # what the budget counted already
+        else:  # nothing to count against: both stay empty (only a budget writes them)
+            self.seen = self.counted = _NOTHING_COUNTED
 
     async def run(self, calls: Sequence[ToolCallEntry]) -> Agent | None:
         """Run ``calls``; returns the agent handed off to (or ``None``). Raises
@@ -59,7 +60,7 @@ class ToolPhase:
         tooling = d.tooling(caller)
         handed_to: Agent | None = self.state.pending_handoff  # the turn's first handoff wins
         blocked = False
-        for group in batches(calls, tooling.by_name):
+        for group in batches(calls, tooling.by_name) if len(calls) > 1 else (calls,):
             if blocked:
                 break
             d.cancel_token.check()
@@ -99,8 +100,8 @@ class ToolPhase:
         stopped by the budget before it started) is not counted again on resume."""
         d = self.d
         self.earlier.add(call.call_id)
-        self.seen[call.call_id] += 1
         if d.budget is not None:
+            self.seen[call.call_id] += 1
             if self.seen[call.call_id] > self.counted[call.call_id]:
                 d.budget.record_tool_call()
                 self.counted[call.call_id] += 1
@@ -112,7 +113,7 @@ class ToolPhase:
         state = self.state
         if call_id in state.started_calls:
             state.started_calls.remove(call_id)
-        if self.counted[call_id] > 0:
+        if self.counted.get(call_id, 0) > 0:
             self.counted[call_id] -= 1
             self.seen[call_id] = max(self.seen[call_id] - 1, 0)
             self._keep_count()
@@ -142,7 +143,7 @@ class ToolPhase:
             if decided is not None:
                 return None  # its outcome is recorded
         try:
-            args = json.loads(call.arguments or "{}")
+            args = load_arguments(call.arguments or "{}")
         except json.JSONDecodeError as exc:
             if state.finish_reason == "length":
                 text = (
@@ -262,12 +263,23 @@ class ToolPhase:
     async def _call(self, r: Ready) -> Outcome:
         d = self.d
         agent = d.state.agent
-        if not d.traced:  # the no-op tracer: no span to open
-            failed, value = await self._attempt(r, agent, None)
-        else:
+        if d.traced:
             with tool_call_span(d.tracer, name=r.tool.name, call_id=r.call.call_id) as span:
-                failed, value = await self._attempt(r, agent, span)
-        return cast(Outcome, value) if failed else await rendered(r.tool, agent, value, d.ctx)
+                refused, value = await self._attempt(r, agent, span)
+            return cast(Outcome, value) if refused else await rendered(r.tool, agent, value, d.ctx)
+        try:  # the no-op tracer: no span to open (``_attempt``, inlined)
+            value = await run_tool(
+                r.tool,
+                r.args,
+                d.ctx,
+                default_retries=agent.default_tool_retries,
+                default_timeout=agent.default_tool_timeout,
+            )
+        except (RunCancelled, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            return failed(r.tool.name, exc)
+        return await rendered(r.tool, agent, value, d.ctx)
 
     async def _attempt(self, r: Ready, agent: Agent, span: Any) -> tuple[bool, Any]:
         """``(False, what the tool returned)`` or ``(True, the error's Outcome)``."""
@@ -282,11 +294,7 @@ class ToolPhase:
         except (RunCancelled, asyncio.CancelledError):
             raise
         except Exception as exc:
-            log.warning("tool %s failed: %r", r.tool.name, exc)
-            if span is not None:
-                span.record_exception(exc)
-            text = f"Tool error: {str(exc) or type(exc).__name__}"
-            return True, Outcome(text, True, raw=text, error=exc)
+            return True, failed(r.tool.name, exc, span)
         return False, value
 
     async def _one(self, r: Ready) -> None:
@@ -371,8 +379,12 @@ class ToolPhase:
             self._answered(call.call_id)
         if d.saves:
             await d.save()
-        if not d.emitter.heard() and not any(o.is_error for _, o in results):
-            return
+        if not d.emitter.heard():
+            for _, o in results:
+                if o.is_error:  # its warning line is wanted
+                    break
+            else:
+                return
         for call, outcome in results:
             if outcome.error is not None:
                 await d.emit(ev.ToolCallFailed(outcome.error, as_call(call)))

@@ -3,12 +3,13 @@ stream consumer, with one rule for "is anyone listening?"."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._run_types import Channel
 from ..events import Event, HandoffOccurred
-from .narrate import narrate, narrating
+from .narrate import LOOP_LOG, TOOL_LOG, narrate
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -94,7 +95,8 @@ class Emitter:
             self._plugins and self._plugin_hooks(state.agent)
         ):
             return True
-        return narrating()  # the dearest question last
+        # the dearest question last: narrate.narrating(), inlined (asked ten times a run)
+        return LOOP_LOG.isEnabledFor(logging.DEBUG) or TOOL_LOG.isEnabledFor(logging.INFO)
 
     @property
     def listening(self) -> bool:

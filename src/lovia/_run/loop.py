@@ -23,11 +23,9 @@ from ..approvals import ApprovalChannel, unspent_approvals
 from ..errors import (
     ApprovalPending,
     MaxTurnsExceeded,
-    OutputValidationError,
     RunCancelled,
 )
 from ..guardrails import check_guardrails
-from ..output import repair_strategy
 from ..run_context import RunContext
 from ..stores.checkpoint import CheckpointOptions, RunSnapshot
 from ..stores.run_lease import RunLease
@@ -48,11 +46,11 @@ from .agents import AgentKit
 from .calls import ToolPhase
 from .emit import Channel, Emitter
 from .options import RunOptions
-from .output import final_text, parse_output
+from .output import ask_for_repair, final_text, parse_output
 from .persist import RunRecorder
 from .plan import Plan, plan
 from .replay import refused_answer, replay, replay_from_session
-from .result import RunResult
+from .result import RunResult, run_result
 from .resume import find_agent, find_handoff_target
 from .setup import before_writes, check_arguments, render_system, setup, start_new
 from .state import RunState, new_run_id
@@ -111,10 +109,11 @@ class RunDriver:
             budget=options.budget,
             cancel_token=options.cancel_token,
             mailbox=options.mailbox,
+            usage=self.state.usage,  # (read from ``state``: given so none is built)
             state=self.state,
             tracer=options.tracer,
         )
-        self._repairs = 0  # output repairs asked for so far
+        self.repairs = 0  # output repairs asked for so far
         self._started = False
         self.history_read: tuple[list[Any], int | None] | None = None  # setup's one read
         kit = self.kit = AgentKit(agent, options, self.ctx)
@@ -265,11 +264,14 @@ class RunDriver:
             )
         if snapshot is None:
             await start_new(self)
-        return await self._loop(resumed=snapshot is not None, refused=refused_answer(snapshot))
+            return await self._loop(resumed=False)
+        return await self._loop(resumed=True, refused=refused_answer(snapshot))
 
     # -- turns ------------------------------------------------------------------------------
 
-    async def _loop(self, *, resumed: bool, refused: bool = False) -> RunResult:
+    async def _loop(  # noqa: C901 - a turn's steps in order, the cheap checks inlined
+        self, *, resumed: bool, refused: bool = False
+    ) -> RunResult:
         """The turns until a final answer. ``refused``: the stored run ended on an answer its
         output guardrails or output type refused; it is not judged again, the model answers
         again after it (as a resume of any failed run continues it)."""
@@ -288,55 +290,36 @@ class RunDriver:
             and not refused
         ):
             return await self._finish()  # the final answer was saved before a crash
+        emitter, mailbox = self.emitter, self.o.mailbox
         while True:
             self._check_limits()
             state.turn += 1
             state.turn_agent = state.agent
-            if self.emitter.heard():
+            if emitter.heard():
                 await self.emit(ev.TurnStarted(state.agent, state.turn))
-            await self._drain_mailbox()
+            if mailbox:  # messages queued for the run
+                await self._drain_mailbox()
             try:
                 message = await model_turn(self)
             except BaseException:
                 state.turn -= 1  # a model call that produced nothing is not a turn
                 raise
             state.entries.extend(message)
-            await self.save()
-            if self.emitter.heard():
+            if self.saves:
+                await self.recorder.save(state)
+            if emitter.heard():
                 await self.emit(ev.MessageCompleted(message))
             if self.budget is not None:
                 self.budget.check(state.usage)
             calls = [e for e in message if isinstance(e, ToolCallEntry)]
             if not calls:
-                if self.emitter.heard():
+                if emitter.heard():
                     await self.emit(ev.TurnEnded(state.agent, state.turn))
                 answer = final_text(message)
-                if await self._ask_for_repair(answer):
+                if self.output_type(state.agent) is not str and await ask_for_repair(self, answer):
                     continue
                 return await self._finish(answer)
             await self._tools(calls, resumed=False)
-
-    async def _ask_for_repair(self, answer: str) -> bool:
-        """A final answer that does not fit ``output_type``: when the agent's ``output_repair``
-        gives a prompt for it, add that as a user message (the next turn answers it)."""
-        agent = self.state.agent
-        output_type = self.output_type(agent)
-        if output_type is str:
-            return False
-        try:
-            parse_output(agent, output_type, answer)
-            return False
-        except OutputValidationError as exc:
-            strategy = repair_strategy(agent.output_repair)
-            if strategy is None:
-                return False  # _finish raises it
-            self._repairs += 1
-            prompt = strategy.build_prompt(exc, self._repairs)
-        if prompt is None:
-            return False
-        self.state.entries.append(InputEntry(role="user", content=prompt))
-        await self.save()
-        return True
 
     async def _tools(self, calls: list[ToolCallEntry], *, resumed: bool) -> None:
         state = self.state
@@ -397,13 +380,18 @@ class RunDriver:
         agent = state.agent
         if text is None:
             text = final_text(state.entries)
-        output, stored = parse_output(agent, self.output_type(agent), text)
-        guards = [*agent.output_guardrails, *self.kit.plugin_guards(agent, "output")]
-        if guards:
-            await check_guardrails(guards, output, self.ctx, "output")
+        output_type = self.output_type(agent)
+        if output_type is str:
+            output = stored = text
+        else:
+            output, stored = parse_output(agent, output_type, text)
+        if agent.output_guardrails or self.kit.plugin_order:
+            guards = [*agent.output_guardrails, *self.kit.plugin_guards(agent, "output")]
+            if guards:
+                await check_guardrails(guards, output, self.ctx, "output")
         if self.recorder.checkpointer is not None or self.recorder.session is not None:
             await self.recorder.complete(state, stored)
-        result = RunResult(
+        result = run_result(
             output=output,
             entries=list(state.entries),
             usage=state.usage,

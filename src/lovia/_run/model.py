@@ -6,9 +6,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from types import AsyncGeneratorType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic_core import PydanticSerializationError
 
@@ -46,8 +45,7 @@ log = logging.getLogger("lovia.model")
 Emit = Callable[[ev.Event], Awaitable[None]]
 
 
-@dataclass(frozen=True, slots=True)
-class ModelTurn:
+class ModelTurn(NamedTuple):
     entries: list[TranscriptEntry]
     usage: Usage
     finish_reason: str | None
@@ -63,7 +61,7 @@ class TurnAssembler:
         self.reasoning: list[str] = []
         self.calls: dict[int, list[str]] = {}
         self.completed: list[TranscriptEntry] = []
-        self.usage = Usage()
+        self.usage = _NO_USAGE  # replaced (never changed in place) when usage arrives
         self.finish_reason: str | None = None
 
     def add(self, delta: Any) -> None:
@@ -95,6 +93,8 @@ class TurnAssembler:
         """Whole entries of a kind win over that kind's fragments; a kind the provider sent
         only as fragments (text after a whole reasoning entry, say) is joined from them."""
         done = self.completed
+        if not done and not self.reasoning:  # the common turn: text and calls as fragments
+            return self._joined()
         kinds = {type(e) for e in done}
         joined: list[TranscriptEntry] = []
         if self.reasoning and ReasoningEntry not in kinds:
@@ -118,6 +118,26 @@ class TurnAssembler:
         order = (ReasoningEntry, AssistantTextEntry, ToolCallEntry)
         return sorted([*done, *joined], key=lambda e: order.index(type(e)))
 
+    def _joined(self) -> list[TranscriptEntry]:
+        """``entries()`` of a turn with no whole entries and no reasoning."""
+        out: list[TranscriptEntry] = []
+        if self.text:
+            out.append(AssistantTextEntry(content="".join(self.text)))
+        calls = self.calls
+        for index in sorted(calls) if len(calls) > 1 else calls:
+            call_id, name, arguments = calls[index]
+            if not name:
+                raise ProviderError(f"the model sent a tool call (index {index}) with no name")
+            out.append(
+                ToolCallEntry(call_id=call_id or f"call_{index}", name=name, arguments=arguments)
+            )
+        return out
+
+
+_NO_USAGE = Usage()
+"""The usage of a turn whose provider reported none (shared: nothing changes a ``Usage`` in
+place here)."""
+
 
 async def stream_turn(
     provider: Provider,
@@ -137,15 +157,18 @@ async def stream_turn(
     streamed also emits ``OutputDiscarded`` (with ``restart_on_partial``) or ends the run.
     """
     attempt = 1
-    response_format = _response_format(output_type, provider)
+    response_format = _response_format(output_type, provider) if output_type is not str else None
     while True:
         emitted = [False]
-        started = model_started(agent, provider)
+        started = time.monotonic()
+        if _LOOP_LOG.isEnabledFor(logging.INFO):
+            model_started(agent, provider)
         try:
             turn = await _once(
                 provider, view, tools, agent, response_format, emit if deltas else None, emitted
             )
-            model_done(turn.usage, turn.finish_reason, turn.entries, started)
+            if _LOOP_LOG.isEnabledFor(logging.INFO):
+                model_done(turn.usage, turn.finish_reason, turn.entries, started)
             return turn
         except ContextOverflowError:
             raise
@@ -217,9 +240,10 @@ async def _once(
 def _storable(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
     """``entries`` with lone surrogates escaped (a model may send ``\\ud83d`` alone in its
     JSON): UTF-8 JSON cannot hold them, so the turn's save would fail with a foreign error."""
-    if all(_utf8_safe(e) for e in entries):
-        return entries
-    return [entry_from_dict(_escape_surrogates(entry_to_dict(e))) for e in entries]
+    for e in entries:
+        if not _utf8_safe(e):
+            return [entry_from_dict(_escape_surrogates(entry_to_dict(e))) for e in entries]
+    return entries
 
 
 def _utf8_safe(entry: TranscriptEntry) -> bool:

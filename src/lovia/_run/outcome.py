@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,9 @@ __all__ = [
     "Ready",
     "as_call",
     "batches",
+    "failed",
     "json_safe",
+    "load_arguments",
     "outcome",
     "rendered",
     "storable",
@@ -31,6 +34,8 @@ __all__ = [
 ]
 
 _KEEP_RAW_MAX_CHARS = 20_000
+
+log = logging.getLogger("lovia.run")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,21 @@ def batches(calls: Sequence[ToolCallEntry], tools: dict[str, Tool]) -> list[list
     if current:
         groups.append(current)
     return groups
+
+
+_SCAN: Any = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # its own scanner
+
+
+def load_arguments(text: str) -> Any:
+    """``json.loads(text)``: the common call's arguments (a JSON document with no whitespace
+    around it) are scanned at once; anything else, errors included, goes to ``json.loads``."""
+    try:
+        value, end = _SCAN(text, 0)
+    except (StopIteration, ValueError):
+        return json.loads(text)
+    if end != len(text):
+        return json.loads(text)
+    return value
 
 
 def json_safe(value: Any) -> bool:
@@ -126,6 +146,15 @@ def storable(text: str) -> str:
     return text
 
 
+def failed(tool_name: str, exc: Exception, span: Any = None) -> Outcome:
+    """The error result of a call whose tool raised ``exc`` (logged, and on its span)."""
+    log.warning("tool %s failed: %r", tool_name, exc)
+    if span is not None:
+        span.record_exception(exc)
+    text = f"Tool error: {str(exc) or type(exc).__name__}"
+    return Outcome(text, True, raw=text, error=exc)
+
+
 def outcome(output: str, is_error: bool = False) -> Outcome:
     """An ``on_resume`` callable may return this to record a result without running the tool."""
     return Outcome(output, is_error, raw=output)
@@ -134,11 +163,13 @@ def outcome(output: str, is_error: bool = False) -> Outcome:
 async def rendered(tool: Tool, agent: Any, value: Any, ctx: Any) -> Outcome:
     """The ``Outcome`` of a call that returned ``value``: parts projected, or the renderer's
     text (the tool's, else the agent's), cut to the output limit."""
+    renderer: Any = tool.result_renderer or agent.tool_result_renderer
     parts = coerce_parts(value) if not isinstance(value, str) else None
     if parts is not None:
         text, raw = project_parts(parts), None
+    elif renderer is None and type(value) is str:  # the common result: its text as it is
+        text = raw = value
     else:
-        renderer: Any = tool.result_renderer or agent.tool_result_renderer
         try:
             text = renderer(value, ctx) if renderer is not None else result_to_text(value)
             if type(text) is not str and inspect.isawaitable(text):

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from ..agent import Agent
 from ..errors import OutputValidationError
-from ..output import json_candidates
+from ..output import json_candidates, repair_strategy
 from ..transcript import (
     AssistantTextEntry,
     InputEntry,
@@ -19,7 +19,7 @@ from ..transcript import (
     TranscriptEntry,
 )
 
-__all__ = ["final_text", "parse_output", "revive_output"]
+__all__ = ["ask_for_repair", "final_text", "parse_output", "revive_output"]
 
 
 def final_text(entries: list[TranscriptEntry]) -> str:
@@ -32,6 +32,9 @@ def final_text(entries: list[TranscriptEntry]) -> str:
             break
     return "".join(reversed(parts))
 
+
+if TYPE_CHECKING:
+    from .loop import RunDriver
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
 
@@ -81,4 +84,27 @@ def _is_json(text: str) -> bool:
         json.loads(text)
     except ValueError:
         return False
+    return True
+
+
+async def ask_for_repair(d: RunDriver, answer: str) -> bool:
+    """A final answer that does not fit ``output_type``: when the agent's ``output_repair``
+    gives a prompt for it, add that as a user message (the next turn answers it)."""
+    agent = d.state.agent
+    output_type = d.output_type(agent)
+    if output_type is str:
+        return False
+    try:
+        parse_output(agent, output_type, answer)
+        return False
+    except OutputValidationError as exc:
+        strategy = repair_strategy(agent.output_repair)
+        if strategy is None:
+            return False  # _finish raises it
+        d.repairs += 1
+        prompt = strategy.build_prompt(exc, d.repairs)
+    if prompt is None:
+        return False
+    d.state.entries.append(InputEntry(role="user", content=prompt))
+    await d.save()
     return True

@@ -122,15 +122,17 @@ async def before_writes(d: RunDriver, action: str, stored: RunSnapshot | None) -
 
 def _read_input(given: object) -> list[TranscriptEntry]:
     new_input = to_entries(given)
-    if any(isinstance(e, ToolCallEntry) for e in new_input):
-        _refuse_unanswered_calls(new_input)
+    if type(given) is not str and any(isinstance(e, ToolCallEntry) for e in new_input):
+        _refuse_unanswered_calls(new_input)  # (a string is one user message: no calls)
     return new_input
 
 
 async def start_new(d: RunDriver) -> None:
     state = d.state
     new_input = d.new_input if d.new_input is not None else _read_input(d.input)
-    guards = [*d.entry_agent.input_guardrails, *d.kit.plugin_guards(d.entry_agent, "input")]
+    guards = d.entry_agent.input_guardrails
+    if d.kit.plugin_order:
+        guards = [*guards, *d.kit.plugin_guards(d.entry_agent, "input")]
     if guards:
         # the whole transcript the first model call will see: system, history, new input
         seen = [*state.system_entries, *state.history, *state.entries, *new_input]
@@ -169,7 +171,7 @@ async def render_system(d: RunDriver) -> None:
     output_type = d.output_type(agent)
     if output_type is not str and not getattr(d.provider(agent), "supports_json_schema", False):
         texts.append(output_instructions(output_type))  # no native JSON-schema output
-    text = "\n\n".join(t for t in texts if t)
+    text = texts[0] if len(texts) == 1 else "\n\n".join(t for t in texts if t)
     d.state.system_entries = [_system_entry(text)] if text else []
 
 

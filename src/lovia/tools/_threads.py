@@ -12,6 +12,11 @@ GIL while the kernel wakes a thread, so the woken thread can run at once. (A loc
 ``queue.SimpleQueue`` wakes it with the GIL held: the thread wakes only to wait for the GIL,
 and has to be woken a second time when the loop lets go of it.)
 
+What ``in_thread`` returns is a ``ThreadCall``: awaited, cancelled and completed as an
+``asyncio.Future`` is, but the task awaiting it is woken at once, in the loop callback that
+brings the result, where a future's done callbacks wait for the loop's next turn (a select
+and one more callback per call).
+
 As with each loop's default executor, one event loop runs at most ``MAX_THREADS`` calls at a
 time (the rest wait their turn) and other loops are not held up by it: a sync tool that runs
 a whole run of its own (``Runner.run_sync``) gets threads for that run's tools. Threads are
@@ -28,15 +33,15 @@ import os
 import socket
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
-__all__ = ["in_thread"]
+__all__ = ["ThreadCall", "in_thread"]
 
 MAX_THREADS = min(32, (os.cpu_count() or 1) + 4)  # per loop, as asyncio's default executor
 IDLE_SECONDS = 60.0
 
-_Item = tuple[Callable[..., Any], dict[str, Any], contextvars.Context, Any, "asyncio.Future[Any]"]
+_Item = tuple[Callable[..., Any], dict[str, Any], contextvars.Context, Any, "ThreadCall"]
 
 
 class _Pool:
@@ -73,7 +78,7 @@ class _Pool:
                 self.threads += 1
             else:
                 self.idle -= 1
-            writer = self._sockets()[1]
+            writer = (self.wake or self._sockets())[1]
         if spawn:
             threading.Thread(
                 target=self._work, name=f"lovia-tool-{self.threads}", daemon=_register is None
@@ -110,7 +115,7 @@ class _Pool:
                     self.idle += 1
             if ran:
                 try:
-                    loop.call_soon_threadsafe(_deliver, future, ok, value)
+                    loop.call_soon_threadsafe(future.deliver, ok, value)
                 except RuntimeError:  # the loop is closed: no one waits for it
                     pass
             del fn, kwargs, context, loop, future, value
@@ -151,16 +156,113 @@ class _Pool:
                 writer.send(b"\0")
 
 
-def _deliver(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
-    if future.done():  # the awaiting task was cancelled meanwhile
-        return
-    if ok:
-        future.set_result(value)
-        return
-    try:
-        future.set_exception(value)
-    except TypeError:  # StopIteration cannot travel through a future
-        future.set_exception(RuntimeError(f"the tool raised {value!r}"))
+_PENDING, _DONE, _CANCELLED = 0, 1, 2
+
+
+class ThreadCall:
+    """One call on a worker thread, awaited as an ``asyncio.Future`` (it speaks the future
+    protocol tasks use: ``_asyncio_future_blocking``, ``get_loop``, ``add_done_callback``,
+    ``cancel``, ``result``). ``deliver`` runs the done callbacks (the awaiting task's wake-up)
+    at once instead of scheduling them for the loop's next turn."""
+
+    __slots__ = ("_asyncio_future_blocking", "_callbacks", "_loop", "_state", "_value")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._asyncio_future_blocking = False
+        self._state = _PENDING
+        self._value: Any = None  # the result, the exception, or the cancel message
+        self._callbacks: list[tuple[Callable[[Any], Any], contextvars.Context | None]] = []
+
+    def get_loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
+
+    def done(self) -> bool:
+        return self._state != _PENDING
+
+    def cancelled(self) -> bool:
+        return self._state == _CANCELLED
+
+    def result(self) -> Any:
+        state, value = self._state, self._value
+        if state == _CANCELLED:
+            raise asyncio.CancelledError() if value is None else asyncio.CancelledError(value)
+        if state == _PENDING:
+            raise asyncio.InvalidStateError("Result is not ready.")
+        if isinstance(value, _Raised):
+            raise value.error
+        return value
+
+    def exception(self) -> BaseException | None:
+        if self._state != _DONE:
+            self.result()  # raises: cancelled or not ready
+        return self._value.error if isinstance(self._value, _Raised) else None
+
+    def add_done_callback(
+        self, fn: Callable[[Any], Any], *, context: contextvars.Context | None = None
+    ) -> None:
+        if self._state != _PENDING:
+            self._loop.call_soon(fn, self, context=context)
+        else:
+            self._callbacks.append((fn, context))
+
+    def remove_done_callback(self, fn: Callable[[Any], Any]) -> int:
+        kept = [(f, c) for f, c in self._callbacks if f != fn]
+        removed = len(self._callbacks) - len(kept)
+        self._callbacks = kept
+        return removed
+
+    def cancel(self, msg: Any = None) -> bool:
+        if self._state != _PENDING:
+            return False
+        self._state, self._value = _CANCELLED, msg
+        callbacks, self._callbacks = self._callbacks, []
+        for fn, context in callbacks:  # scheduled, as a future's are
+            self._loop.call_soon(fn, self, context=context)
+        return True
+
+    def deliver(self, ok: bool, value: Any) -> None:
+        """On the loop: the worker's outcome; the callbacks run now. Ignored once the call
+        was cancelled (the awaiting task gave up on it)."""
+        if self._state != _PENDING:
+            return
+        if not ok:  # StopIteration cannot be raised into a coroutine as it is
+            if isinstance(value, StopIteration):
+                value = RuntimeError(f"the tool raised {value!r}")
+            value = _Raised(value)
+        self._state, self._value = _DONE, value
+        callbacks, self._callbacks = self._callbacks, []
+        for fn, context in callbacks:
+            try:
+                if context is None:
+                    fn(self)
+                else:
+                    context.run(fn, self)
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException as exc:  # as the loop reports a failed callback
+                self._loop.call_exception_handler(
+                    {"message": f"Exception in callback {fn!r}", "exception": exc, "future": self}
+                )
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        if self._state == _PENDING:
+            self._asyncio_future_blocking = True
+            yield self  # the task waits until a done callback wakes it
+        if self._state == _PENDING:
+            raise RuntimeError("await wasn't used with future")
+        return self.result()
+
+    __iter__ = __await__
+
+
+class _Raised:
+    """What the tool raised (kept apart from a result that is an exception object)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 _pool = _Pool()
@@ -184,9 +286,9 @@ if _register is not None:
 atexit.register(lambda: _pool.close())  # after the threads were joined
 
 
-def in_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+def in_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> ThreadCall:
     """``fn(**kwargs)`` on a worker thread, in a copy of the current context; await it."""
     loop = asyncio.get_running_loop()
-    future = loop.create_future()
-    _pool.submit((fn, kwargs, contextvars.copy_context(), loop, future))
-    return future
+    call = ThreadCall(loop)
+    _pool.submit((fn, kwargs, contextvars.copy_context(), loop, call))
+    return call

@@ -361,18 +361,17 @@ def _invoker(
     fn: Callable[..., Any], tool_name: str, args_model: type[BaseModel], context_param: str | None
 ) -> ToolInvoker:
     is_async = inspect.iscoroutinefunction(fn)
-    names = tuple(args_model.model_fields)
 
     async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> Any:
         try:
-            parsed = args_model.model_validate(args)
+            parsed = args_model.__pydantic_validator__.validate_python(args)  # model_validate
         except ValidationError as exc:
             raise InvalidToolArguments(
                 f"Invalid arguments for tool {tool_name!r}: {_describe(exc)}",
                 hint="call the tool again with arguments that match its schema",
                 tool_name=tool_name,
             ) from exc
-        kwargs = {n: getattr(parsed, n) for n in names}
+        kwargs = dict(parsed.__dict__)  # the fields by name (extra="forbid": nothing else)
         if context_param is not None:
             kwargs[context_param] = ctx
         if is_async:
