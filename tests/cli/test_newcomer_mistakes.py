@@ -39,6 +39,19 @@ def lovia(*args: str, cwd: Path, stdin: str = "", **extra: str) -> subprocess.Co
     )
 
 
+def started(cwd: Path, *args: str, **extra: str) -> subprocess.Popen[str]:
+    """``lovia *args`` running in ``cwd``, its three streams piped (text)."""
+    return subprocess.Popen(
+        [LOVIA, *args],
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(cwd, **extra),
+    )
+
+
 def test_a_mistyped_option_is_refused_by_its_command_naming_the_likely_one(
     tmp_path: Path,
 ) -> None:
@@ -85,15 +98,7 @@ def test_store_commands_read_the_database_lovia_web_was_given_in_lovia_db(
 
 
 def test_ctrl_c_at_the_chat_prompt_ends_the_chat(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [LOVIA, "chat", "--demo", "--db", str(tmp_path / "c.db"), "--session", "s1"],
-        cwd=tmp_path,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(tmp_path),
-    )
+    proc = started(tmp_path, "chat", "--demo", "--db", str(tmp_path / "c.db"), "--session", "s1")
     assert proc.stdout is not None
     assert proc.stdout.readline().startswith("lovia chat: agent demo, session s1")
     proc.send_signal(signal.SIGINT)  # nothing is running: the prompt is waiting
@@ -107,14 +112,7 @@ def test_ctrl_c_at_the_chat_prompt_ends_the_chat(tmp_path: Path) -> None:
 def test_ctrl_c_right_after_the_banner_stops_lovia_web(tmp_path: Path, pause: float) -> None:
     """The banner comes out while the server is still loading: a Ctrl-C then must stop it
     (a KeyboardInterrupt raised inside an import can be swallowed, and the server ran on)."""
-    proc = subprocess.Popen(
-        [LOVIA, "web", "--demo", "--port", "0", "--db", str(tmp_path / "w.db")],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(tmp_path),
-    )
+    proc = started(tmp_path, "web", "--demo", "--port", "0", "--db", str(tmp_path / "w.db"))
     assert proc.stdout is not None
     assert proc.stdout.readline().startswith("lovia web: open http://127.0.0.1:")
     time.sleep(pause)
@@ -124,14 +122,8 @@ def test_ctrl_c_right_after_the_banner_stops_lovia_web(tmp_path: Path, pause: fl
 
 
 def test_lovia_web_says_at_start_that_its_model_cannot_answer(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [LOVIA, "web", "--port", "0", "--db", str(tmp_path / "w.db")],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(tmp_path, LOVIA_MODEL="openai:gpt-4.1"),
-    )
+    db = str(tmp_path / "w.db")
+    proc = started(tmp_path, "web", "--port", "0", "--db", db, LOVIA_MODEL="openai:gpt-4.1")
     try:
         assert proc.stdout is not None
         lines = [proc.stdout.readline() for _ in range(5)]

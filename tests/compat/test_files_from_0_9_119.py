@@ -50,19 +50,22 @@ def _differences(want: dict[str, object], have: dict[str, object]) -> list[str]:
     ]
 
 
-def test_frozen_0_9_119_files_read_replay_and_resume_here(tmp_path: Path) -> None:
+def read_frozen(tmp_path: Path, files: tuple[str, ...], reader: str, recorded: str) -> None:
+    """``reader`` run here on copies of frozen ``files`` 0.9.119 wrote prints what it printed
+    under 0.9.119 (``recorded``)."""
     work = tmp_path / "files"
     work.mkdir()
-    for name in ("chat.db", "runs.db"):
+    for name in files:
         shutil.copyfile(FROZEN / name, work / name)
-    got = _run(sys.executable, "read_files.py", work, ours=True)
+    got = _run(sys.executable, reader, work, ours=True)
     assert got.returncode == 0, f"reading 0.9.119's files failed here:\n{got.stderr[-4000:]}"
-    want = json.loads((FROZEN / "read_on_0.9.119.json").read_text())
-    diff = _differences(want, json.loads(got.stdout))
+    diff = _differences(json.loads((FROZEN / recorded).read_text()), json.loads(got.stdout))
     assert not diff, "\n".join(diff)
 
 
-def test_files_written_by_0_9_119_read_replay_and_resume_here(tmp_path: Path) -> None:
+def written_then_read_on_both(tmp_path: Path, writer: str, reader: str) -> None:
+    """``writer`` run by 0.9.119 in a fresh folder; ``reader`` on one copy under 0.9.119 and
+    on another here prints the same (skipped without a 0.9.119 venv)."""
     python = reference_python()
     if python is None:
         pytest.skip(
@@ -71,15 +74,22 @@ def test_files_written_by_0_9_119_read_replay_and_resume_here(tmp_path: Path) ->
         )
     written = tmp_path / "written"
     written.mkdir()
-    proc = _run(python, "write_files.py", written, ours=False)
+    proc = _run(python, writer, written, ours=False)
     assert proc.returncode == 0, proc.stderr
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
     shutil.copytree(written, theirs)
     shutil.copytree(written, ours)
-
-    expected = _run(python, "read_files.py", theirs, ours=False)
+    expected = _run(python, reader, theirs, ours=False)
     assert expected.returncode == 0, expected.stderr
-    got = _run(sys.executable, "read_files.py", ours, ours=True)
+    got = _run(sys.executable, reader, ours, ours=True)
     assert got.returncode == 0, f"reading 0.9.119's files failed here:\n{got.stderr[-4000:]}"
     diff = _differences(json.loads(expected.stdout), json.loads(got.stdout))
     assert not diff, "\n".join(diff)
+
+
+def test_frozen_0_9_119_files_read_replay_and_resume_here(tmp_path: Path) -> None:
+    read_frozen(tmp_path, ("chat.db", "runs.db"), "read_files.py", "read_on_0.9.119.json")
+
+
+def test_files_written_by_0_9_119_read_replay_and_resume_here(tmp_path: Path) -> None:
+    written_then_read_on_both(tmp_path, "write_files.py", "read_files.py")

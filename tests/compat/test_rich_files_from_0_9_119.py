@@ -20,10 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from .harness import ROOT, reference_python
-from .test_files_from_0_9_119 import FROZEN, _differences, _run
+from .harness import ROOT
+from .test_files_from_0_9_119 import FROZEN, read_frozen, written_then_read_on_both
 
 LOVIA = str(Path(sys.executable).with_name("lovia"))
 SESSIONS = ["s-img", "s-tools", "s-struct", "s-rewind", "s-ap", "s-weird", "s-hand"]
@@ -40,34 +38,11 @@ def _copy_frozen(tmp_path: Path) -> Path:
 def test_the_frozen_rich_file_reads_continues_replays_and_resumes_as_on_0_9_119(
     tmp_path: Path,
 ) -> None:
-    work = _copy_frozen(tmp_path)
-    got = _run(sys.executable, "read_rich_files.py", work, ours=True)
-    assert got.returncode == 0, f"going on with 0.9.119's file failed here:\n{got.stderr[-4000:]}"
-    want = json.loads((FROZEN / "read_rich_on_0.9.119.json").read_text())
-    diff = _differences(want, json.loads(got.stdout))
-    assert not diff, "\n".join(diff)
+    read_frozen(tmp_path, ("rich.db",), "read_rich_files.py", "read_rich_on_0.9.119.json")
 
 
 def test_a_rich_file_0_9_119_writes_now_goes_on_here_as_there(tmp_path: Path) -> None:
-    python = reference_python()
-    if python is None:
-        pytest.skip(
-            "no lovia 0.9.119 venv to write the file:"
-            " run scripts/reference-venv.sh (or set LOVIA_REFERENCE_PYTHON)"
-        )
-    written = tmp_path / "written"
-    written.mkdir()
-    proc = _run(python, "write_rich_files.py", written, ours=False)
-    assert proc.returncode == 0, proc.stderr
-    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
-    shutil.copytree(written, theirs)
-    shutil.copytree(written, ours)
-    expected = _run(python, "read_rich_files.py", theirs, ours=False)
-    assert expected.returncode == 0, expected.stderr
-    got = _run(sys.executable, "read_rich_files.py", ours, ours=True)
-    assert got.returncode == 0, f"going on with 0.9.119's file failed here:\n{got.stderr[-4000:]}"
-    diff = _differences(json.loads(expected.stdout), json.loads(got.stdout))
-    assert not diff, "\n".join(diff)
+    written_then_read_on_both(tmp_path, "write_rich_files.py", "read_rich_files.py")
 
 
 def _fingerprint(folder: Path) -> dict[str, str]:

@@ -4,7 +4,7 @@ import asyncio
 import json
 import re
 
-from pydantic import BaseModel
+from rich_tools import City, add, big, boom, rm
 
 from lovia import (
     Agent,
@@ -13,38 +13,8 @@ from lovia import (
     Runner,
     SQLiteCheckpointer,
     SQLiteSession,
-    tool,
 )
 from lovia.testing import ScriptedProvider, call, text
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add."""
-    return a + b
-
-
-@tool
-def boom(x: str) -> str:
-    """Fails."""
-    raise ValueError("kaputt ü")
-
-
-@tool
-def big(n: int) -> str:
-    """Big output."""
-    return "héllo wörld 🌍 " * n
-
-
-@tool(needs_approval=True)
-def rm(path: str) -> str:
-    """Remove."""
-    return "removed " + path
-
-
-class City(BaseModel):
-    name: str
-    pop: float
 
 
 def part(p):

@@ -9,7 +9,7 @@ are not a JSON object, a handoff to an agent that calls another agent as a tool.
 import asyncio
 import base64
 
-from pydantic import BaseModel
+from rich_tools import City, add, big, boom, rm
 
 from lovia import (
     Agent,
@@ -22,7 +22,6 @@ from lovia import (
     TextPart,
     events,
     system,
-    tool,
     user,
 )
 from lovia.testing import ScriptedProvider, batch, call, text
@@ -30,35 +29,6 @@ from lovia.testing import ScriptedProvider, batch, call, text
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add."""
-    return a + b
-
-
-@tool
-def boom(x: str) -> str:
-    """Fails."""
-    raise ValueError("kaputt ü")
-
-
-@tool
-def big(n: int) -> str:
-    """Big output."""
-    return "héllo wörld 🌍 " * n
-
-
-@tool(needs_approval=True)
-def rm(path: str) -> str:
-    """Remove."""
-    return "removed " + path
-
-
-class City(BaseModel):
-    name: str
-    pop: float
 
 
 async def main():
