@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -98,6 +99,44 @@ def _gate_agent() -> tuple[Agent, asyncio.Event]:
     return Agent("gate", model=model, tools=[fast, slow]), started
 
 
+async def _until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    """Poll ``check`` until it holds; fail after 60 s (a loaded machine is slow, never that
+    slow)."""
+    deadline = asyncio.get_running_loop().time() + 60
+    while not await check():
+        assert asyncio.get_running_loop().time() < deadline, f"waited 60 s for {what}"
+        await asyncio.sleep(0.01)
+
+
+async def _fast_result_saved(client: Any, cp: InMemoryCheckpointer, chat: str) -> str:
+    """Wait until the gate agent's ``fast`` call has its result in the run's checkpoint (it
+    runs on a worker thread, which a busy machine may start late), and return the run id."""
+    run_id = (await client.get(f"/api/chats/{chat}")).json()["live"]["run_id"]
+
+    async def saved() -> bool:
+        snap = await cp.load(run_id)
+        return snap is not None and any(isinstance(e, ToolResultEntry) for e in snap.entries)
+
+    await _until(saved, "the fast call's result to be saved")
+    return str(run_id)
+
+
+def _answers_begun(app: Any) -> tuple[Any, list[str]]:
+    """``app`` wrapped to note the path of each request whose answer has begun: an SSE
+    follow begins answering once it found the live run, before its first event."""
+    begun: list[str] = []
+
+    async def noted(scope: Any, receive: Any, send: Any) -> None:
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                begun.append(scope["path"])
+            await send(message)
+
+        await app(scope, receive, sending)
+
+    return noted, begun
+
+
 async def test_stop_mid_tool_saves_the_partial_run_without_dangling_calls(
     client_for: Any,
 ) -> None:
@@ -108,11 +147,12 @@ async def test_stop_mid_tool_saves_the_partial_run_without_dangling_calls(
     client = client_for(create_app(agent, session=session, checkpointer=cp))
     sending = asyncio.ensure_future(client.post("/api/chats/c/messages", json={"content": "go"}))
     await started.wait()
+    run_id = await _fast_result_saved(client, cp, "c")  # one call answered, one running
     busy = await client.post("/api/chats/c/regenerate")
     assert busy.status_code == 409  # one live run per chat (a message would join it)
     stop = await client.post("/api/chats/c/stop")
     assert stop.status_code == 200
-    run_id = stop.json()["stopped"]
+    assert stop.json()["stopped"] == run_id
     events = events_of(await sending)
     assert events[-1]["type"] == "run_failed" and events[-1]["stopped"] is True
     assert events[-1]["error"]["type"] == "RunCancelled"
@@ -220,7 +260,8 @@ async def test_a_reconnecting_client_gets_the_missed_events_then_the_rest(
     client_for: Any,
 ) -> None:
     agent, started = _gate_agent()
-    client = client_for(create_app(agent))
+    app, begun = _answers_begun(create_app(agent))
+    client = client_for(app)
     sending = asyncio.ensure_future(client.post("/api/chats/f/messages", json={"content": "go"}))
     await started.wait()
     live = (await client.get("/api/chats/f")).json()["live"]
@@ -229,7 +270,11 @@ async def test_a_reconnecting_client_gets_the_missed_events_then_the_rest(
     resumed = asyncio.ensure_future(
         client.get("/api/chats/f/events", headers={"Last-Event-ID": "2"})
     )
-    await asyncio.sleep(0.05)
+
+    async def both_follow() -> bool:  # a follow arriving after the run ended would be a 404
+        return begun.count("/api/chats/f/events") == 2
+
+    await _until(both_follow, "both follows to reach the live run")
     await client.post("/api/chats/f/stop")
     original = events_of(await sending)
     replayed = events_of(await following)
