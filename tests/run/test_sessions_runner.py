@@ -63,7 +63,7 @@ def stop_here(ctx: RunContext[None]) -> str:
     return "stopping"
 
 
-@tool
+@tool(parallel=False)  # after the calls before it: one still on its thread would be cut off
 def crash_out() -> str:
     """End the run the way a stop in the middle of a tool does."""
     raise RunCancelled("stopped inside the tool")
