@@ -55,6 +55,12 @@ def _handler(site: Site) -> type[http.server.BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:
             pass
 
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except (BrokenPipeError, ConnectionResetError):  # the reader hung up (a capped read)
+                pass
+
         def _answer(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             req = Request(
