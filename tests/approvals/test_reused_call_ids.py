@@ -34,7 +34,7 @@ from lovia.transcript import ToolResultEntry
 
 def make_pay(log: list[int]) -> Any:
     @tool(needs_approval=True)
-    def pay(amount: int) -> str:
+    async def pay(amount: int) -> str:  # async: twins run in call order (threads: any order)
         """Pay an amount."""
         log.append(amount)
         return f"paid {amount}"

@@ -22,10 +22,12 @@ def page(n: int, chars: int) -> str:
 
 
 def fetch_tool(chars: int, runs: list[int] | None = None) -> Any:
-    """A ``fetch(n)`` tool returning ``page(n, chars)``; appends ``n`` to ``runs``."""
+    """A ``fetch(n)`` tool returning ``page(n, chars)``; appends ``n`` to ``runs``. Async, so
+    the fetches of one turn finish (and are stored) in the order the model asked: the tests
+    name which result is the newest (sync tools run on threads and may finish in any order)."""
 
     @tool
-    def fetch(n: int) -> str:
+    async def fetch(n: int) -> str:
         """Fetch page n."""
         if runs is not None:
             runs.append(n)

@@ -154,7 +154,7 @@ async def test_every_repeat_gets_an_id_no_call_of_the_turn_has() -> None:
     ran: list[int] = []
 
     @tool
-    def step(n: int) -> str:
+    async def step(n: int) -> str:  # async: the four finish in call order, as compared below
         """Step n."""
         ran.append(n)
         return f"step {n}"
