@@ -35,8 +35,8 @@ def plain() -> str:
     return "p"
 
 
-@tool
-def sized(n: int) -> str:
+@tool  # async: the calls of one turn finish in call order (sync ones, on threads: any order)
+async def sized(n: int) -> str:
     """n characters."""
     return "s" * n
 

@@ -40,8 +40,8 @@ from lovia.transcript import ReasoningDelta as ModelReasoningDelta
 from lovia.transcript import TextDelta as ModelTextDelta
 
 
-@tool
-def add(a: int, b: int) -> int:
+@tool  # async: the calls of one turn finish in call order (sync ones, on threads: any order)
+async def add(a: int, b: int) -> int:
     """Add two numbers."""
     return a + b
 
