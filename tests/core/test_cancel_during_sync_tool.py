@@ -282,3 +282,31 @@ async def test_an_async_tool_is_cancelled_at_once_and_runs_again_on_resume(
     result, _ = await resume(path, "r6", [pay])
     assert result.output == "resumed"
     assert outcomes == ["cancelled", "paid 9"]
+
+
+async def test_cancelling_the_task_of_the_run_stops_it_at_once_without_the_wait(
+    tmp_path: Path,
+) -> None:
+    # asyncio's own cancel means "now": the sync call is abandoned on the spot, so a result
+    # its thread returns right after is not kept (the token and the handle wait for it)
+    path = tmp_path / "runs.db"
+    pay = Blocking(asyncio.get_running_loop())
+    tools = [tool(name="pay")(pay.body)]
+    async with SQLiteCheckpointer(path) as cp:
+        run = asyncio.ensure_future(
+            Runner.run(
+                Agent("assistant", model=ScriptedProvider([call("pay", {"n": 4})]), tools=tools),
+                "go",
+                checkpoint=CheckpointOptions(cp, "r7"),
+            )
+        )
+        await pay.started.wait()
+        run.cancel()
+        pay.release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+    assert await asyncio.to_thread(pay.finished.wait, 60)
+    assert pay.effects == [4]
+    snap = await stored(path, "r7")
+    assert snap.status == "interrupted"
+    assert results(snap.entries) == {}
