@@ -21,9 +21,9 @@ When the run that made the call is cancelled (its ``CancelToken``) while the fun
 its thread, cancelling the awaiting task does not abandon the call at once: it waits up to
 ``CANCEL_GRACE`` seconds for the thread, and a value the function returns within them reaches
 the awaiting task as if the cancel had come just after (the run keeps it, then stops). A call
-that outlives the grace, one still queued, and any call cancelled for another reason (a
-timeout, the task cancelled from outside) are abandoned at once, as above. A cancelled run
-starts no new call.
+that outlives the grace is abandoned then; one still queued, and any call cancelled while its
+run's token has not fired (a timeout, the task cancelled from outside), are abandoned at once,
+as above. A cancelled run starts no new call.
 
 As with each loop's default executor, one event loop runs at most ``MAX_THREADS`` calls at a
 time (the rest wait their turn) and other loops are not held up by it: a sync tool that runs
