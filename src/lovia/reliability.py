@@ -35,7 +35,8 @@ class CancelToken:
     Safe points: before each turn, during a model call (the stream is closed), at each tool
     call's preflight and while tools run (tools already finished keep their results; tools
     still running are cancelled and their calls stay without a result, to be run again on
-    resume).
+    resume). A sync tool's thread cannot be stopped: the run waits a few seconds for it, and
+    keeps its result if it returns in that time.
     """
 
     __slots__ = ("_callbacks", "_cancelled", "reason")

@@ -1,5 +1,6 @@
 """Sync tools run on worker threads: never on the event loop's thread, in a copy of the
-caller's context, abandoned (not waited for) when the run is cancelled."""
+caller's context; a cancelled run waits only a short grace for one, then abandons it
+(tests/core/test_cancel_during_sync_tool.py: what the grace keeps)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ async def test_cancel_during_a_blocking_sync_tool_stops_the_run_without_waiting_
     token.cancel("stop")
     try:
         with pytest.raises(RunCancelled, match="stop"):
-            await run
+            await run  # after the grace for sync tools: the tool blocks far longer than that
         assert not finished.is_set()  # the run ended while its tool was still blocked
         assert len(model.calls) == 1
     finally:

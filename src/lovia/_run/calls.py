@@ -3,7 +3,8 @@ approval), run the ready ones (parallel where allowed), record and save each res
 
 Every requested call ends with exactly one ``ToolResultEntry``, except a call that was
 parked for a durable approval (it waits for the resume) or cancelled while running (a resume
-runs it again).
+runs it again). A sync tool's call running on its thread when the run is cancelled is waited
+for, for a short grace (``tools._threads``): if it returns in time its result is kept.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..tools import Tool, result_to_text, run_tool
 from ..tracing import handoff_span, tool_call_span
 from ..transcript import ToolCallEntry, ToolResultEntry
 from .approval import OPEN, approval, counted_at_start, reused_text
+from .batch import collect
 from .outcome import Outcome, Ready, as_call, batches, failed, load_arguments, rendered, stored_raw
 from .turn import until_cancelled
 
@@ -228,15 +230,15 @@ class ToolPhase:
                 hint="check whether it took effect, then record the outcome in a new run",
             )
         if isinstance(decision, Outcome):
-            await self._record_and_announce([(call, decision)])
+            await self.record_and_announce([(call, decision)])
         else:
-            await self._record_and_announce(
+            await self.record_and_announce(
                 [(call, Outcome(result_to_text(decision), raw=decision))]
             )
         return "done"
 
     async def _reject(self, call: ToolCallEntry, text: str) -> None:
-        await self._record_and_announce([(call, Outcome(text, True))])
+        await self.record_and_announce([(call, Outcome(text, True))])
 
     # -- execution -------------------------------------------------------------------------
 
@@ -258,7 +260,7 @@ class ToolPhase:
         tasks: dict[asyncio.Future[Outcome], ToolCallEntry] = {
             asyncio.ensure_future(self._call(r)): r.call for r in ready
         }
-        await self._collect(tasks)
+        await collect(self, tasks)
 
     async def _call(self, r: Ready) -> Outcome:
         d = self.d
@@ -309,61 +311,11 @@ class ToolPhase:
                 d.cancel_token.cancel(exc.message)
             d.cancel_token.check()
             raise
-        await self._record_and_announce([(r.call, outcome)])
+        await self.record_and_announce([(r.call, outcome)])
         if d.cancel_token.cancelled:
             d.cancel_token.check()
 
-    async def _collect(  # noqa: C901
-        self, tasks: dict[asyncio.Future[Outcome], ToolCallEntry]
-    ) -> None:
-        """Record results as tools finish; on cancellation keep finished ones, cancel the rest."""
-        d = self.d
-        loop = asyncio.get_running_loop()
-        stop: asyncio.Future[None] = loop.create_future()
-
-        def wake() -> None:
-            if not stop.done():
-                stop.set_result(None)
-
-        remove = d.cancel_token.add_callback(wake)
-        pending: set[asyncio.Future[Any]] = set(tasks)
-        cancelled = False
-        try:
-            while pending:
-                done, pending = await asyncio.wait(
-                    pending | {stop}, return_when=asyncio.FIRST_COMPLETED
-                )
-                pending.discard(stop)
-                if stop.done() and pending:
-                    await asyncio.sleep(0)  # a tool that cancelled and returned keeps its result
-                    done |= {t for t in pending if t.done()}
-                    pending -= done
-                finished = [t for t in tasks if t in done]  # call order, not completion order
-                results: list[tuple[ToolCallEntry, Outcome]] = []
-                for task in finished:
-                    exc = task.exception()
-                    if isinstance(exc, RunCancelled):
-                        cancelled = True  # its call stays without a result
-                        d.cancel_token.cancel(exc.message)
-                        continue
-                    if exc is not None:
-                        raise exc
-                    results.append((tasks[task], task.result()))
-                if results:
-                    await self._record_and_announce(results)
-                if stop.done() or cancelled:
-                    break
-        finally:
-            remove()
-            for t in pending:
-                t.cancel()
-            if pending:
-                await asyncio.wait(pending)
-        if cancelled or d.cancel_token.cancelled:
-            d.cancel_token.check()
-            raise RunCancelled("the run was cancelled")
-
-    async def _record_and_announce(self, results: list[tuple[ToolCallEntry, Outcome]]) -> None:
+    async def record_and_announce(self, results: list[tuple[ToolCallEntry, Outcome]]) -> None:
         """Append each result, save once, then tell hooks and the stream."""
         d, state = self.d, self.state
         for call, outcome in results:
@@ -406,7 +358,7 @@ class ToolPhase:
                 f"Handoff not performed: this turn already transferred to {done.name!r}. "
                 "Only the first handoff in a turn takes effect."
             )
-            await self._record_and_announce([(call, Outcome(text, True))])
+            await self.record_and_announce([(call, Outcome(text, True))])
             return done
         target: Agent = tool.handoff_target
         try:
@@ -423,7 +375,7 @@ class ToolPhase:
         except Exception as exc:
             log.warning("on_handoff of %s failed: %r", tool.name, exc)
             text = f"Tool error: {str(exc) or type(exc).__name__}"
-            await self._record_and_announce([(call, Outcome(text, True, raw=text, error=exc))])
+            await self.record_and_announce([(call, Outcome(text, True, raw=text, error=exc))])
             return done
         text = f"Transferred to {target.name}" + (f" ({reason})" if reason else "")
         with (

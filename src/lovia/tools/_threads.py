@@ -17,6 +17,14 @@ What ``in_thread`` returns is a ``ThreadCall``: awaited, cancelled and completed
 brings the result, where a future's done callbacks wait for the loop's next turn (a select
 and one more callback per call).
 
+When the run that made the call is cancelled (its ``CancelToken``) while the function runs on
+its thread, cancelling the awaiting task does not abandon the call at once: it waits up to
+``CANCEL_GRACE`` seconds for the thread, and a value the function returns within them reaches
+the awaiting task as if the cancel had come just after (the run keeps it, then stops). A call
+that outlives the grace is abandoned then; one still queued, and any call cancelled while its
+run's token has not fired (a timeout, the task cancelled from outside), are abandoned at once,
+as above. A cancelled run starts no new call.
+
 As with each loop's default executor, one event loop runs at most ``MAX_THREADS`` calls at a
 time (the rest wait their turn) and other loops are not held up by it: a sync tool that runs
 a whole run of its own (``Runner.run_sync``) gets threads for that run's tools. Threads are
@@ -33,11 +41,17 @@ import os
 import socket
 import threading
 from collections import deque
-from collections.abc import Callable, Generator
-from typing import Any
+from collections.abc import Awaitable, Callable, Generator
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["ThreadCall", "in_thread"]
+if TYPE_CHECKING:
+    from ..reliability import CancelToken
 
+__all__ = ["CANCEL_GRACE", "ThreadCall", "in_thread", "within"]
+
+T = TypeVar("T")
+
+CANCEL_GRACE = 3.0  # seconds a cancelled run waits for a sync tool's thread to return
 MAX_THREADS = min(32, (os.cpu_count() or 1) + 4)  # per loop, as asyncio's default executor
 IDLE_SECONDS = 60.0
 
@@ -95,6 +109,7 @@ class _Pool:
                 if item is None:
                     return
             fn, kwargs, context, loop, future = item
+            future._taken = True  # before the check: a cancel that sees it waits for the call
             ran, ok, value = not future.cancelled(), False, None  # abandoned: it never runs
             if ran:
                 try:
@@ -163,16 +178,32 @@ class ThreadCall:
     """One call on a worker thread, awaited as an ``asyncio.Future`` (it speaks the future
     protocol tasks use: ``_asyncio_future_blocking``, ``get_loop``, ``add_done_callback``,
     ``cancel``, ``result``). ``deliver`` runs the done callbacks (the awaiting task's wake-up)
-    at once instead of scheduling them for the loop's next turn."""
+    at once instead of scheduling them for the loop's next turn.
 
-    __slots__ = ("_asyncio_future_blocking", "_callbacks", "_loop", "_state", "_value")
+    ``stop`` is the cancel token of the run that made the call: once it has fired, a cancel
+    that finds the call running on its thread is held for ``CANCEL_GRACE`` seconds (see the
+    module's docstring)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    __slots__ = (
+        "_asyncio_future_blocking",
+        "_callbacks",
+        "_held",
+        "_loop",
+        "_state",
+        "_stop",
+        "_taken",
+        "_value",
+    )
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, stop: CancelToken | None = None) -> None:
         self._loop = loop
         self._asyncio_future_blocking = False
         self._state = _PENDING
         self._value: Any = None  # the result, the exception, or the cancel message
         self._callbacks: list[tuple[Callable[[Any], Any], contextvars.Context | None]] = []
+        self._stop = stop
+        self._taken = False  # a worker thread took the call (set on that thread)
+        self._held: asyncio.TimerHandle | None = None  # a run's cancel waits for the thread
 
     def get_loop(self) -> asyncio.AbstractEventLoop:
         return self._loop
@@ -213,19 +244,35 @@ class ThreadCall:
         return removed
 
     def cancel(self, msg: Any = None) -> bool:
-        if self._state != _PENDING:
+        if self._state != _PENDING or self._held is not None:
+            return False  # held: the awaiting task takes its cancel when the call ends
+        stop = self._stop
+        if stop is not None and stop.cancelled and self._taken:
+            # the run was cancelled while the function runs: wait for it, for a while. The
+            # task that asked keeps its cancel pending (asyncio's protocol for a future that
+            # refuses), so it is cancelled the moment this call ends, either way.
+            self._held = self._loop.call_later(CANCEL_GRACE, self._abandon, msg)
             return False
+        self._abandon(msg)
+        return True
+
+    def _abandon(self, msg: Any) -> None:
+        """Give up on the call: the awaiting task is woken cancelled; the thread, if it runs
+        the function, finishes on its own and its outcome is dropped."""
+        if self._state != _PENDING:
+            return
         self._state, self._value = _CANCELLED, msg
         callbacks, self._callbacks = self._callbacks, []
         for fn, context in callbacks:  # scheduled, as a future's are
             self._loop.call_soon(fn, self, context=context)
-        return True
 
     def deliver(self, ok: bool, value: Any) -> None:
         """On the loop: the worker's outcome; the callbacks run now. Ignored once the call
         was cancelled (the awaiting task gave up on it)."""
         if self._state != _PENDING:
             return
+        if self._held is not None:
+            self._held.cancel()  # in time: the timer that would abandon it is not needed
         if not ok:  # StopIteration cannot be raised into a coroutine as it is
             if isinstance(value, StopIteration):
                 value = RuntimeError(f"the tool raised {value!r}")
@@ -248,7 +295,14 @@ class ThreadCall:
     def __await__(self) -> Generator[Any, None, Any]:
         if self._state == _PENDING:
             self._asyncio_future_blocking = True
-            yield self  # the task waits until a done callback wakes it
+            try:
+                yield self  # the task waits until a done callback wakes it
+            except asyncio.CancelledError:
+                # A held cancel whose call returned in time: the value stands, and the run,
+                # whose token has fired, stops once it has kept it. An error raised in time
+                # is dropped with the cancel (a retry, a policy's fallback must not start).
+                if self._held is None or self._state != _DONE or isinstance(self._value, _Raised):
+                    raise
         if self._state == _PENDING:
             raise RuntimeError("await wasn't used with future")
         return self.result()
@@ -286,9 +340,27 @@ if _register is not None:
 atexit.register(lambda: _pool.close())  # after the threads were joined
 
 
-def in_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> ThreadCall:
-    """``fn(**kwargs)`` on a worker thread, in a copy of the current context; await it."""
+def in_thread(
+    fn: Callable[..., Any], kwargs: dict[str, Any], stop: CancelToken | None = None
+) -> ThreadCall:
+    """``fn(**kwargs)`` on a worker thread, in a copy of the current context; await it.
+    ``stop``: the cancel token of the run the call is for (``RunCancelled`` if it fired)."""
+    if stop is not None and stop.cancelled:
+        stop.check()
     loop = asyncio.get_running_loop()
-    call = ThreadCall(loop)
+    call = ThreadCall(loop, stop)
     _pool.submit((fn, kwargs, contextvars.copy_context(), loop, call))
     return call
+
+
+_timeout = getattr(asyncio, "timeout", None)  # Python 3.11+
+
+
+async def within(awaitable: Awaitable[T], seconds: float) -> T:
+    """``asyncio.wait_for(awaitable, seconds)``, run in the awaiting task where Python has
+    ``asyncio.timeout``: a sync call held by a cancelled run then hands its value to that
+    task (``wait_for`` on Python 3.11 awaits in a task of its own and drops it)."""
+    if _timeout is None:
+        return await asyncio.wait_for(awaitable, seconds)
+    async with _timeout(seconds):
+        return await awaitable

@@ -24,7 +24,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from ..errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolError, UserError
 from ..run_context import RunContext
 from ._signature import _arguments_model, _describe, _parse_docstring, strip_titles
-from ._threads import in_thread
+from ._threads import in_thread, within
 
 __all__ = [
     "ApprovalPredicate",
@@ -151,7 +151,7 @@ async def run_tool(
         try:
             if timeout is None:
                 return await call
-            return await asyncio.wait_for(call, timeout)
+            return await within(call, timeout)
         except (RunCancelled, BudgetExceeded, InvalidToolArguments):
             raise
         except asyncio.TimeoutError as exc:
@@ -376,7 +376,7 @@ def _invoker(
             kwargs[context_param] = ctx
         if is_async:
             return await fn(**kwargs)
-        return await in_thread(fn, kwargs)  # never on the loop's thread
+        return await in_thread(fn, kwargs, getattr(ctx, "cancel_token", None))  # off the loop
 
     invoke.__name__ = f"invoke_{tool_name}"
     invoke.__qualname__ = invoke.__name__
