@@ -74,7 +74,7 @@ class Agent:
         if isinstance(self.model, str):
             from .providers.registry import check_model
 
-            check_model(self.model)  # a typo fails here, not at the first run
+            check_model(self.model)  # warns only: a wrong string fails when the agent runs
         limit = self.max_tool_output_chars
         if limit is not None and (not isinstance(limit, int) or limit < 1):
             raise UserError(
