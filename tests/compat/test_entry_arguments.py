@@ -81,3 +81,16 @@ async def test_a_limit_that_is_not_a_number_is_refused_before_the_run_starts(lim
     names, error = await _stream_names(_agent(), max_turns=limit)
     assert names == ["RunFailed"]
     assert isinstance(error, UserError) and error.hint and "max_turns" in error.message
+
+
+async def test_an_unknown_keyword_is_a_type_error_as_in_0_9_119_and_a_user_error() -> None:
+    with pytest.raises(TypeError) as info:
+        await Runner.run(_agent(), "go", max_turn=3)
+    assert isinstance(info.value, UserError) and info.value.hint == "did you mean 'max_turns'?"
+    with pytest.raises(TypeError):
+        Runner.stream(_agent(), "go", no_such_option=1)
+
+
+def test_run_sync_refuses_an_unknown_keyword_with_a_type_error_too() -> None:
+    with pytest.raises(TypeError):
+        Runner.run_sync(_agent(), "go", no_such_option=1)
