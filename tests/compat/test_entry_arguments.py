@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from lovia import Agent, MaxTurnsExceeded, Runner, UserError, events
+from lovia import (
+    Agent,
+    MaxTurnsExceeded,
+    ProviderError,
+    RetryPolicy,
+    Runner,
+    UserError,
+    events,
+)
 from lovia.providers import model_from_env, register_provider
 from lovia.testing import ScriptedProvider, text
 
@@ -94,3 +102,17 @@ async def test_an_unknown_keyword_is_a_type_error_as_in_0_9_119_and_a_user_error
 def test_run_sync_refuses_an_unknown_keyword_with_a_type_error_too() -> None:
     with pytest.raises(TypeError):
         Runner.run_sync(_agent(), "go", no_such_option=1)
+
+
+@pytest.mark.parametrize("attempts", [0, -1, 1])
+async def test_a_retry_policy_of_at_most_one_attempt_tries_once(attempts: int) -> None:
+    """0.9.119 builds ``RetryPolicy(max_attempts=0)`` (a way to say "no retries") and makes
+    one model call; so does this project."""
+    failing = ProviderError("overloaded", status_code=529, retryable=True)
+    model = ScriptedProvider([failing, text("never reached")])
+    agent = Agent("helper", model=model, retry=RetryPolicy(max_attempts=attempts))
+
+    names, error = await _stream_names(agent)
+    assert names == ["RunStarted", "TurnStarted", "RunFailed"]
+    assert error is failing
+    assert model.remaining == 1  # one call, no retry
