@@ -11,9 +11,11 @@ import pytest
 
 from lovia import (
     Agent,
+    BudgetExceeded,
     MaxTurnsExceeded,
     ProviderError,
     RetryPolicy,
+    RunBudget,
     Runner,
     UserError,
     events,
@@ -116,3 +118,21 @@ async def test_a_retry_policy_of_at_most_one_attempt_tries_once(attempts: int) -
     assert names == ["RunStarted", "TurnStarted", "RunFailed"]
     assert error is failing
     assert model.remaining == 1  # one call, no retry
+
+
+@pytest.mark.parametrize("limits", [{"max_total_tokens": -1}, {"max_tool_calls": -5}])
+async def test_a_negative_budget_limit_starts_the_run_and_raises_budget_exceeded(
+    limits: dict[str, int],
+) -> None:
+    model = ScriptedProvider([text("hi")])
+    with pytest.raises(BudgetExceeded) as info:
+        await Runner.run(_agent(model), "go", budget=RunBudget(**limits))
+    assert info.value.hint
+    assert model.calls == []  # spent before the first call
+
+
+@pytest.mark.parametrize("limit", ["10", True])
+def test_a_budget_limit_that_is_not_a_number_is_refused(limit: object) -> None:
+    with pytest.raises(UserError) as info:
+        RunBudget(max_total_tokens=limit)  # type: ignore[arg-type]
+    assert info.value.hint
