@@ -31,18 +31,21 @@ class RunResult:
 
     ``entries`` are this run's own entries (from its input on; no system prompt, no session
     history). ``finish_reason`` is the provider's last finish reason, ``None`` on a replay.
+    The first fields come in 0.9.119's order with its defaults, so a result a test builds by
+    hand (``RunResult(output, entries, agent, usage, turns)``) still builds; its ``run_id``
+    is then ``""``.
     """
 
     output: Any
     entries: list[TranscriptEntry]
+    final_agent: Agent
     usage: Usage
     turns: int
-    finish_reason: str | None
-    final_agent: Agent
-    run_id: str
+    finish_reason: str | None = None
+    last_input_tokens: int | None = None
+    run_id: str = ""
     session_id: str | None = None
     replayed: bool = field(default=False)
-    last_input_tokens: int | None = None
 
     @property
     def messages(self) -> list[Message]:

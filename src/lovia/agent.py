@@ -42,26 +42,29 @@ class Agent:
     OpenAI-compatible), a ``Provider``, or ``None`` for ``LOVIA_MODEL``.
     """
 
+    # 0.9.119's order up to context_policy (its next one, workspace, is not here), so a
+    # positional Agent(...) from it means the same; the rest are keyword-only.
     name: str
     instructions: Instructions = ""
     model: Any = None
     tools: Sequence[Any] = ()
-    handoffs: Sequence[Any] = ()
     output_type: Any = str
+    output_repair: Any = True  # True, False or an OutputRepairStrategy (lovia.output)
+    handoffs: Sequence[Any] = ()
     settings: ModelSettings = field(default_factory=ModelSettings)
+    retry: RetryPolicy | None = field(default_factory=RetryPolicy)
     context_policy: ContextPolicy = field(default_factory=Compaction)
+    _: dataclasses.KW_ONLY
+    plugins: Sequence[Any] = ()
     hooks: AgentHooks | None = None
+    approval_handler: ApprovalHandler | None = None
     input_guardrails: Sequence[Guardrail] = ()
     output_guardrails: Sequence[Guardrail] = ()
-    max_tool_output_chars: int | None = 200_000
-    retry: RetryPolicy | None = field(default_factory=RetryPolicy)
-    handoff_description: str | None = None
-    plugins: Sequence[Any] = ()
-    approval_handler: ApprovalHandler | None = None
     default_tool_retries: int = 0
     default_tool_timeout: float | None = None
-    output_repair: Any = True  # True, False or an OutputRepairStrategy (lovia.output)
+    max_tool_output_chars: int | None = 200_000
     tool_result_renderer: Callable[[Any], str] | None = None
+    handoff_description: str | None = None
     _fragments: tuple[Callable[..., Any], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
@@ -74,7 +77,7 @@ class Agent:
         if isinstance(self.model, str):
             from .providers.registry import check_model
 
-            check_model(self.model)  # a typo fails here, not at the first run
+            check_model(self.model)  # warns only: a wrong string fails when the agent runs
         limit = self.max_tool_output_chars
         if limit is not None and (not isinstance(limit, int) or limit < 1):
             raise UserError(
@@ -82,11 +85,12 @@ class Agent:
                 hint="None stores every tool output whole; the default is 200_000 characters",
             )
         set_ = object.__setattr__
-        set_(self, "tools", tuple(make_tool(t) for t in self.tools))
-        set_(self, "handoffs", tuple(as_handoff(h) for h in self.handoffs))
-        set_(self, "input_guardrails", tuple(self.input_guardrails))
-        set_(self, "output_guardrails", tuple(self.output_guardrails))
-        set_(self, "plugins", tuple(self.plugins))
+        # None in a list field means an empty one (0.9.119 built such an agent too)
+        set_(self, "tools", tuple(make_tool(t) for t in self.tools or ()))
+        set_(self, "handoffs", tuple(as_handoff(h) for h in self.handoffs or ()))
+        set_(self, "input_guardrails", tuple(self.input_guardrails or ()))
+        set_(self, "output_guardrails", tuple(self.output_guardrails or ()))
+        set_(self, "plugins", tuple(self.plugins or ()))
         if not isinstance(self.default_tool_retries, int) or self.default_tool_retries < 0:
             raise UserError(f"agent {self.name!r}: default_tool_retries must be an int >= 0")
         repair_strategy(self.output_repair)  # a wrong setting fails here, not at a bad answer

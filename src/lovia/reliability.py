@@ -124,11 +124,15 @@ class RunBudget:
             ("max_tool_calls", max_tool_calls),
             ("max_seconds", max_seconds),
         ):
-            if value is not None and (isinstance(value, bool) or value < 0):
+            # a negative limit is already used up: the first check fails the run with
+            # BudgetExceeded, as in 0.9.119
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)
+            ):
                 from .errors import UserError
 
                 raise UserError(
-                    f"RunBudget({name}={value!r}): a limit must be a non-negative number",
+                    f"RunBudget({name}={value!r}): a limit must be a number",
                     hint="use None for no limit",
                 )
         self.max_input_tokens = max_input_tokens

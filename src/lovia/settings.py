@@ -61,9 +61,9 @@ async def _sleep(seconds: float) -> None:
 class RetryPolicy:
     """How a failed model call is retried: exponential backoff with jitter, capped.
 
-    ``max_attempts`` counts the first try (``1`` disables retrying). ``retry_on(exc)`` decides
-    which errors are transient (by default: rate limits, timeouts, 5xx, dropped connections;
-    a provider marks a deterministic failure ``retryable=False``). With
+    ``max_attempts`` counts the first try (``1``, or 0 or less, disables retrying).
+    ``retry_on(exc)`` decides which errors are transient (by default: rate limits, timeouts,
+    5xx, dropped connections; a provider marks a deterministic failure ``retryable=False``). With
     ``restart_on_partial`` a failure after text was streamed discards that partial output
     (event ``OutputDiscarded``) and streams the turn again; without it such a failure ends
     the run. Each retry is announced by a ``ModelRetrying`` event. ``backoff_base`` and
@@ -83,11 +83,11 @@ class RetryPolicy:
     jitter: float = 0.2
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
+        if not isinstance(self.max_attempts, int):  # 0 or less: one try, no retry (0.9.119)
             from .errors import UserError
 
             raise UserError(
-                f"RetryPolicy(max_attempts={self.max_attempts!r}) must be an int >= 1",
+                f"RetryPolicy(max_attempts={self.max_attempts!r}) must be an int",
                 hint="max_attempts=1 disables retrying",
             )
         if self.backoff_base is not None:

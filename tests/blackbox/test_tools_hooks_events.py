@@ -490,9 +490,11 @@ async def test_an_unknown_vendor_fails_its_run_with_one_run_failed() -> None:
     assert [type(e) for e in seen] == [ev.RunFailed]
 
 
-async def test_a_mistyped_builtin_prefix_still_fails_when_the_agent_is_built() -> None:
-    with pytest.raises(UserError, match="did you mean"):
-        Agent("a", model="opnai:gpt-4.1")
+async def test_a_mistyped_builtin_prefix_fails_its_run_and_says_did_you_mean() -> None:
+    seen, error = await _events(Agent("a", model="opnai:gpt-4.1"))  # built, as in 0.9.119
+
+    assert isinstance(error, UserError) and "did you mean 'openai'" in error.message
+    assert [type(e) for e in seen] == [ev.RunFailed]
 
 
 async def test_the_scripted_model_streams_what_a_real_provider_would() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lovia import Agent, InMemoryCheckpointer, InMemorySession, UserError
+from lovia import Agent, InMemoryCheckpointer, InMemorySession
 from lovia.web import create_app
 
 
@@ -39,11 +39,20 @@ async def test_a_model_without_its_key_is_reported_and_refused_before_any_write(
     assert await cp.list_runs() == []  # nothing to "resume" that could only fail again
 
 
-def test_an_unknown_provider_is_refused_with_the_fix_before_the_app_exists() -> None:
-    """A misspelt provider is caught when the Agent is built, so no page ever serves it."""
-    with pytest.raises(UserError, match="unknown model provider 'opnai'") as info:
-        Agent("assistant", model="opnai:gpt-4.1")
-    assert "openai:gpt-4.1" in (info.value.hint or "")
+async def test_a_misspelt_provider_is_reported_with_the_fix_and_refused(
+    client_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Agent is built (as in 0.9.119); the page says what to write before any message."""
+    monkeypatch.setenv("OPENAI_API_KEY", "set")
+    session = InMemorySession()
+    client = client_for(create_app(Agent("assistant", model="opnai:gpt-4.1"), session=session))
+    health = (await client.get("/api/health")).json()
+    assert health["agents"][0]["usable"] is False
+    assert "unknown model provider 'opnai'" in health["setup_problem"]["message"]
+    assert "openai:gpt-4.1" in health["setup_hint"]
+    refused = await client.post("/api/chats/c1/messages", json={"content": "hi"})
+    assert refused.status_code == 400
+    assert await session.load("c1") == []
 
 
 async def test_an_unreachable_base_url_is_a_warning_that_names_the_url(

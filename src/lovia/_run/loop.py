@@ -350,8 +350,11 @@ class RunDriver:
 
     def _check_limits(self) -> None:
         if self.state.turn >= self.o.max_turns:
+            limit = self.o.max_turns
             raise MaxTurnsExceeded(
-                f"the run used all {self.o.max_turns} turns without a final answer",
+                f"the run used all {limit} turns without a final answer"
+                if limit > 0
+                else f"max_turns={limit} leaves the run no model turn",
                 hint="raise Runner.run(max_turns=...) or make the task smaller",
             )
         self.cancel_token.check()

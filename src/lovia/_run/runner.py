@@ -14,7 +14,12 @@ from .handle import RunHandle
 from .loop import RunDriver, RunOptions
 from .result import RunResult
 
-__all__ = ["Runner"]
+__all__ = ["Runner", "UnknownArgument"]
+
+
+class UnknownArgument(UserError, TypeError):
+    """A keyword ``Runner.run``/``stream``/``run_sync`` does not take (also a ``TypeError``,
+    as Python raises for 0.9.119's keyword-only signature)."""
 
 
 class Runner:
@@ -88,7 +93,7 @@ def _options(options: dict[str, Any]) -> RunOptions:
 
         name = unknown[0]
         close = difflib.get_close_matches(name, sorted(_KNOWN), n=1)
-        raise UserError(
+        raise UnknownArgument(
             f"Runner got an unknown argument {name!r}",
             hint=f"did you mean {close[0]!r}?"
             if close

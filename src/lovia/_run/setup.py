@@ -35,8 +35,15 @@ def check_arguments(d: RunDriver) -> None:
     """Refuse wrong arguments before anything is read or written (the entry agent's type
     is checked where the driver is built: ``Runner``'s ``_agent``)."""
     o = d.o
-    if not isinstance(o.max_turns, int) or o.max_turns < 0:
-        raise UserError(f"max_turns must be an int >= 0, got {o.max_turns!r}")
+    limit = o.max_turns
+    # 0 or less leaves no turn: the run starts and stops with MaxTurnsExceeded, as in 0.9.119
+    # (a caller's ``except MaxTurnsExceeded`` keeps working). A float is a limit too (0.9.119
+    # compares it; ``float("inf")`` means no limit); NaN and non-numbers are refused.
+    if not isinstance(limit, (int, float)) or limit != limit:
+        raise UserError(
+            f"max_turns must be a number of model turns, got {limit!r}",
+            hint="pass Runner.run(..., max_turns=10); the default is 50",
+        )
     if o.session is not None:
         if o.session_id is None:
             raise UserError(

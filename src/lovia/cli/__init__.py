@@ -62,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    early = _answer_without_a_command(parser, argv)
+    if early is not None:
+        return early
     args, extra = parser.parse_known_args(argv)
     if args.command is None:  # plain ``lovia``: the overview, as lovia 0.9.119 prints it
         parser.print_help()
@@ -84,6 +88,33 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_PIPE
+
+
+def _answer_without_a_command(parser: argparse.ArgumentParser, argv: list[str]) -> int | None:
+    """``--help``, ``--version`` and an unknown command are answered here with a returned
+    status, as lovia 0.9.119's ``main`` returns them (a caller's ``main([...]) == 0`` keeps
+    working); a command's own ``--help`` and errors exit as its parser does."""
+    first = argv[0] if argv else ""
+    if first in ("-h", "--help"):
+        parser.print_help()
+        return 0
+    if first == "--version":
+        print(f"lovia {__version__}")
+        return 0
+    commands = [
+        c for a in parser._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices
+    ]
+    if not first or first.startswith("-") or first in commands:
+        return None
+    message = f"lovia: error: unknown command {first!r}"
+    if close := difflib.get_close_matches(first, commands, n=1):
+        message += f" (did you mean {close[0]}?)"
+    print(f"{parser.format_usage()}{message}", file=sys.stderr)
+    print(
+        f"lovia: hint: the commands are {', '.join(commands)}; 'lovia --help' shows what each does",
+        file=sys.stderr,
+    )
+    return EXIT_ERROR
 
 
 def _refuse_unknown(

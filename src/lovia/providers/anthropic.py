@@ -103,7 +103,8 @@ class AnthropicProvider(SDKProvider):
 
     ``timeout`` (seconds) and ``trust_env`` (honour proxy variables) fall back to the
     environment, as ``lovia.http_config`` describes (300 s, no proxies); ``default_headers``
-    go with every request.
+    go with every request. ``anthropic_version`` sets the ``anthropic-version`` header (the
+    SDK's own by default).
     """
 
     name = "anthropic"
@@ -124,8 +125,11 @@ class AnthropicProvider(SDKProvider):
         official_dialect: bool | None = None,
         supports_vision: bool | None = None,
         supports_json_schema: bool = True,
+        anthropic_version: str | None = None,
     ) -> None:
         self.model = model
+        if anthropic_version is not None:  # 0.9.119's keyword: the API version header
+            default_headers = {"anthropic-version": anthropic_version, **(default_headers or {})}
         self.max_tokens = default_max_tokens if max_tokens is None else max_tokens
         self.extra_body = dict(extra_body or {})
         self.supports_json_schema = supports_json_schema

@@ -173,8 +173,8 @@ def model_from_env(*, required: bool = True) -> str | None:
     """The model string ``LOVIA_MODEL`` holds, for ``Agent(model=model_from_env())``.
 
     Unset, it raises ``UserError`` with a hint (``required=False``: returns ``None``, for code
-    with a fallback of its own). A string with an unknown provider prefix raises here, on the
-    caller's line; ``resolve_model`` turns the string into its provider.
+    with a fallback of its own). The string is returned as it is (its vendor may be registered
+    later); ``resolve_model`` turns it into its provider and refuses a wrong one.
     """
     value = os.environ.get("LOVIA_MODEL")
     if not value:
@@ -185,10 +185,7 @@ def model_from_env(*, required: bool = True) -> str | None:
             hint="set LOVIA_MODEL (e.g. 'openai:gpt-4.1', or 'anthropic:claude-sonnet-4-5' "
             "with ANTHROPIC_API_KEY)",
         )
-    with warnings.catch_warnings():  # the Agent built with it gives the bare-name warning
-        warnings.simplefilter("ignore")
-        _parse(value)
-    return value
+    return value  # checked when an agent runs with it: its vendor may be registered later
 
 
 # The prefixes lovia 0.9.119 also reads, by the provider they name.
@@ -205,21 +202,16 @@ _ANTHROPIC_NAMES = ("claude",)
 
 
 def check_model(model: Any) -> None:
-    """Check a model string without building its provider (no key or network needed).
+    """Look at a model string when an ``Agent`` is built, without building its provider.
 
-    Raises ``UserError`` (with a hint naming the fix) for an empty name or a mistyped
-    built-in prefix (an unknown one fails at the run: it may be registered later), and warns
-    (``UserWarning``) for a bare name that looks like an Anthropic model.
-    Anything that is not a string is left to ``resolve_model``.
+    Never raises: an agent that is built but never run must not fail (0.9.119 takes any
+    model there, and a string from configuration or a vendor registered later is fine until
+    the agent runs); ``resolve_model`` refuses a wrong string, with a hint, when it runs.
+    Warns (``UserWarning``) for a bare name that looks like an Anthropic model, on the
+    caller's ``Agent(...)`` line.
     """
-    if isinstance(model, str):
-        prefix, sep, _ = model.partition(":")
-        key = prefix.strip().lower()
-        if sep and key not in _PREFIXES and not _close_prefix(key):
-            # Maybe a vendor registered after the Agent is built (0.9.119 takes such an
-            # agent): the run says so if it never is. A typo of a built-in fails here.
-            return
-        _parse(model, stacklevel=5)  # the warning points at the user's Agent(...) line
+    if isinstance(model, str) and ":" not in model and _looks_anthropic(model):
+        _parse(model, stacklevel=5)
 
 
 def _parse(spec: str, stacklevel: int = 4) -> tuple[str, str]:
