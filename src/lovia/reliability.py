@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .errors import BudgetExceeded, RunCancelled
+from .errors import BudgetExceeded, RunCancelled, UserError, UserTypeError
 from .settings import RetryPolicy
 from .usage import Usage
 
@@ -123,9 +123,15 @@ class RunBudget:
             ("max_tool_calls", max_tool_calls),
             ("max_seconds", max_seconds),
         ):
-            if value is not None and (isinstance(value, bool) or value < 0):
-                from .errors import UserError
-
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise UserTypeError(
+                    f"RunBudget({name}={value!r}): a limit must be a number, not "
+                    f"{type(value).__name__}",
+                    hint="pass a number (or None for no limit)",
+                )
+            if value < 0:
                 raise UserError(
                     f"RunBudget({name}={value!r}): a limit must be a non-negative number",
                     hint="use None for no limit",

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
+from ..errors import ApprovalPending, UserError
 from ..stores.checkpoint import RUN_STATUSES, CheckpointOptions, RunSnapshot
 from ..stores.open import is_postgres_url
 from ..transcript import entry_to_dict
@@ -243,6 +243,7 @@ async def runs_show(args: argparse.Namespace) -> int:
 
 async def runs_resume(args: argparse.Namespace) -> int:
     from .._run.runner import Runner
+    from ..events import ApprovalRequired, RunCompleted, RunFailed
     from .common import no_model_hint
 
     agents = load_agents(args.app, args.demo)
@@ -251,6 +252,7 @@ async def runs_resume(args: argparse.Namespace) -> int:
         raise UserError("no agent to resume the run with", hint=no_model_hint())
     async with db_stores(args) as (session, cp):
         snap = await cp.load(args.run_id) or await _stored_run(args)  # (deleted meanwhile?)
+        await _refuse_undecided(cp, snap.run_id)
         from ..chats.supervisor import entry_agent
 
         agent = entry_agent(agents, snap.agent_name)
@@ -262,13 +264,46 @@ async def runs_resume(args: argparse.Namespace) -> int:
             session_id=snap.session_id,
             checkpoint=CheckpointOptions(cp, snap.run_id, if_run_exists="resume_only"),
         )
+        streamed = False
         async for event in handle:
-            if not args.json:
-                print_event(event, sys.stdout)
-        result = await handle.result()
+            # a failure is printed once, by main, with its hint on stderr
+            if isinstance(event, ApprovalRequired):
+                event.defer()  # nobody here to ask: the run parks for 'lovia runs approve'
+            if args.json or isinstance(event, RunFailed):
+                continue
+            streamed = streamed or not isinstance(event, RunCompleted)
+            print_event(event, sys.stdout)
+        try:
+            result = await handle.result()
+        except ApprovalPending as exc:
+            raise ApprovalPending(
+                exc.message,
+                hint=f"see 'lovia runs approvals {exc.run_id}', decide with 'lovia runs "
+                f"approve' (or 'reject'), then 'lovia runs resume {exc.run_id}' again",
+                run_id=exc.run_id,
+                calls=exc.calls,
+                pending=exc.pending,
+            ) from None
     if args.json:
         print_json({"run_id": result.run_id, "output": result.output, "turns": result.turns})
+    elif not streamed:  # a replay streams nothing but its end: the stored answer
+        print(f"run {result.run_id} had completed; its answer:")
+        print(result.output)
     return 0
+
+
+async def _refuse_undecided(cp: Any, run_id: str) -> None:
+    """A parked run resumed before its calls are decided would deny them: refuse instead."""
+    from ..approvals import pending
+
+    waiting = await pending(cp, run_id)
+    if waiting:
+        ids = ", ".join(c.id for c in waiting)
+        raise UserError(
+            f"run {run_id!r} waits for a decision on tool call(s) {ids}",
+            hint=f"decide with 'lovia runs approve {run_id} CALL_ID' (or 'runs reject'), "
+            "then resume it",
+        )
 
 
 async def runs_approvals(args: argparse.Namespace) -> int:
@@ -303,9 +338,14 @@ async def _decide(args: argparse.Namespace, approve: bool) -> int:
         try:
             await decide(cp, args.run_id, {args.call_id: approve}, getattr(args, "reason", None))
         except UserError as exc:
-            if "already decided" in exc.message:
-                print(f"lovia: error: {exc}", file=sys.stderr)
+            if "already decided" in exc.message:  # a conflict, not a bad request: status 1
+                print(f"lovia: error: {exc.message}", file=sys.stderr)
+                print(f"lovia: hint: {exc.hint}", file=sys.stderr)
                 return 1
+            if "has no pending call" in exc.message:
+                raise UserError(
+                    exc.message, hint=f"see 'lovia runs approvals {args.run_id}'"
+                ) from None
             raise
     verb = "approved" if approve else "rejected"
     if args.json:
