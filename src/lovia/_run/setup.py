@@ -102,8 +102,10 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
             meta = segments[-1].meta if segments else None
         if conflicted(snapshot):  # its answer never saw the other run: still refused
             state.session_version = snapshot.session_version  # type: ignore[union-attr]
-        if snapshot is None and meta:
-            state.context_state = dict(meta.get("context_state") or {})
+        # meta is opaque: a custom store's (or an old run's) odd one carries no state
+        carried = meta.get("context_state") if isinstance(meta, dict) else None
+        if snapshot is None and isinstance(carried, dict):
+            state.context_state = dict(carried)
     if state.agent.plugins:  # an agent without plugins has nothing to set up
         await d.kit.activate_plugins(state.agent)
     await render_system(d)
