@@ -7,9 +7,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ..errors import UserError
+from ..errors import UserError, UserTypeError
 from ..guardrails import check_guardrails
 from ..output import output_instructions
+from ..reliability import CancelToken, RunBudget
+from ..steering import Mailbox
 from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
 from ..stores.sqlite_session import SQLiteSession
 from ..transcript import (
@@ -37,6 +39,22 @@ def check_arguments(d: RunDriver) -> None:
     o = d.o
     if not isinstance(o.max_turns, int) or o.max_turns < 0:
         raise UserError(f"max_turns must be an int >= 0, got {o.max_turns!r}")
+    for name, value, kind in (
+        ("budget", o.budget, RunBudget),
+        ("cancel_token", o.cancel_token, CancelToken),
+        ("mailbox", o.mailbox, Mailbox),
+    ):
+        if value is not None and not isinstance(value, kind):
+            raise UserTypeError(
+                f"{name}= takes a {kind.__name__}, got {type(value).__name__}",
+                hint=f"pass {name}=lovia.{kind.__name__}(...) or leave it out",
+            )
+    if not callable(getattr(o.tracer, "span", None)):
+        raise UserTypeError(
+            f"tracer= takes a tracer, got {type(o.tracer).__name__}: it has no span()",
+            hint="pass a tracer from lovia.tracing (ConsoleTracer(), InMemoryTracer(), "
+            "OpenTelemetryTracer()) or an object with span(name, **attributes)",
+        )
     if o.session is not None:
         if o.session_id is None:
             raise UserError(
