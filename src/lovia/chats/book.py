@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import StoreError
 from ..stores.checkpoint import Checkpointer, RunInfo, RunSnapshot
 from ..stores.lease import LeaseStore
 from ..stores.maintenance import rewind_plan, title_of
@@ -272,7 +273,10 @@ class ChatBook:
 
     async def delete(self, chat_id: str) -> list[str]:
         """Forget the chat: its session and the checkpoints of its runs. Returns those runs."""
-        run_ids = [s.run_id for s in await self.session.segments(chat_id)]
+        try:
+            run_ids = [s.run_id for s in await self.session.segments(chat_id)]
+        except StoreError:  # a segment that does not decode: clearing is its remedy
+            run_ids = []
         run_ids += [r.run_id for r in await self._heads(None, chat_id)]
         for run_id in dict.fromkeys(run_ids):
             await self.checkpointer.delete(run_id)
