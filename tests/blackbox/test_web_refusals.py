@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from lovia import Agent, Runner, SQLiteSession
+from lovia import Agent, InputEntry, RunHead, Runner, SQLiteCheckpointer, SQLiteSession, Usage
 from lovia.testing import ScriptedProvider, text
 
 from ..web_server import ROOT, start_web, stop_web
@@ -95,3 +95,38 @@ def test_a_program_written_session_goes_on_through_the_0_9_119_route(
     chat = httpx.get(f"{base}/api/chats/u1").json()
     texts = [e.get("content") for e in chat["entries"]]
     assert texts[:2] == ["hi", "hello u1"] and "calculate 6 * 7" in texts
+
+
+async def _write_with_a_parked_run(db: Path) -> None:
+    await _write(db)
+    cp = SQLiteCheckpointer(db, wal=True)
+    head = RunHead(agent_name="assistant", usage=Usage(), turns=1, session_id="u2")
+    await cp.append("job-u2", [InputEntry(role="user", content="pay the invoice")], head)
+    await cp.close()
+
+
+def test_damaged_rows_leave_the_chat_list_working_and_their_chats_deletable(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "chats.db"
+    asyncio.run(_write_with_a_parked_run(db))
+    with closing(sqlite3.connect(db)) as conn:  # the run's entries and u1's segment: not JSON
+        conn.execute("UPDATE checkpoint_batches SET entries = x'00ff'")
+        conn.execute("UPDATE lovia_session_segments SET entries = '{oops' WHERE session_id = 'u1'")
+        conn.commit()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    command = [sys.executable, "-m", "lovia", "web", "--demo", "--db", str(db)]
+    proc, base = start_web(command, env=env, quiet=True)
+    try:
+        listed = httpx.get(f"{base}/api/chats", timeout=30)
+        assert listed.status_code == 200, listed.text
+        assert {c["id"] for c in listed.json()} == {"u1", "u2", "alice@example.com"}
+        broken = httpx.get(f"{base}/api/chats/u2", timeout=30)
+        assert broken.status_code == 500 and "job-u2" in broken.json()["detail"]
+        assert broken.json()["hint"]
+        for chat in ("u1", "u2"):
+            assert httpx.delete(f"{base}/api/chats/{chat}", timeout=30).status_code == 200
+        left = httpx.get(f"{base}/api/chats", timeout=30).json()
+        assert [c["id"] for c in left] == ["alice@example.com"]
+    finally:
+        stop_web(proc)
