@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .errors import BudgetExceeded, RunCancelled
+from .errors import BudgetExceeded, RunCancelled, UserError, UserTypeError
 from .settings import RetryPolicy
 from .usage import Usage
 
@@ -129,11 +129,10 @@ class RunBudget:
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int | float)
             ):
-                from .errors import UserError
-
-                raise UserError(
-                    f"RunBudget({name}={value!r}): a limit must be a number",
-                    hint="use None for no limit",
+                raise UserTypeError(
+                    f"RunBudget({name}={value!r}): a limit must be a number, not "
+                    f"{type(value).__name__}",
+                    hint="pass a number (or None for no limit)",
                 )
         self.max_input_tokens = max_input_tokens
         self.max_output_tokens = max_output_tokens

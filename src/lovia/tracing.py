@@ -373,9 +373,15 @@ def record_run_end(
     input_tokens: int | None = None,
     output_tokens: int | None = None,
     tracer: object = None,
+    replayed: bool = False,
 ) -> None:
     """Set the run's totals on its ``run`` span when it ends (the input and output counts,
-    given the run's ``tracer``, only when that tracer is ``detailed``)."""
+    given the run's ``tracer``, only when that tracer is ``detailed``). A ``replayed`` run is
+    ``resumed``, and has totals only for a ``detailed`` tracer, as 0.9.119 traced it."""
+    if replayed:
+        span.set_attribute("resumed", True)
+        if tracer is None or not detailed(tracer):
+            return
     span.set_attribute("turns", turns)
     span.set_attribute("total_tokens", total_tokens)
     if tracer is not None and not detailed(tracer):

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_serializer
 
-from .errors import UserError
+from .errors import UserError, UserTypeError
 from .messages import AssistantTurn, Message, ToolCall
 from .parts import (
     ContentPart,
@@ -264,6 +264,12 @@ def to_entries(items: Any) -> list[TranscriptEntry]:
         items = [items]
     if isinstance(items, _ENTRY_TYPES):
         items = [items]
+    if isinstance(items, (bytes, bytearray, dict)) or not isinstance(items, Iterable):
+        raise UserTypeError(
+            f"run input must be a string or a list, got {type(items).__name__}",
+            hint="pass a string, or a list of lovia.messages.user(...)/system(...) messages, "
+            "message dicts or transcript entries ([] for no new input)",
+        )
     out: list[TranscriptEntry] = []
     loose_parts: list[ContentPart] = []
     for item in items:

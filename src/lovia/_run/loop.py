@@ -162,6 +162,7 @@ class RunDriver:
                 input_tokens=result.usage.input_tokens,
                 output_tokens=result.usage.output_tokens,
                 tracer=self.tracer,
+                replayed=result.replayed,
             )
             return result
         except asyncio.CancelledError:

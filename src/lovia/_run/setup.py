@@ -7,9 +7,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ..errors import UserError
+from ..errors import UserError, UserTypeError
 from ..guardrails import check_guardrails
 from ..output import output_instructions
+from ..reliability import CancelToken, RunBudget
+from ..steering import Mailbox
 from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
 from ..stores.sqlite_session import SQLiteSession
 from ..transcript import (
@@ -43,6 +45,22 @@ def check_arguments(d: RunDriver) -> None:
         raise UserError(
             f"max_turns must be a number of model turns, got {limit!r}",
             hint="pass Runner.run(..., max_turns=10); the default is 50",
+        )
+    for name, value, kind in (
+        ("budget", o.budget, RunBudget),
+        ("cancel_token", o.cancel_token, CancelToken),
+        ("mailbox", o.mailbox, Mailbox),
+    ):
+        if value is not None and not isinstance(value, kind):
+            raise UserTypeError(
+                f"{name}= takes a {kind.__name__}, got {type(value).__name__}",
+                hint=f"pass {name}=lovia.{kind.__name__}(...) or leave it out",
+            )
+    if not callable(getattr(o.tracer, "span", None)):
+        raise UserTypeError(
+            f"tracer= takes a tracer, got {type(o.tracer).__name__}: it has no span()",
+            hint="pass a tracer from lovia.tracing (ConsoleTracer(), InMemoryTracer(), "
+            "OpenTelemetryTracer()) or an object with span(name, **attributes)",
         )
     if o.session is not None:
         if o.session_id is None:
@@ -109,8 +127,10 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
             meta = segments[-1].meta if segments else None
         if conflicted(snapshot):  # its answer never saw the other run: still refused
             state.session_version = snapshot.session_version  # type: ignore[union-attr]
-        if snapshot is None and meta:
-            state.context_state = dict(meta.get("context_state") or {})
+        # meta is opaque: a custom store's (or an old run's) odd one carries no state
+        carried = meta.get("context_state") if isinstance(meta, dict) else None
+        if snapshot is None and isinstance(carried, dict):
+            state.context_state = dict(carried)
     if state.agent.plugins:  # an agent without plugins has nothing to set up
         await d.kit.activate_plugins(state.agent)
     await render_system(d)

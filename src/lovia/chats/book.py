@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import StoreError
 from ..stores.checkpoint import Checkpointer, RunInfo, RunSnapshot
 from ..stores.lease import LeaseStore
 from ..stores.maintenance import rewind_plan, title_of
@@ -113,17 +114,24 @@ class ChatBook:
                 unknown.append(run)
         load_first = getattr(self.checkpointer, "load_first_entries", None)
         if unknown and load_first is not None:
-            firsts = await load_first([r.run_id for r in unknown], limit=1)
-            rest = []
-            for run in unknown:
-                first: list[TranscriptEntry] | None = firsts.get(run.run_id)
-                title = None if first is None else self._remember(run, first)
-                titles[run.run_id] = title
-                if title is None and first is not None and len(first) < run.entry_count:
-                    rest.append(run)
-            unknown = rest
+            try:
+                firsts = await load_first([r.run_id for r in unknown], limit=1)
+            except StoreError:  # a damaged run among them: each is read on its own, below
+                firsts = None
+            if firsts is not None:
+                rest = []
+                for run in unknown:
+                    first: list[TranscriptEntry] | None = firsts.get(run.run_id)
+                    title = None if first is None else self._remember(run, first)
+                    titles[run.run_id] = title
+                    if title is None and first is not None and len(first) < run.entry_count:
+                        rest.append(run)
+                unknown = rest
         for run in unknown:
-            snapshot = await self.checkpointer.load(run.run_id)
+            try:
+                snapshot = await self.checkpointer.load(run.run_id)
+            except StoreError:  # a damaged run has no title; its chat is still listed
+                snapshot = None
             titles[run.run_id] = None if snapshot is None else self._remember(run, snapshot.entries)
         return titles
 
@@ -272,7 +280,10 @@ class ChatBook:
 
     async def delete(self, chat_id: str) -> list[str]:
         """Forget the chat: its session and the checkpoints of its runs. Returns those runs."""
-        run_ids = [s.run_id for s in await self.session.segments(chat_id)]
+        try:
+            run_ids = [s.run_id for s in await self.session.segments(chat_id)]
+        except StoreError:  # a segment that does not decode: clearing is its remedy
+            run_ids = []
         run_ids += [r.run_id for r in await self._heads(None, chat_id)]
         for run_id in dict.fromkeys(run_ids):
             await self.checkpointer.delete(run_id)

@@ -10,11 +10,14 @@ import os
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..agent import Agent
 from ..errors import UserError
+
+if TYPE_CHECKING:
+    from ..stores.checkpoint import RunSnapshot
 
 __all__ = [
     "DEFAULT_DB",
@@ -28,6 +31,7 @@ __all__ = [
     "open_stores",
     "print_json",
     "shown_db",
+    "stored_run",
 ]
 
 DEFAULT_DB = os.path.join(".lovia", "lovia.db")
@@ -103,14 +107,29 @@ def _import_agents(spec: str) -> dict[str, Agent]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        missing = exc.name or ""
+        if missing and not module_name.startswith(missing):  # the module's own import failed
+            raise UserError(
+                f"importing {module_name!r} for --app failed: {exc}",
+                hint=f"install {missing.split('.')[0]!r} in this environment",
+            ) from exc
         raise UserError(
             f"cannot import {module_name!r} for --app: {exc}",
             hint="run lovia from the folder that holds the module, or set PYTHONPATH",
         ) from exc
+    except Exception as exc:  # the module itself raised while it was imported
+        raise UserError(
+            f"importing {module_name!r} for --app raised {type(exc).__name__}: {exc}",
+            hint=f"fix the module; python -c 'import {module_name}' shows the traceback",
+        ) from exc
     value: Any = module
     for part in attr.split("."):
         if not hasattr(value, part):
-            raise UserError(f"{module_name!r} has no attribute {attr!r}")
+            raise UserError(
+                f"{module_name!r} has no attribute {attr!r}",
+                hint=f"point --app at the Agent's name in {module_name!r}, e.g. "
+                f"--app {module_name}:agent",
+            )
         value = getattr(value, part)
     if callable(value) and not isinstance(value, Agent) and not _is_asgi_app(value):
         value = value()
@@ -217,3 +236,14 @@ async def db_stores(
                 f"is; run 'lovia migrate {shown_db(args.db)}' to convert it",
                 file=sys.stderr,
             )
+
+
+async def stored_run(args: argparse.Namespace, *, note: bool = False) -> RunSnapshot:
+    """The run ``args.run_id`` names, read without changing the file; ``UserError`` if none."""
+    async with db_stores(args, read_only=True, note=note) as (_session, cp):
+        snap: RunSnapshot | None = await cp.load(args.run_id)
+    if snap is None:
+        raise UserError(
+            f"no run {args.run_id!r} in {shown_db(args.db)!r}", hint="see 'lovia runs list'"
+        )
+    return snap

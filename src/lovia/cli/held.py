@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..chats.book import chat_claim_key
-from ..errors import RunBusy, UserError
+from ..errors import RunBusy, StoreError, UserError
 from ..stores.lease import LeaseStore
 from ..stores.maintenance import check_count
 from ..stores.run_lease import RunLease
@@ -27,8 +27,17 @@ __all__ = ["chat_held", "known_session", "sessions_clear", "sessions_rewind", "s
 _TTL = 30.0  # seconds; the heartbeat renews it while the command runs
 
 
+async def _segment_run_ids(session: Any, chat_id: str) -> list[str] | None:
+    """The session's run ids; ``None`` when a stored segment does not decode (the session
+    can still be cleared, which is what that error's hint says to do)."""
+    try:
+        return [s.run_id for s in await session.segments(chat_id)]
+    except StoreError:
+        return None
+
+
 async def _run_ids(session: Any, cp: Any, chat_id: str) -> list[str]:
-    ids = [s.run_id for s in await session.segments(chat_id)]
+    ids = await _segment_run_ids(session, chat_id) or []
     heads = getattr(cp, "list_run_heads", None)
     if heads is not None:
         ids += [h.run_id for h in await heads(session_id=chat_id)]
@@ -42,8 +51,9 @@ async def known_session(args: argparse.Namespace) -> None:
     checkpointed run), read without changing the file: a mistyped id is an error, not an
     empty session."""
     async with db_stores(args, read_only=True, note=False) as (session, cp):
+        damaged = await _segment_run_ids(session, args.session_id) is None
         runs = await _run_ids(session, cp, args.session_id)
-    if not runs:
+    if not runs and not damaged:
         raise UserError(
             f"no session {args.session_id!r} in {shown_db(args.db)!r}",
             hint="see 'lovia sessions list'",

@@ -6,25 +6,25 @@ import argparse
 import asyncio
 import datetime as dt
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..stores.checkpoint import RUN_STATUSES, CheckpointOptions, RunSnapshot
+from ..errors import StoreError, UserError
+from ..stores.checkpoint import RUN_STATUSES, RunSnapshot
 from ..stores.open import is_postgres_url
 from ..transcript import entry_to_dict
 from .common import (
     add_agent_options,
     add_db_option,
     db_stores,
-    load_agents,
     print_json,
     shown_db,
+    stored_run,
 )
 from .held import known_session, sessions_clear, sessions_rewind, sessions_trim
-from .render import describe_entry, print_event
+from .parked import runs_approvals, runs_approve, runs_reject, runs_resume
+from .render import describe_entry
 
 __all__ = ["add_runs_parser", "add_sessions_parser"]
 
@@ -184,23 +184,30 @@ async def sessions_export(args: argparse.Namespace) -> int:
 
 
 def _run_row(s: RunSnapshot) -> dict[str, Any]:
+    return _head_row(s.run_id, s.head, len(s.entries))
+
+
+def _head_row(run_id: str, head: Any, entries: int) -> dict[str, Any]:
     return {
-        "run_id": s.run_id,
-        "status": s.status,
-        "session_id": s.session_id,
-        "agent_name": s.agent_name,
-        "turns": s.turns,
-        "entries": len(s.entries),
-        "updated_at": s.updated_at,
-        "error": s.error,
-        "awaiting_approval": [p.call_id for p in s.pending_approvals if p.decision is None],
+        "run_id": run_id,
+        "status": head.status,
+        "session_id": head.session_id,
+        "agent_name": head.agent_name,
+        "turns": head.turns,
+        "entries": entries,
+        "updated_at": head.updated_at,
+        "error": head.error,
+        "awaiting_approval": [p.call_id for p in head.pending_approvals if p.decision is None],
     }
 
 
 async def runs_list(args: argparse.Namespace) -> int:
     async with db_stores(args, read_only=True) as (_session, cp):
-        runs = await cp.list_runs(statuses=args.status)
-    rows = [_run_row(s) for s in runs]
+        if hasattr(cp, "list_run_heads"):  # heads only: a run whose entries are damaged is listed
+            infos = await cp.list_run_heads(statuses=args.status)
+            rows = [_head_row(i.run_id, i.head, i.entry_count) for i in infos]
+        else:
+            rows = [_run_row(s) for s in await cp.list_runs(statuses=args.status)]
     if args.json:
         print_json(rows)
         return 0
@@ -215,19 +222,8 @@ async def runs_list(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _stored_run(args: argparse.Namespace, *, note: bool = False) -> RunSnapshot:
-    """The run ``args.run_id`` names, read without changing the file; ``UserError`` if none."""
-    async with db_stores(args, read_only=True, note=note) as (_session, cp):
-        snap: RunSnapshot | None = await cp.load(args.run_id)
-    if snap is None:
-        raise UserError(
-            f"no run {args.run_id!r} in {shown_db(args.db)!r}", hint="see 'lovia runs list'"
-        )
-    return snap
-
-
 async def runs_show(args: argparse.Namespace) -> int:
-    snap = await _stored_run(args, note=True)
+    snap = await stored_run(args, note=True)
     if args.json:
         print_json({**_run_row(snap), "entries": [entry_to_dict(e) for e in snap.entries]})
         return 0
@@ -241,95 +237,14 @@ async def runs_show(args: argparse.Namespace) -> int:
     return 0
 
 
-async def runs_resume(args: argparse.Namespace) -> int:
-    from .._run.runner import Runner
-    from .common import no_model_hint
-
-    agents = load_agents(args.app, args.demo)
-    await _stored_run(args)  # a refused resume leaves the file as it was (not even migrated)
-    if not agents:
-        raise UserError("no agent to resume the run with", hint=no_model_hint())
-    async with db_stores(args) as (session, cp):
-        snap = await cp.load(args.run_id) or await _stored_run(args)  # (deleted meanwhile?)
-        from ..chats.supervisor import entry_agent
-
-        agent = entry_agent(agents, snap.agent_name)
-        assert agent is not None  # agents is not empty here
-        handle = Runner.stream(
-            agent,
-            [],
-            session=session if snap.session_id else None,
-            session_id=snap.session_id,
-            checkpoint=CheckpointOptions(cp, snap.run_id, if_run_exists="resume_only"),
-        )
-        async for event in handle:
-            if not args.json:
-                print_event(event, sys.stdout)
-        result = await handle.result()
-    if args.json:
-        print_json({"run_id": result.run_id, "output": result.output, "turns": result.turns})
-    return 0
-
-
-async def runs_approvals(args: argparse.Namespace) -> int:
-    from ..approvals import pending
-
-    async with db_stores(args, read_only=True) as (_session, cp):
-        if args.run_id:
-            run_ids = [args.run_id]
-        else:
-            run_ids = [s.run_id for s in await cp.list_runs(statuses=["interrupted"])]
-        rows = []
-        for rid in run_ids:
-            for c in await pending(cp, rid):
-                rows.append(
-                    {"run_id": rid, "call_id": c.id, "tool": c.name, "arguments": c.arguments}
-                )
-    if args.json:
-        print_json(rows)
-    elif not rows:
-        print("no tool calls wait for approval")
-    for r in [] if args.json else rows:
-        print(f"{r['run_id']}  {r['call_id']}  {r['tool']}({r['arguments']})")
-    return 0
-
-
-async def _decide(args: argparse.Namespace, approve: bool) -> int:
-    from ..approvals import decide
-    from ..errors import UserError
-
-    await _stored_run(args)  # a refused decision leaves the file as it was
-    async with db_stores(args) as (_session, cp):
-        try:
-            await decide(cp, args.run_id, {args.call_id: approve}, getattr(args, "reason", None))
-        except UserError as exc:
-            if "already decided" in exc.message:
-                print(f"lovia: error: {exc}", file=sys.stderr)
-                return 1
-            raise
-    verb = "approved" if approve else "rejected"
-    if args.json:
-        print_json({"run_id": args.run_id, "call_id": args.call_id, "decision": verb})
-    else:
-        print(
-            f"{verb} {args.call_id} of run {args.run_id}; 'lovia runs resume {args.run_id}' goes on"
-        )
-    return 0
-
-
-async def runs_approve(args: argparse.Namespace) -> int:
-    return await _decide(args, True)
-
-
-async def runs_reject(args: argparse.Namespace) -> int:
-    return await _decide(args, False)
-
-
 async def runs_delete(args: argparse.Namespace) -> int:
     from ..errors import RunBusy
     from ..stores.run_lease import default_owner
 
-    await _stored_run(args)  # an unknown id is refused before the file is opened to write
+    try:
+        await stored_run(args)  # an unknown id is refused before the file is opened to write
+    except StoreError:
+        pass  # a damaged run: deleting it is what its error message says to do
     async with db_stores(args) as (_session, cp):
         owner = default_owner()
         if not await cp.acquire_lease(args.run_id, owner, 30.0):  # a live worker drives it
@@ -341,7 +256,10 @@ async def runs_delete(args: argparse.Namespace) -> int:
                 "worker's lease expires after its lease_ttl",
             )
         try:
-            existed = await cp.load(args.run_id) is not None
+            try:
+                existed = await cp.load(args.run_id) is not None
+            except StoreError:
+                existed = True  # stored, but damaged
             await cp.delete(args.run_id)
         finally:
             await cp.release_lease(args.run_id, owner)

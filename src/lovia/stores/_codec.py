@@ -80,13 +80,15 @@ def decode_segment(
         detail = exc.errors()[0].get("msg") if isinstance(exc, ValidationError) else str(exc)
         raise StoreError(
             f"session {session_id!r}, run {run_id!r}: the stored segment does not decode: {detail}",
-            hint="the row was written by other code or damaged; rewind the session to before "
-            f"this run or restore the {backup} from a backup",
+            hint="the row was written by other code or damaged; clear the session "
+            "(session.clear(session_id), or 'lovia sessions clear ID') or restore the "
+            f"{backup} from a backup",
         ) from exc
     if meta is not None and not isinstance(meta, dict):
         raise StoreError(
             f"session {session_id!r}, run {run_id!r}: stored meta is not an object",
-            hint=f"rewind the session to before this run or restore the {backup} from a backup",
+            hint="clear the session (session.clear(session_id), or 'lovia sessions clear ID') "
+            f"or restore the {backup} from a backup",
         )
     return entries, meta
 
@@ -121,11 +123,23 @@ def decode_snapshot(
     except (ValueError, KeyError, TypeError, ValidationError) as exc:
         where = "" if place is None else f" in {place!r}"
         raise StoreError(
-            f"the stored checkpoint of run {run_id!r}{where} cannot be read: {exc}",
-            hint="delete the run (checkpointer.delete(run_id)) to start it again, or restore "
-            f"the {backup} from a backup",
+            f"the stored checkpoint of run {run_id!r}{where} cannot be read: {_first(exc)}",
+            hint=_DAMAGED_RUN_HINT.format(backup=backup),
         ) from exc
     return RunSnapshot.of(run_id, entries, head)
+
+
+_DAMAGED_RUN_HINT = (
+    "delete the run (checkpointer.delete(run_id), or 'lovia runs delete RUN_ID') to start it "
+    "again, or restore the {backup} from a backup"
+)
+
+
+def _first(exc: Exception) -> str:
+    """What went wrong, in one line (pydantic's own message spans several)."""
+    if isinstance(exc, ValidationError):
+        return str(exc.errors()[0].get("msg", exc.title))
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def decode_batches(
@@ -137,9 +151,8 @@ def decode_batches(
     except (ValueError, TypeError, ValidationError) as exc:
         where = "" if place is None else f" in {place!r}"
         raise StoreError(
-            f"the stored checkpoint of run {run_id!r}{where} cannot be read: {exc}",
-            hint="delete the run (checkpointer.delete(run_id)) to start it again, or restore "
-            f"the {backup} from a backup",
+            f"the stored checkpoint of run {run_id!r}{where} cannot be read: {_first(exc)}",
+            hint=_DAMAGED_RUN_HINT.format(backup=backup),
         ) from exc
 
 

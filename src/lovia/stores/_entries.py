@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UserError, UserTypeError
 from ..transcript import _ENTRY_TYPES, TranscriptEntry, entry_from_dict
 
-__all__ = ["checked_entries"]
+__all__ = ["checked_entries", "checked_meta"]
 
 _HINT = "pass a list of lovia.transcript entries (InputEntry, ToolCallEntry, ...), [] for none"
 
@@ -40,3 +40,14 @@ def checked_entries(entries: Any) -> list[TranscriptEntry]:
             f"entry {i} is a {type(entry).__name__}, not a transcript entry", hint=_HINT
         )
     return out
+
+
+def checked_meta(meta: Any) -> dict[str, Any] | None:
+    """``meta`` if it is a dict or ``None``; a list or a string would be stored as it came
+    and then refused by every read of the session (``StoreError``), so it is refused here."""
+    if meta is None or isinstance(meta, dict):
+        return meta
+    raise UserTypeError(
+        f"segment meta must be a dict or None, got {type(meta).__name__}",
+        hint='pass a dict of JSON-safe values, e.g. meta={"source": "import"}',
+    )

@@ -25,7 +25,7 @@ from ..transcript import (
     ToolResultEntry,
     TranscriptEntry,
 )
-from ._entries import checked_entries
+from ._entries import checked_entries, checked_meta
 from ._trim import is_trimmed, marker_ref, output_digest, trim_marker, trimmed_text
 from .checkpoint import validate_id
 from .session import Segment
@@ -375,7 +375,8 @@ class SessionMaintenance(ABC):
         once, whatever the version."""
         rid = append_run_id(session_id, run_id)
         expected = expected_version_for(session_id, expected_version)
-        await self._append(Append(session_id, rid, checked_entries(entries), meta, expected))
+        entries = checked_entries(entries)
+        await self._append(Append(session_id, rid, entries, checked_meta(meta), expected))
         return rid
 
     @abstractmethod

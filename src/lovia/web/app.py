@@ -33,7 +33,7 @@ from .auth import LoopbackOnly, SameOriginWrites, cookie_name, token_matches
 from .blocking import blocking_router
 from .legacy import TitledBook
 from .limits import BodyLimit
-from .routes import router
+from .routes import Refused, router
 
 __all__ = ["create_app"]
 
@@ -43,6 +43,11 @@ PAGE_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 )
+
+
+async def _refused(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Refused)  # registered for Refused only
+    return JSONResponse({"detail": exc.detail, "hint": exc.hint}, status_code=exc.status_code)
 
 
 def create_app(
@@ -137,6 +142,8 @@ def create_app(
             },
             status_code=422,
         )
+
+    app.add_exception_handler(Refused, _refused)
 
     @app.exception_handler(LoviaError)
     async def lovia_error(_: Request, exc: LoviaError) -> JSONResponse:

@@ -31,9 +31,20 @@ from .models import (
 )
 from .sse import encode_comment, encode_sse
 
-__all__ = ["router"]
+__all__ = ["Refused", "router"]
 
 router = APIRouter()
+
+
+class Refused(HTTPException):
+    """A refused request with the next thing to try: the body is ``{"detail", "hint"}``,
+    like every other error of this API."""
+
+    def __init__(self, status: int, detail: str, hint: str) -> None:
+        super().__init__(status, detail=detail)
+        self.hint = hint
+
+
 ChatId = Annotated[str, Path(pattern=CHAT_ID_PATTERN, description="the chat's session id")]
 CallId = Annotated[str, Path(pattern=CALL_ID_PATTERN, description="the tool call's id")]
 
@@ -125,7 +136,7 @@ async def get_chat(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     detail["busy_elsewhere"] = detail.pop("claimed") and not sup.busy_here(chat_id)
     unknown = not detail["entries"] and detail["pending"] is None and detail["created_at"] is None
     if unknown and live is None:
-        raise HTTPException(404, detail=f"no chat {chat_id!r}")
+        raise Refused(404, f"no chat {chat_id!r}", "GET /api/chats lists the chats there are")
     if detail["title"] is None and live is not None:
         detail["title"] = live.input_text
     return detail
@@ -162,7 +173,11 @@ async def stop(chat_id: ChatId, sup: Sup) -> dict[str, Any]:
     async with sup.claimed(chat_id):  # a run live on another server: 409, nothing written
         settled = await sup.stop_parked(chat_id)
     if settled is None:
-        raise HTTPException(409, detail=f"chat {chat_id!r} has no live or unfinished run")
+        raise Refused(
+            409,
+            f"chat {chat_id!r} has no live or unfinished run",
+            "nothing to stop: GET /api/chats/{id} shows where the chat stands",
+        )
     return {"stopped": settled}
 
 
@@ -211,7 +226,10 @@ async def regenerate(
         entries = await sup.chats.session.load(chat_id)
         last = max((i for i, e in enumerate(entries) if _is_user(e)), default=None)
         if last is None:
-            raise UserError(f"chat {chat_id!r} has no user message to answer again")
+            raise UserError(
+                f"chat {chat_id!r} has no user message to answer again",
+                hint="send one first: POST /api/chats/{id}/messages",
+            )
         question = entries[last]
         assert isinstance(question, InputEntry)
         await sup.chats.rewind(chat_id, last)
@@ -233,7 +251,11 @@ async def follow(
 ) -> StreamingResponse:
     run = sup.live.get(chat_id)
     if run is None:
-        raise HTTPException(404, detail=f"chat {chat_id!r} has no live run")
+        raise Refused(
+            404,
+            f"chat {chat_id!r} has no live run",
+            "nothing is live now: GET /api/chats/{id} has the chat's entries",
+        )
     last_id = request.headers.get("last-event-id", "").strip()
     if re.fullmatch(r"[0-9]{1,18}", last_id):  # ASCII digits only; anything else is ignored
         after = max(after, int(last_id))
@@ -248,7 +270,11 @@ async def follow(
 async def resume(chat_id: ChatId, sup: Sup) -> StreamingResponse:
     pending = await sup.chats.pending_head(chat_id)
     if pending is None:
-        raise HTTPException(404, detail=f"chat {chat_id!r} has no unfinished run")
+        raise Refused(
+            404,
+            f"chat {chat_id!r} has no unfinished run",
+            "GET /api/runs/resumable lists the runs that can be resumed",
+        )
     entry = sup.entry_agent_for(pending.agent_name)
     title = await sup.chats.run_title(pending)
 
