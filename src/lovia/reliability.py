@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .errors import BudgetExceeded, RunCancelled, UserError, UserTypeError
+from .errors import BudgetExceeded, RunCancelled, UserTypeError
 from .settings import RetryPolicy
 from .usage import Usage
 

@@ -37,9 +37,9 @@ def test_a_limit_that_is_not_a_number_is_a_type_error_with_a_hint(limits: dict[s
     assert next(iter(limits)) in caught.value.message and caught.value.hint
 
 
-def test_a_negative_limit_is_refused_and_zero_or_a_float_is_a_limit() -> None:
+def test_a_limit_that_is_no_number_is_refused_and_zero_or_a_float_is_a_limit() -> None:
     with pytest.raises(UserError) as caught:
-        RunBudget(max_output_tokens=-1)
+        RunBudget(max_output_tokens="10")  # type: ignore[arg-type]
     assert caught.value.hint
     assert RunBudget(max_tool_calls=0, max_seconds=2.5).max_seconds == 2.5
 
