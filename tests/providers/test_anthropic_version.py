@@ -3,29 +3,17 @@ sent as the ``anthropic-version`` header of every request."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from lovia import Agent, AnthropicProvider, Runner
 
-from ..providers.server import ProtocolServer, Reply, anthropic_text_stream
-
-
-@pytest.fixture
-def server() -> Iterator[ProtocolServer]:
-    srv = ProtocolServer().start()
-    try:
-        yield srv
-    finally:
-        srv.close()
+from .server import ProtocolServer, Reply, anthropic_text_stream
 
 
 @pytest.mark.parametrize("version", [None, "2024-01-01"])
 async def test_the_version_goes_out_as_the_header(
-    server: ProtocolServer, version: str | None, monkeypatch: pytest.MonkeyPatch
+    server: ProtocolServer, version: str | None
 ) -> None:
-    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     server.add(Reply(events=anthropic_text_stream("hello")))
     options = {} if version is None else {"anthropic_version": version}
     async with AnthropicProvider(
