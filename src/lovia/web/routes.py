@@ -20,9 +20,9 @@ from ..chats.book import awaiting_approval
 from ..chats.supervisor import NO_MODEL_HINT, LiveRun, RunSupervisor
 from ..errors import UserError
 from ..transcript import InputEntry, TranscriptEntry
+from .ids import ID_HINT, read_chat_segment
 from .models import (
     CALL_ID_PATTERN,
-    CHAT_ID_PATTERN,
     Decision,
     EditMessage,
     NewChat,
@@ -45,7 +45,23 @@ class Refused(HTTPException):
         self.hint = hint
 
 
-ChatId = Annotated[str, Path(pattern=CHAT_ID_PATTERN, description="the chat's session id")]
+def _chat_id(
+    chat_id: Annotated[
+        str,
+        Path(
+            description="the chat's session id: as it is (percent-encoded), or '~' and its "
+            "UTF-8 bytes in unpadded base64url (needed for an id with '/', one starting "
+            "with '~', and '.' or '..')",
+        ),
+    ],
+) -> str:
+    try:
+        return read_chat_segment(chat_id)
+    except ValueError as exc:
+        raise Refused(422, str(exc), ID_HINT) from None
+
+
+ChatId = Annotated[str, Depends(_chat_id)]
 CallId = Annotated[str, Path(pattern=CALL_ID_PATTERN, description="the tool call's id")]
 
 

@@ -5,7 +5,9 @@
 // and used through these references only: markup in an answer (already stripped of ids,
 // names and form controls by the sanitizer) can never stand in for them.
 
-import { ApiError, follow, getJSON, postOnly, send, stream } from "./api.js";
+import {
+  ApiError, chatIdProblem, chatPath, follow, getJSON, postOnly, send, stream, validChatId,
+} from "./api.js";
 import { AnswerView, el, prettyJSON, renderEntries, userBubble } from "./render.js";
 
 const byId = (id) => document.getElementById(id);
@@ -36,15 +38,6 @@ const state = {
   joining: new Map(), // mailbox token -> bubble of a message sent into the live run
   generation: 0, // bumps on every chat switch, so a stale stream stops drawing
 };
-
-// Chat ids as the server accepts them; anything else is never put in a URL.
-const CHAT_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
-export const validChatId = (id) => typeof id === "string" && CHAT_ID.test(id);
-
-function chatPath(chatId, suffix = "") {
-  if (!validChatId(chatId)) throw new Error(`not a valid chat id: ${JSON.stringify(chatId)}`);
-  return `/api/chats/${encodeURIComponent(chatId)}${suffix}`;
-}
 
 function chatFromHash() {
   const match = /chat=([^&]*)/.exec(location.hash);
@@ -113,11 +106,13 @@ async function refreshChats() {
   for (const chat of chats) {
     const item = el("li", chat.id === state.chatId ? "active" : "");
     item.dataset.testid = "chat-item";
-    const usable = validChatId(chat.id);
+    const problem = chatIdProblem(chat.id);
+    const usable = problem === null;
     const open = el("button", "chat-open", chat.title || "New chat");
     open.type = "button";
+    open.title = chat.id; // the id a program stored it under: text, like every other label
     if (usable) open.addEventListener("click", () => openChat(chat.id).catch(showError));
-    else { open.disabled = true; open.title = "this chat's id cannot be opened here"; }
+    else { open.disabled = true; open.title = `${problem}: it cannot be opened here`; }
     item.append(open);
     if (chat.live) item.append(el("span", "badge live", "running"));
     else if (chat.pending) {
@@ -151,7 +146,8 @@ async function newChat() {
 }
 
 async function openChat(chatId, { fresh = false } = {}) {
-  if (!validChatId(chatId)) throw new Error(`not a valid chat id: ${JSON.stringify(chatId)}`);
+  const problem = chatIdProblem(chatId);
+  if (problem) throw new Error(`${problem}: this chat cannot be opened here`);
   state.generation += 1;
   if (state.source) { state.source.close(); state.source = null; }
   state.chatId = chatId;
