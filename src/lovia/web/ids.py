@@ -13,6 +13,8 @@ the segment is read two ways:
 Ids made by ``POST /api/chats`` (hex) and every id of letters, digits and ``_.:-`` keep
 their plain URLs; the page uses the ``~`` form for every other id. The web app refuses, with
 422, an id longer than ``MAX_CHAT_ID_CHARS`` characters and one with a control character.
+A tool call's id (``/approvals/{call_id}``: a provider or a model made it) travels the same
+way.
 """
 
 from __future__ import annotations
@@ -50,26 +52,27 @@ ID_HINT = (
 )
 
 
-def chat_id_problem(chat_id: str) -> str | None:
-    """Why the web app cannot serve ``chat_id``, or ``None`` when it can."""
+def chat_id_problem(chat_id: str, what: str = "chat id") -> str | None:
+    """Why the web app cannot serve ``chat_id``, or ``None`` when it can (``what``: the
+    kind of id, for the message; tool call ids follow the same rule)."""
     if not chat_id:
-        return "the chat id is empty"
+        return f"the {what} is empty"
     if len(chat_id) > MAX_CHAT_ID_CHARS:
-        return f"the chat id is {len(chat_id)} characters long; the limit is {MAX_CHAT_ID_CHARS}"
+        return f"the {what} is {len(chat_id)} characters long; the limit is {MAX_CHAT_ID_CHARS}"
     for position, char in enumerate(chat_id):
         if unicodedata.category(char) == "Cc":
             return (
-                f"the chat id contains a control character (U+{ord(char):04X}) "
+                f"the {what} contains a control character (U+{ord(char):04X}) "
                 f"at position {position}"
             )
         if "\ud800" <= char <= "\udfff":
-            return f"the chat id contains a lone surrogate at position {position}: it is not text"
+            return f"the {what} contains a lone surrogate at position {position}: it is not text"
     return None
 
 
-def checked_chat_id(chat_id: str) -> str:
+def checked_chat_id(chat_id: str, what: str = "chat id") -> str:
     """``chat_id`` if the web app can serve it; ``ValueError`` saying why not otherwise."""
-    problem = chat_id_problem(chat_id)
+    problem = chat_id_problem(chat_id, what)
     if problem is not None:
         raise ValueError(problem)
     return chat_id
@@ -84,29 +87,29 @@ def chat_segment(chat_id: str) -> str:
     return ENCODED_PREFIX + encoded.decode("ascii")
 
 
-def read_chat_segment(segment: str) -> str:
-    """The chat id a (percent-decoded) path segment names; ``ValueError`` saying what is
-    wrong when it names none the web app serves."""
+def read_chat_segment(segment: str, what: str = "chat id") -> str:
+    """The chat id (or other ``what``) a percent-decoded path segment names; ``ValueError``
+    saying what is wrong when it names none the web app serves."""
     if not segment.startswith(ENCODED_PREFIX):
-        return checked_chat_id(segment)
+        return checked_chat_id(segment, what)
     encoded = segment[len(ENCODED_PREFIX) :]
     if not _BASE64URL.fullmatch(encoded) or len(encoded) % 4 == 1:
         raise ValueError(
-            "a chat id that starts with '~' in a URL is base64url ('A-Z a-z 0-9 - _', no "
+            f"a {what} that starts with '~' in a URL is base64url ('A-Z a-z 0-9 - _', no "
             "padding), and this one is not"
         )
     try:
         raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
     except (binascii.Error, ValueError):  # pragma: no cover - the pattern above rules it out
-        raise ValueError("the '~' form of the chat id is not base64url") from None
+        raise ValueError(f"the '~' form of the {what} is not base64url") from None
     if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != encoded:
         # unused bits set: another spelling of the same bytes; one id, one spelling
-        raise ValueError("the '~' form of the chat id is not in canonical base64url")
+        raise ValueError(f"the '~' form of the {what} is not in canonical base64url")
     try:
-        chat_id = raw.decode("utf-8")
+        value = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError("the '~' form of the chat id does not decode to UTF-8 text") from None
-    return checked_chat_id(chat_id)
+        raise ValueError(f"the '~' form of the {what} does not decode to UTF-8 text") from None
+    return checked_chat_id(value, what)
 
 
 class EncodedSlashes:

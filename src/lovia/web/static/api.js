@@ -18,13 +18,13 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /\p{Cs}/u;
 export const MAX_CHAT_ID_CHARS = 512;
 
-// Why the page cannot use this chat id, or null when it can.
-export function chatIdProblem(id) {
-  if (typeof id !== "string" || id === "") return "the chat id is empty";
+// Why the page cannot use this chat id (or tool call id: same rule), or null when it can.
+export function chatIdProblem(id, what = "chat id") {
+  if (typeof id !== "string" || id === "") return `the ${what} is empty`;
   const length = [...id].length;
-  if (length > MAX_CHAT_ID_CHARS) return `the chat id is ${length} characters long; the limit is ${MAX_CHAT_ID_CHARS}`;
-  if (CONTROL.test(id)) return "the chat id contains a control character";
-  if (LONE_SURROGATE.test(id)) return "the chat id is not valid text";
+  if (length > MAX_CHAT_ID_CHARS) return `the ${what} is ${length} characters long; the limit is ${MAX_CHAT_ID_CHARS}`;
+  if (CONTROL.test(id)) return `the ${what} contains a control character`;
+  if (LONE_SURROGATE.test(id)) return `the ${what} is not valid text`;
   return null;
 }
 
@@ -36,15 +36,16 @@ function base64url(text) {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-export function chatSegment(id) {
-  const problem = chatIdProblem(id);
-  if (problem) throw new Error(`${problem}: this chat cannot be used here`);
+// The path segment that names an id: plain ids as they are, others "~" + base64url.
+export function idSegment(id, what = "chat id") {
+  const problem = chatIdProblem(id, what);
+  if (problem) throw new Error(`${problem}: it cannot be used here`);
   return PLAIN_CHAT_ID.test(id) ? id : `~${base64url(id)}`;
 }
 
 // The API path of a chat, with suffix ("/messages", ...) already encoded by the caller.
 export function chatPath(id, suffix = "") {
-  return `/api/chats/${chatSegment(id)}${suffix}`;
+  return `/api/chats/${idSegment(id)}${suffix}`;
 }
 
 async function check(response) {

@@ -6,7 +6,8 @@
 // names and form controls by the sanitizer) can never stand in for them.
 
 import {
-  ApiError, chatIdProblem, chatPath, follow, getJSON, postOnly, send, stream, validChatId,
+  ApiError, chatIdProblem, chatPath, follow, getJSON, idSegment, postOnly, send, stream,
+  validChatId,
 } from "./api.js";
 import { AnswerView, el, prettyJSON, renderEntries, userBubble } from "./render.js";
 
@@ -212,13 +213,19 @@ function renderApprovals(answer, p) {
     reason.maxLength = 2000;
     reason.placeholder = "Reason (optional, shown to the model if you reject)";
     reason.dataset.testid = "approval-reason";
-    const path = chatPath(state.chatId, `/approvals/${encodeURIComponent(a.call_id)}`);
+    // the call's id comes from the provider (or the model): one the page cannot put in a
+    // URL leaves the card readable, its buttons off, and Stop (below) to reject it
+    const problem = chatIdProblem(a.call_id, "tool call id");
+    const path = problem ? null : chatPath(state.chatId, `/approvals/${idSegment(a.call_id)}`);
     const decide = (approve) => run(path, { approve, reason: reason.value.trim() || null }, null);
     const actions = el("div", "actions");
     actions.append(
       button("Approve", "approve", () => decide(true), "small primary"),
       button("Reject", "reject", () => decide(false), "small danger"),
     );
+    if (problem) {
+      for (const b of actions.children) { b.disabled = true; b.title = `${problem}: use Stop`; }
+    }
     card.append(head, el("div", "label", "Arguments"), args, reason, actions);
     status.append(card);
   }
