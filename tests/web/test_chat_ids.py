@@ -164,6 +164,8 @@ REFUSED = [
     ("team%2Falice", 400, "%2F"),
     ("x%2Fevents", 400, "%2F"),
     ("..%2F..%2Fetc%2Fpasswd", 400, "%2F"),
+    ("Zo%EB%201", 400, "not UTF-8"),  # Latin-1 escapes would be read as "Zo\ufffd 1"
+    ("%C0%AE%C0%AE", 400, "not UTF-8"),  # an overlong "..", not UTF-8 either
 ]
 
 

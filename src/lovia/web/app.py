@@ -30,7 +30,7 @@ from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session import Session
 from .auth import LoopbackOnly, SameOriginWrites, cookie_name, token_matches
 from .blocking import blocking_router
-from .ids import EncodedSlashes
+from .ids import ApiPaths
 from .legacy import TitledBook
 from .limits import BodyLimit
 from .refusals import add_error_handlers
@@ -102,7 +102,7 @@ def create_app(
     )
     app.state.supervisor = supervisor
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout=body_timeout)
-    app.add_middleware(EncodedSlashes)  # an id's '/' travels in its '~' form
+    app.add_middleware(ApiPaths)  # an id's '/' travels in its '~' form; escapes are UTF-8
     if token is None:  # no token: only loopback pages may talk to it (DNS rebinding, CSRF)
         app.add_middleware(LoopbackOnly)
     else:  # the cookie reaches every port of the host: writes must come from this origin

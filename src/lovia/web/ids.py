@@ -25,13 +25,14 @@ import json
 import re
 import unicodedata
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 __all__ = [
     "ENCODED_PREFIX",
     "ID_HINT",
     "MAX_CHAT_ID_CHARS",
     "PLAIN_CHAT_ID",
-    "EncodedSlashes",
+    "ApiPaths",
     "chat_id_problem",
     "chat_segment",
     "checked_chat_id",
@@ -112,12 +113,16 @@ def read_chat_segment(segment: str, what: str = "chat id") -> str:
     return checked_chat_id(value, what)
 
 
-class EncodedSlashes:
-    """ASGI middleware: 400 for an ``/api`` path with an encoded ``/`` (``%2F``) in it.
+class ApiPaths:
+    """ASGI middleware: 400 for an ``/api`` path that cannot name an id faithfully.
 
-    The server decodes the path before routing, so ``/api/chats/x%2Fevents`` would reach the
-    route of chat ``x``'s events, and ``team%2Falice`` no route at all: the client meant an id
-    with a ``/`` and is told to send its ``~`` form instead.
+    * an encoded ``/`` (``%2F``): the server decodes the path before routing, so
+      ``/api/chats/x%2Fevents`` would reach the route of chat ``x``'s events, and
+      ``team%2Falice`` no route at all: the client meant an id with a ``/``;
+    * percent-escapes that are not UTF-8 (``Zo%EB``, Latin-1): the server would read each
+      such byte as U+FFFD, so ``Zo%EB`` and ``Zo%F6`` would both write to chat ``Zo\ufffd``.
+
+    Either way the client is told to send the id's ``~`` form (or UTF-8 escapes).
     """
 
     def __init__(self, app: Any) -> None:
@@ -126,23 +131,27 @@ class EncodedSlashes:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         raw = scope.get("raw_path") if scope["type"] == "http" else None
         path = raw.split(b"?", 1)[0] if isinstance(raw, bytes) else b""
-        if path.startswith(b"/api/") and b"%2f" in path.lower():
-            body = json.dumps(
-                {
-                    "detail": "an encoded '/' (%2F) in the path cannot be told from a real one",
-                    "hint": ID_HINT,
-                }
-            ).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 400,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+        problem = None
+        if path.startswith(b"/api/"):
+            if b"%2f" in path.lower():
+                problem = "an encoded '/' (%2F) in the path cannot be told from a real one"
+            else:
+                try:
+                    unquote_to_bytes(path).decode("utf-8")
+                except UnicodeDecodeError:
+                    problem = "the path's percent-escapes are not UTF-8 (Latin-1?)"
+        if problem is None:
+            await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        body = json.dumps({"detail": problem, "hint": ID_HINT}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 400,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
