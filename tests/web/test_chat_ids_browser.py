@@ -26,6 +26,8 @@ from .test_browser import Server, browser
 __all__ = ["browser"]  # the fixture, used by name
 
 HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1">'
+SPOOF = "alice\u202e\u200bmoc.elpmaxe@"
+"""An id whose invisible characters would make it look like another one."""
 
 
 def _write(db: Path, ids: list[str]) -> None:
@@ -45,7 +47,8 @@ def _write(db: Path, ids: list[str]) -> None:
 @pytest.fixture
 def opened(browser: Any, tmp_path: Path) -> Iterator[tuple[Any, Server, list[str]]]:
     db = tmp_path / "chats.db"
-    _write(db, ["victim", "alice@example.com", "team/alice", "Zoë 1", "../chats/victim", HOSTILE])
+    ids = ["victim", "alice@example.com", "team/alice", "Zoë 1", "../chats/victim", HOSTILE]
+    _write(db, [*ids, SPOOF])
     with Server(db) as server:
         # no bypass_csp here: the page runs under its own policy, as for a user
         context = browser.new_context(viewport={"width": 1200, "height": 800})
@@ -125,7 +128,8 @@ def test_a_chat_stored_under_an_odd_id_opens_continues_stops_and_deletes(
     _item(page, chat_id).wait_for(state="detached")
     assert server.segments(chat_id) == []
     assert _stored(server, "victim") == ["hi from victim"]
-    assert _item(page, "alice@example.com" if chat_id != "alice@example.com" else "team/alice")
+    other = "alice@example.com" if chat_id != "alice@example.com" else "team/alice"
+    assert _item(page, other).count() == 1  # the other chats are still listed
 
 
 def test_an_id_that_names_another_chats_path_touches_only_itself(
@@ -150,6 +154,8 @@ def test_an_id_made_of_markup_is_text_on_the_page(opened: tuple[Any, Server, lis
     page, server, _ = opened
     item = _item(page, HOSTILE)
     assert item.locator("button.chat-open").get_attribute("title") == HOSTILE
+    shown = _item(page, SPOOF).locator("button.chat-open").get_attribute("title")
+    assert shown == "alice\\u202e\\u200bmoc.elpmaxe@"  # the hidden characters, as escapes
     _open(page, HOSTILE)
     _send_and_wait(page, "hello")
     page.goto(server.url + "#chat=" + quote(HOSTILE, safe=""))

@@ -9,7 +9,7 @@ import {
   ApiError, chatIdProblem, chatPath, follow, getJSON, idSegment, postOnly, send, stream,
   validChatId,
 } from "./api.js";
-import { AnswerView, el, prettyJSON, renderEntries, userBubble } from "./render.js";
+import { AnswerView, el, prettyJSON, renderEntries, userBubble, visible } from "./render.js";
 
 const byId = (id) => document.getElementById(id);
 const ui = Object.freeze({
@@ -111,7 +111,9 @@ async function refreshChats() {
     const usable = problem === null;
     const open = el("button", "chat-open", chat.title || "New chat");
     open.type = "button";
-    open.title = chat.id; // the id a program stored it under: text, like every other label
+    // the id a program stored it under: text, like every other label, with invisible or
+    // direction-changing characters shown as escapes (it must not pass for another id)
+    open.title = visible(chat.id);
     if (usable) open.addEventListener("click", () => openChat(chat.id).catch(showError));
     else { open.disabled = true; open.title = `${problem}: it cannot be opened here`; }
     item.append(open);
