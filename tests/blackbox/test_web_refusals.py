@@ -22,7 +22,7 @@ from ..web_server import ROOT, start_web, stop_web
 
 async def _write(db: Path) -> None:
     session = SQLiteSession(db, wal=True)
-    for sid in ("u1", "alice@example.com"):  # the second is not an id the page can open
+    for sid in ("u1", "alice@example.com"):
         agent = Agent("assistant", model=ScriptedProvider([text(f"hello {sid}")]))
         await Runner.run(agent, "hi", session=session, session_id=sid)
     await session.close()
@@ -64,7 +64,8 @@ REFUSED = [
     ("POST", "/api/chats/u1/approvals/c1", {"approve": True}, 409),
     ("POST", "/api/chats/u1/approvals/c1", {"approve": "yes"}, 422),
     ("POST", "/api/chat", {"message": ["hi"]}, 422),
-    ("GET", "/api/chats/alice@example.com", None, 422),
+    ("GET", "/api/chats/alice%01example.com", None, 422),
+    ("GET", "/api/chats/alice%2Fexample.com", None, 400),
 ]
 
 

@@ -502,49 +502,6 @@ def test_a_model_without_its_key_disables_the_input_and_says_why(
         context.close()
 
 
-def test_chat_ids_are_checked_and_encoded_by_the_page(
-    page: Any, server: Server, browser: Any
-) -> None:
-    """Issue 14 item 10: a chat whose id would climb out of its URL cannot be opened or
-    deleted from the page, and the victim it points at survives; odd but valid ids work."""
-
-    async def seed() -> None:
-        async with SQLiteSession(server.db, wal=True) as s:
-            await s.append("victim", [_user("keep me")])
-            await s.append("../chats/victim", [_user("evil")])
-            await s.append("a:b.c-d_e", [_user("odd but fine")])
-
-    reader = threading.Thread(target=lambda: asyncio.run(seed()))
-    reader.start()
-    reader.join()
-    page.on("dialog", lambda d: d.accept())
-    page.reload()
-    page.wait_for_selector("body[data-ready=true]")
-    evil = page.locator("[data-testid=chat-item]", has_text="evil")
-    assert evil.locator("[data-testid=delete-chat]").count() == 0
-    assert evil.locator("button.chat-open").is_disabled()
-    page.goto(server.url + "#chat=..%2Fchats%2Fvictim")
-    page.reload()
-    page.wait_for_selector("body[data-ready=true]")
-    assert "victim" not in _chat_id(page)
-    odd = page.locator("[data-testid=chat-item]", has_text="odd but fine")
-    odd.locator("button.chat-open").click()
-    page.wait_for_selector("[data-testid=user-message] >> text=odd but fine")
-    odd.locator("[data-testid=delete-chat]").click()
-    page.wait_for_function(
-        "![...document.querySelectorAll('[data-testid=chat-item]')]"
-        ".some(c => c.textContent.includes('odd but fine'))"
-    )
-    assert [e.content for s in server.segments("victim") for e in s.entries] == ["keep me"]
-    assert server.segments("a:b.c-d_e") == []
-
-
-def _user(text: str) -> Any:
-    from lovia import InputEntry
-
-    return InputEntry(role="user", content=text)
-
-
 def test_a_send_refused_because_another_server_answers_keeps_the_message(
     browser: Any, tmp_path: Path
 ) -> None:

@@ -18,22 +18,23 @@ from importlib import resources
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..agent import Agent
-from ..chats.supervisor import ChatBusy, MailboxFull, RunSupervisor
-from ..errors import LoviaError, UserError
+from ..chats.supervisor import RunSupervisor
+from ..errors import UserError
 from ..stores.checkpoint import Checkpointer
 from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session import Session
 from .auth import LoopbackOnly, SameOriginWrites, cookie_name, token_matches
 from .blocking import blocking_router
+from .ids import ApiPaths
 from .legacy import TitledBook
 from .limits import BodyLimit
-from .routes import Refused, router
+from .refusals import add_error_handlers
+from .routes import router
 
 __all__ = ["create_app"]
 
@@ -43,11 +44,6 @@ PAGE_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 )
-
-
-async def _refused(_: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, Refused)  # registered for Refused only
-    return JSONResponse({"detail": exc.detail, "hint": exc.hint}, status_code=exc.status_code)
 
 
 def create_app(
@@ -70,8 +66,9 @@ def create_app(
     ``/api`` route needs ``Authorization: Bearer <token>`` or the cookie set by
     ``/?token=<token>``; otherwise it answers 401, and a POST/DELETE that carries the cookie
     from a page of another origin gets 403. Request bodies over ``max_body_bytes`` get 413,
-    bodies not complete within ``body_timeout`` seconds 408. Without ``token`` only a loopback
-    ``Host`` is served (400 otherwise) and a POST/DELETE from a page of another origin gets
+    bodies not complete within ``body_timeout`` seconds 408. Without ``token`` only clients on
+    this machine are served (403 otherwise, whatever address the server listens on), only a
+    loopback ``Host`` (400 otherwise), and a POST/DELETE from a page of another origin gets
     403. A run whose server died stays locked for ``lease_ttl`` seconds before another server
     can resume it. ``max_turns`` bounds the model turns of each run; ``title`` is the
     page's title. ``POST /api/chat`` is one blocking turn (``{output, session_id, usage}``)
@@ -105,6 +102,7 @@ def create_app(
     )
     app.state.supervisor = supervisor
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout=body_timeout)
+    app.add_middleware(ApiPaths)  # an id's '/' travels in its '~' form; escapes are UTF-8
     if token is None:  # no token: only loopback pages may talk to it (DNS rebinding, CSRF)
         app.add_middleware(LoopbackOnly)
     else:  # the cookie reaches every port of the host: writes must come from this origin
@@ -124,40 +122,12 @@ def create_app(
                 headers={"WWW-Authenticate": "Bearer"},
             )
 
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        # FastAPI's own handler echoes the input back, which fails for text that is not
-        # UTF-8 (a lone surrogate): say what is wrong, and where, without the input
-        problems = [
-            {"loc": [str(p) for p in e.get("loc", ())], "msg": _text(str(e.get("msg", "")))}
-            for e in exc.errors()
-        ]
-        first = problems[0] if problems else {"loc": [], "msg": "invalid request"}
-        where = ".".join(first["loc"][1:] if len(first["loc"]) > 1 else first["loc"])
-        return JSONResponse(
-            {
-                "detail": f"{where}: {first['msg']}" if where else first["msg"],
-                "hint": "see the request schemas at /docs",
-                "errors": problems,
-            },
-            status_code=422,
-        )
-
-    app.add_exception_handler(Refused, _refused)
-
-    @app.exception_handler(LoviaError)
-    async def lovia_error(_: Request, exc: LoviaError) -> JSONResponse:
-        status = 409 if isinstance(exc, ChatBusy) else 400 if isinstance(exc, UserError) else 500
-        body = {"detail": _text(exc.message), "hint": _text(exc.hint) if exc.hint else None}
-        if isinstance(exc, MailboxFull):  # too many messages waiting: later, not never
-            return JSONResponse(body, status_code=429, headers={"Retry-After": "1"})
-        return JSONResponse(body, status_code=status)
-
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
         # a liveness probe (as 0.9.119's): says nothing but that the server answers
         return {"status": "ok"}
 
+    add_error_handlers(app)
     app.include_router(router, prefix="/api", dependencies=[Depends(require_token)])
     app.include_router(blocking_router, prefix="/api", dependencies=[Depends(require_token)])
     if ui:
@@ -168,11 +138,6 @@ def create_app(
 def _check_max_turns(max_turns: object) -> None:
     if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
         raise UserError(f"max_turns must be a whole number >= 1, got {max_turns!r}")
-
-
-def _text(value: str) -> str:
-    """``value`` with anything UTF-8 cannot carry (lone surrogates) escaped."""
-    return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _agents_by_name(agents: Agent | Mapping[str, Agent]) -> dict[str, Agent]:

@@ -6,10 +6,11 @@ host's cookies to every port of it, so the cookie is named after the server's po
 servers on one host keep their own) and ``SameOriginWrites`` refuses a state-changing
 request that a page of another origin (another port included) sends with it. Scripts send
 ``Authorization: Bearer <token>``. With no token configured (loopback only) ``LoopbackOnly``
-guards instead: a request must name a loopback Host (a DNS-rebinding page names its own
-domain), and a state-changing one from a page must come from a loopback Origin and not be
-marked by the browser as sent from another origin (``Sec-Fetch-Site``): a page on another
-port of 127.0.0.1 is "same-site" for a browser, and its Origin is a loopback one.
+guards instead: a request must come from this machine (a loopback client address) and name
+a loopback Host (a DNS-rebinding page names its own domain), and a state-changing one from
+a page must come from a loopback Origin and not be marked by the browser as sent from
+another origin (``Sec-Fetch-Site``): a page on another port of 127.0.0.1 is "same-site" for
+a browser, and its Origin is a loopback one.
 """
 
 from __future__ import annotations
@@ -49,13 +50,17 @@ def generate_token() -> str:
 
 
 def is_loopback(host: str) -> bool:
-    """True for ``127.0.0.1``, ``::1``, ``localhost`` and the rest of 127.0.0.0/8."""
+    """True for ``127.0.0.1``, ``::1``, ``localhost`` and the rest of 127.0.0.0/8 (also
+    written as ``::ffff:127.x.y.z``)."""
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped  # ::ffff:127.0.0.1, a local client of a dual-stack bind
+    return address.is_loopback
 
 
 def token_matches(expected: str, authorization: str | None, cookie: str | None) -> bool:
@@ -72,9 +77,11 @@ def token_matches(expected: str, authorization: str | None, cookie: str | None) 
 
 
 class LoopbackOnly:
-    """ASGI middleware for a server without a token: 400 unless the ``Host`` header names a
-    loopback address (any port), 403 for a POST/DELETE/... whose ``Origin`` is not loopback
-    or that the browser marks ``Sec-Fetch-Site: same-site`` or ``cross-site``.
+    """ASGI middleware for a server without a token: 403 for a client that is not on this
+    machine (its address is not a loopback one, whatever Host it names: an app served on
+    0.0.0.0 without a token is not open to the network), 400 unless the ``Host`` header
+    names a loopback address (any port), 403 for a POST/DELETE/... whose ``Origin`` is not
+    loopback or that the browser marks ``Sec-Fetch-Site: same-site`` or ``cross-site``.
 
     A page on another site that re-points its domain at 127.0.0.1 (DNS rebinding) still
     sends its own domain as Host, so it cannot read the chats; another site's form or fetch
@@ -91,6 +98,16 @@ class LoopbackOnly:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":  # the app has no websockets; lifespan passes through
             await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        if client and client[0] and not is_loopback(str(client[0])):
+            # a Host header is the client's to write: another machine could name 127.0.0.1
+            await _refuse(
+                send,
+                403,
+                f"this server has no token, so it answers only to this machine, not to {client[0]}",
+                "start lovia web with --token (or create_app(token=...)) to serve other machines",
+            )
             return
         headers = {k.lower(): v for k, v in scope.get("headers") or ()}
         host = headers.get(b"host")
@@ -118,8 +135,8 @@ class SameOriginWrites:
     a page of another origin: the browser marks it ``Sec-Fetch-Site: same-site`` or
     ``cross-site``, or its ``Origin`` names another host, or another port than the ``Host``
     it was sent to. A page on another port of this host would otherwise act with the
-    cookie. Requests with an ``Authorization`` header (scripts) are not affected: a page of
-    another origin cannot add one."""
+    cookie. Requests with an ``Authorization: Bearer`` header (scripts) are not affected: a
+    page of another origin cannot add one."""
 
     SAFE_METHODS = LoopbackOnly.SAFE_METHODS
 
@@ -131,7 +148,7 @@ class SameOriginWrites:
         if (
             scope["type"] != "http"
             or scope.get("method", "GET") in self.SAFE_METHODS
-            or b"authorization" in headers
+            or _is_bearer(headers.get(b"authorization"))
         ):
             await self.app(scope, receive, send)
             return
@@ -150,6 +167,13 @@ class SameOriginWrites:
             )
             return
         await self.app(scope, receive, send)
+
+
+def _is_bearer(authorization: bytes | None) -> bool:
+    """Whether the request carries a Bearer token: a script's (a page of another origin
+    cannot add one). Other schemes do not count: a browser adds the Basic credentials of a
+    proxy in front by itself, to requests of any page."""
+    return authorization is not None and authorization.strip()[:7].lower() == b"bearer "
 
 
 def _from_another_origin(headers: Mapping[bytes, bytes]) -> bool:

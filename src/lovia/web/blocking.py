@@ -13,14 +13,19 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ..chats.supervisor import RunSupervisor
-from .models import CHAT_ID_PATTERN, AgentName, Message
+from .ids import MAX_CHAT_ID_CHARS, checked_chat_id
+from .models import AgentName, Message
 
 __all__ = ["BlockingTurn", "blocking_router"]
 
 blocking_router = APIRouter()
+
+
+def _checked_session_id(value: str | None) -> str | None:
+    return None if value is None else checked_chat_id(value)
 
 
 class BlockingTurn(BaseModel):
@@ -28,7 +33,11 @@ class BlockingTurn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     message: Message
-    session_id: Annotated[str | None, Field(default=None, pattern=CHAT_ID_PATTERN)] = None
+    session_id: Annotated[
+        str | None,
+        Field(default=None, max_length=MAX_CHAT_ID_CHARS),
+        AfterValidator(_checked_session_id),
+    ] = None
     agent: AgentName = None
 
 

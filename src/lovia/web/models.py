@@ -20,6 +20,7 @@ __all__ = [
 
 MAX_MESSAGE_CHARS = 100_000
 CHAT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+"""Chat ids that travel in URLs as they are; every other id has a ``~`` form (``ids``)."""
 CALL_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,256}$"
 MAX_REASON_CHARS = 2_000
 

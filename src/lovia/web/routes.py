@@ -8,9 +8,11 @@ it and ``GET /chats/{id}/events`` picks it up again.
 from __future__ import annotations
 
 import re
+import string
 import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.responses import StreamingResponse
@@ -20,9 +22,8 @@ from ..chats.book import awaiting_approval
 from ..chats.supervisor import NO_MODEL_HINT, LiveRun, RunSupervisor
 from ..errors import UserError
 from ..transcript import InputEntry, TranscriptEntry
+from .ids import ID_HINT, read_chat_segment
 from .models import (
-    CALL_ID_PATTERN,
-    CHAT_ID_PATTERN,
     Decision,
     EditMessage,
     NewChat,
@@ -45,8 +46,38 @@ class Refused(HTTPException):
         self.hint = hint
 
 
-ChatId = Annotated[str, Path(pattern=CHAT_ID_PATTERN, description="the chat's session id")]
-CallId = Annotated[str, Path(pattern=CALL_ID_PATTERN, description="the tool call's id")]
+def _chat_id(
+    chat_id: Annotated[
+        str,
+        Path(
+            description="the chat's session id: as it is (percent-encoded), or '~' and its "
+            "UTF-8 bytes in unpadded base64url (needed for an id with '/', one starting "
+            "with '~', and '.' or '..')",
+        ),
+    ],
+) -> str:
+    try:
+        return read_chat_segment(chat_id)
+    except ValueError as exc:
+        raise Refused(422, str(exc), ID_HINT) from None
+
+
+ChatId = Annotated[str, Depends(_chat_id)]
+
+
+def _call_id(
+    call_id: Annotated[
+        str,
+        Path(description="the tool call's id: as it is (percent-encoded), or its '~' form"),
+    ],
+) -> str:
+    try:
+        return read_chat_segment(call_id, "tool call id")
+    except ValueError as exc:
+        raise Refused(422, str(exc), ID_HINT.replace("a chat id", "an id")) from None
+
+
+CallId = Annotated[str, Depends(_call_id)]
 
 
 def _supervisor(request: Request) -> RunSupervisor:
@@ -66,8 +97,17 @@ def _sse(run: LiveRun, after: int = 0) -> StreamingResponse:
     return StreamingResponse(
         frames(),
         media_type="text/event-stream",
-        headers={"Cache-Control": "no-store", "X-Lovia-Run-Id": run.run_id},
+        headers={"Cache-Control": "no-store", "X-Lovia-Run-Id": header_text(run.run_id)},
     )
+
+
+_HEADER_SAFE = string.punctuation.replace("%", "")
+
+
+def header_text(value: str) -> str:
+    """``value`` as a header may carry it: printable ASCII as it is, anything else (a line
+    break, non-ASCII: a run id a program chose may hold either) percent-encoded as UTF-8."""
+    return quote(value, safe=_HEADER_SAFE)
 
 
 def _is_user(entry: TranscriptEntry) -> bool:

@@ -16,13 +16,18 @@ __all__ = ["decode_sse", "encode_comment", "encode_sse"]
 def encode_sse(seq: int, event: dict[str, Any]) -> bytes:
     """One SSE frame for the ``seq``-th event of a run (``event`` as ``RunEvent.to_dict()``)."""
     data = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str)
-    kind = str(event.get("type", "message")).replace("\n", " ")
+    kind = _one_line(str(event.get("type", "message")))
     return f"id: {seq}\nevent: {kind}\ndata: {data}\n\n".encode()
 
 
 def encode_comment(text: str) -> bytes:
     """A comment frame (ignored by clients; keeps idle connections open)."""
-    return f": {text.replace(chr(10), ' ')}\n\n".encode()
+    return f": {_one_line(text)}\n\n".encode()
+
+
+def _one_line(text: str) -> str:
+    # CR, LF and CRLF all end an SSE line: a run id with one must not start a frame
+    return text.replace("\r", " ").replace("\n", " ")
 
 
 def decode_sse(body: str) -> list[tuple[int, dict[str, Any]]]:

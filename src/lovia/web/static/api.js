@@ -9,6 +9,45 @@ export class ApiError extends Error {
   }
 }
 
+// Chat ids: any text the stores accept as a session id ("alice@example.com", "team/alice",
+// "Zoë 1"), at most 512 characters, no control characters. In a URL, ids of the old plain
+// form go as they are (their URLs stay the same); every other id goes as "~" + its UTF-8
+// bytes in base64url, which no browser, proxy or router rewrites (a "/" or a ".." would be).
+const PLAIN_CHAT_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const LONE_SURROGATE = /\p{Cs}/u;
+export const MAX_CHAT_ID_CHARS = 512;
+
+// Why the page cannot use this chat id (or tool call id: same rule), or null when it can.
+export function chatIdProblem(id, what = "chat id") {
+  if (typeof id !== "string" || id === "") return `the ${what} is empty`;
+  const length = [...id].length;
+  if (length > MAX_CHAT_ID_CHARS) return `the ${what} is ${length} characters long; the limit is ${MAX_CHAT_ID_CHARS}`;
+  if (CONTROL.test(id)) return `the ${what} contains a control character`;
+  if (LONE_SURROGATE.test(id)) return `the ${what} is not valid text`;
+  return null;
+}
+
+export const validChatId = (id) => chatIdProblem(id) === null;
+
+function base64url(text) {
+  let binary = "";
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+// The path segment that names an id: plain ids as they are, others "~" + base64url.
+export function idSegment(id, what = "chat id") {
+  const problem = chatIdProblem(id, what);
+  if (problem) throw new Error(`${problem}: it cannot be used here`);
+  return PLAIN_CHAT_ID.test(id) ? id : `~${base64url(id)}`;
+}
+
+// The API path of a chat, with suffix ("/messages", ...) already encoded by the caller.
+export function chatPath(id, suffix = "") {
+  return `/api/chats/${idSegment(id)}${suffix}`;
+}
+
 async function check(response) {
   if (response.ok) return response;
   let detail = `HTTP ${response.status}`;
@@ -93,7 +132,7 @@ export const EVENT_TYPES = [
 
 // Follow a live run with EventSource (GET, cookie auth); closes itself at the terminal event.
 export function follow(chatId, after, onEvent) {
-  const source = new EventSource(`/api/chats/${encodeURIComponent(chatId)}/events?after=${after}`);
+  const source = new EventSource(chatPath(chatId, `/events?after=${Number(after) || 0}`));
   for (const type of EVENT_TYPES) {
     source.addEventListener(type, (message) => {
       const event = JSON.parse(message.data);

@@ -5,8 +5,11 @@
 // and used through these references only: markup in an answer (already stripped of ids,
 // names and form controls by the sanitizer) can never stand in for them.
 
-import { ApiError, follow, getJSON, postOnly, send, stream } from "./api.js";
-import { AnswerView, el, prettyJSON, renderEntries, userBubble } from "./render.js";
+import {
+  ApiError, chatIdProblem, chatPath, follow, getJSON, idSegment, postOnly, send, stream,
+  validChatId,
+} from "./api.js";
+import { AnswerView, el, prettyJSON, renderEntries, userBubble, visible } from "./render.js";
 
 const byId = (id) => document.getElementById(id);
 const ui = Object.freeze({
@@ -36,15 +39,6 @@ const state = {
   joining: new Map(), // mailbox token -> bubble of a message sent into the live run
   generation: 0, // bumps on every chat switch, so a stale stream stops drawing
 };
-
-// Chat ids as the server accepts them; anything else is never put in a URL.
-const CHAT_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
-export const validChatId = (id) => typeof id === "string" && CHAT_ID.test(id);
-
-function chatPath(chatId, suffix = "") {
-  if (!validChatId(chatId)) throw new Error(`not a valid chat id: ${JSON.stringify(chatId)}`);
-  return `/api/chats/${encodeURIComponent(chatId)}${suffix}`;
-}
 
 function chatFromHash() {
   const match = /chat=([^&]*)/.exec(location.hash);
@@ -113,11 +107,15 @@ async function refreshChats() {
   for (const chat of chats) {
     const item = el("li", chat.id === state.chatId ? "active" : "");
     item.dataset.testid = "chat-item";
-    const usable = validChatId(chat.id);
+    const problem = chatIdProblem(chat.id);
+    const usable = problem === null;
     const open = el("button", "chat-open", chat.title || "New chat");
     open.type = "button";
+    // the id a program stored it under: text, like every other label, with invisible or
+    // direction-changing characters shown as escapes (it must not pass for another id)
+    open.title = visible(chat.id);
     if (usable) open.addEventListener("click", () => openChat(chat.id).catch(showError));
-    else { open.disabled = true; open.title = "this chat's id cannot be opened here"; }
+    else { open.disabled = true; open.title = `${problem}: it cannot be opened here`; }
     item.append(open);
     if (chat.live) item.append(el("span", "badge live", "running"));
     else if (chat.pending) {
@@ -151,7 +149,8 @@ async function newChat() {
 }
 
 async function openChat(chatId, { fresh = false } = {}) {
-  if (!validChatId(chatId)) throw new Error(`not a valid chat id: ${JSON.stringify(chatId)}`);
+  const problem = chatIdProblem(chatId);
+  if (problem) throw new Error(`${problem}: this chat cannot be opened here`);
   state.generation += 1;
   if (state.source) { state.source.close(); state.source = null; }
   state.chatId = chatId;
@@ -216,13 +215,19 @@ function renderApprovals(answer, p) {
     reason.maxLength = 2000;
     reason.placeholder = "Reason (optional, shown to the model if you reject)";
     reason.dataset.testid = "approval-reason";
-    const path = chatPath(state.chatId, `/approvals/${encodeURIComponent(a.call_id)}`);
+    // the call's id comes from the provider (or the model): one the page cannot put in a
+    // URL leaves the card readable, its buttons off, and Stop (below) to reject it
+    const problem = chatIdProblem(a.call_id, "tool call id");
+    const path = problem ? null : chatPath(state.chatId, `/approvals/${idSegment(a.call_id)}`);
     const decide = (approve) => run(path, { approve, reason: reason.value.trim() || null }, null);
     const actions = el("div", "actions");
     actions.append(
       button("Approve", "approve", () => decide(true), "small primary"),
       button("Reject", "reject", () => decide(false), "small danger"),
     );
+    if (problem) {
+      for (const b of actions.children) { b.disabled = true; b.title = `${problem}: use Stop`; }
+    }
     card.append(head, el("div", "label", "Arguments"), args, reason, actions);
     status.append(card);
   }

@@ -1,0 +1,256 @@
+"""The web routes attacked through a real uvicorn: another machine naming a loopback Host,
+proxy credentials standing in for a script's token, run ids and tool call ids that a
+program or a provider chose, and bodies that are not what the API reads. Every refusal is
+``{detail, hint}`` and writes nothing; every odd but valid id works."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from lovia import Agent, ApprovalPending, Runner, SQLiteCheckpointer, SQLiteSession, tool
+from lovia.demo import demo_agent
+from lovia.stores.checkpoint import CheckpointOptions
+from lovia.testing import ScriptedProvider, call, text
+from lovia.web import create_app
+from lovia.web.ids import chat_segment
+from lovia.web.sse import decode_sse
+
+from .test_browser import Server
+
+
+def _local_address() -> str | None:
+    """An address of this machine that is not a loopback one (None when it has none)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
+            address: str = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+class Open:
+    """uvicorn serving ``app`` on 0.0.0.0 (every interface) in a thread."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        with socket.socket() as probe:
+            probe.bind(("0.0.0.0", 0))
+            self.port = probe.getsockname()[1]
+        config = uvicorn.Config(app, host="0.0.0.0", port=self.port, log_level="error")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> Open:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
+
+def test_without_a_token_another_machine_is_refused_whatever_host_it_names() -> None:
+    """An app served on 0.0.0.0 without a token: a client on another address that writes
+    ``Host: 127.0.0.1`` (any client can) reads and writes nothing."""
+    address = _local_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback ones")
+    with Open(create_app(demo_agent(delay=0))) as served:
+        loopback = f"127.0.0.1:{served.port}"
+        far = httpx.Client(
+            base_url=f"http://{address}:{served.port}",
+            transport=httpx.HTTPTransport(local_address=address),
+            headers={"Host": loopback},
+        )
+        with far:
+            for method, path, body in (
+                ("GET", "/api/chats", None),
+                ("POST", "/api/chats/c1/messages", {"content": "hi"}),
+                ("POST", "/api/chat", {"message": "hi"}),
+                ("DELETE", "/api/chats/c1", None),
+            ):
+                refused = far.request(method, path, json=body)
+                assert refused.status_code == 403, (path, refused.text)
+                assert address in refused.json()["detail"] and "--token" in refused.json()["hint"]
+        here = httpx.get(f"http://{loopback}/api/chats/c1")
+        assert here.status_code == 404  # nothing was written; this machine is still served
+
+
+def test_with_a_token_another_machine_is_served_with_it() -> None:
+    address = _local_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback ones")
+    with Open(create_app(demo_agent(delay=0), token="s3cret")) as served:
+        base = f"http://{address}:{served.port}"
+        transport = httpx.HTTPTransport(local_address=address)
+        with httpx.Client(base_url=base, transport=transport) as far:
+            assert far.get("/api/chats").status_code == 401
+            bearer = {"Authorization": "Bearer s3cret"}
+            assert far.get("/api/chats", headers=bearer).status_code == 200
+
+
+async def test_a_local_client_of_a_dual_stack_bind_is_loopback() -> None:
+    app = create_app(demo_agent(delay=0))
+    for client, status in ((("::ffff:127.0.0.1", 5), 200), (("::ffff:10.1.2.3", 5), 403)):
+        transport = httpx.ASGITransport(app=app, client=client)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+            assert (await c.get("/api/chats")).status_code == status, client
+
+
+async def test_proxy_credentials_do_not_stand_in_for_a_scripts_token(client_for: Any) -> None:
+    """Behind a proxy with Basic auth the browser adds ``Authorization: Basic`` to every
+    request to it, from any page: only a Bearer header marks a script, so a page on another
+    port of the host cannot write with the cookie."""
+    app = create_app(demo_agent(delay=0), token="s3cret")
+    page = client_for(app, base_url="http://127.0.0.1:8123")
+    page.cookies.set("lovia_token_8123", "s3cret")
+    sent = await page.post("/api/chats/c/messages", json={"content": "hi"})
+    assert sent.status_code == 200
+    basic = {"Authorization": "Basic dXNlcjpwYXNz", "Sec-Fetch-Site": "same-site"}
+    for method, path in [("POST", "/api/chats/c/stop"), ("DELETE", "/api/chats/c")]:
+        refused = await page.request(method, path, headers=basic)
+        assert refused.status_code == 403, (method, refused.text)
+    assert (await page.get("/api/chats/c")).json()["entries"][0]["content"] == "hi"
+    script = {"Authorization": "Bearer s3cret", "Sec-Fetch-Site": "same-site"}
+    assert (await page.delete("/api/chats/c", headers=script)).status_code == 200
+
+
+@tool(needs_approval=True)
+def pay(amount: int) -> str:
+    """Pay ``amount``."""
+    return f"paid {amount}"
+
+
+PARKED = [("job 🦉", "call 1/2"), ("job\r\ndata: {}", "call\u00e9"), ("job:3", "call_3")]
+"""Run ids a program chose (``CheckpointOptions``) and call ids a provider chose."""
+
+
+def _park(db: Path) -> None:
+    async def park() -> None:
+        session, checkpointer = SQLiteSession(db, wal=True), SQLiteCheckpointer(db, wal=True)
+        for n, (run_id, call_id) in enumerate(PARKED):
+            turns = [call("pay", {"amount": n}, call_id=call_id), text("done")]
+            agent = Agent(
+                "payer",
+                model=ScriptedProvider(turns),
+                tools=[pay],
+                approval_handler=lambda *_: "defer",
+            )
+            with pytest.raises(ApprovalPending):
+                await Runner.run(
+                    agent,
+                    "pay",
+                    session=session,
+                    session_id=f"chat {n}",
+                    checkpoint=CheckpointOptions(checkpointer, run_id),
+                )
+        await session.close()
+        await checkpointer.close()
+
+    asyncio.run(park())
+
+
+@pytest.fixture
+def parked(tmp_path: Path) -> Iterator[str]:
+    db = tmp_path / "parked.db"
+    _park(db)
+    answers = Agent("payer", model=ScriptedProvider([text("done")] * 5), tools=[pay])
+    with Server(db, agents={"payer": answers}) as server:
+        yield server.url.rstrip("/")
+
+
+def test_odd_run_and_call_ids_are_approved_and_streamed_intact(parked: str) -> None:
+    """A run id with an emoji or a line break cannot go in a header as it is (it went out as
+    a 500, or a dropped connection); a call id with '/' or non-ASCII could not be named."""
+    base = parked
+    waiting = httpx.get(f"{base}/api/runs/resumable").json()
+    assert sorted(r["run_id"] for r in waiting) == sorted(r for r, _ in PARKED)
+    for n, (run_id, call_id) in enumerate(PARKED):
+        url = f"{base}/api/chats/{chat_segment(f'chat {n}')}/approvals/{chat_segment(call_id)}"
+        answer = httpx.post(url, json={"approve": True}, timeout=60)
+        assert answer.status_code == 200, (run_id, answer.text)
+        header = answer.headers["x-lovia-run-id"]
+        assert header.isascii() and "\r" not in header and "\n" not in header
+        assert httpx.URL("/?r=" + header).params["r"] == run_id  # percent-encoded UTF-8
+        events = [e for _, e in decode_sse(answer.text)]
+        assert events[0]["type"] == "run_started" and events[0]["run_id"] == run_id
+        assert events[-1]["type"] == "run_completed"
+        comment = answer.text.split("\n\n")[0]  # the run's id, as one comment line
+        assert comment.startswith(": run ") and not any(c in comment for c in "\r\n")
+        tools = [e for e in events if e["type"] == "tool_call_completed"]
+        assert tools[0]["output"] == f"paid {n}"
+    assert httpx.get(f"{base}/api/runs/resumable").json() == []
+
+
+def test_a_call_id_the_page_cannot_name_is_refused_with_a_hint(parked: str) -> None:
+    for segment, said in (("call%01", "control character"), ("~!!", "base64url")):
+        url = f"{parked}/api/chats/{chat_segment('chat 0')}/approvals/{segment}"
+        refused = httpx.post(url, json={"approve": True})
+        assert refused.status_code == 422 and said in refused.json()["detail"]
+        assert "tool call id" in refused.json()["detail"] and refused.json()["hint"]
+    assert len(httpx.get(f"{parked}/api/runs/resumable").json()) == len(PARKED)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    with Server(tmp_path / "x.db") as server:
+        yield server.url.rstrip("/")
+
+
+JSON = {"Content-Type": "application/json"}
+BODIES = [
+    (b"[" * 200_000 + b"]" * 200_000, JSON, 400, "cannot be read as JSON"),  # nested deep
+    (b'{"content": "\xff"}', JSON, 400, "cannot be read as JSON"),  # not UTF-8
+    (b'{"content": ' + b"9" * 5000 + b"}", JSON, 400, "cannot be read as JSON"),
+    (b'{"content": ', JSON, 422, "not valid JSON at character 12"),
+    (b'{"content": "hi"}', {"Content-Type": "text/plain"}, 422, "text/plain"),
+    (b"content=hi", {"Content-Type": "application/x-www-form-urlencoded"}, 422, "form"),
+    (b'{"content": "hi"}', {}, 422, "no Content-Type"),
+    (b'"hi"', JSON, 422, "dictionary"),
+    (b'{"content": "a\\u0000b"}', JSON, 422, "NUL"),
+    (b'{"content": "\\ud800"}', JSON, 422, "valid string"),
+]
+
+
+@pytest.mark.parametrize(("body", "headers", "status", "said"), BODIES)
+def test_bodies_the_api_cannot_read_are_refused_with_a_hint(
+    served: str, body: bytes, headers: dict[str, str], status: int, said: str
+) -> None:
+    answer = httpx.post(f"{served}/api/chats/c1/messages", content=body, headers=headers)
+    assert answer.status_code == status, answer.text
+    assert said in answer.json()["detail"] and answer.json()["hint"], answer.json()
+    assert httpx.get(f"{served}/api/chats/c1").status_code == 404  # nothing was written
+
+
+def test_unknown_routes_methods_and_missing_tokens_say_what_to_do(served: str) -> None:
+    for method, path, status in (
+        ("GET", "/api/nope", 404),
+        ("PUT", "/api/chats/c1", 405),
+        ("GET", "/api/chats/c1/stop", 405),
+        ("GET", "/static/..%2F..%2Fapp.py", 404),
+    ):
+        answer = httpx.request(method, served + path)
+        assert answer.status_code == status, (path, answer.text)
+        assert answer.json()["detail"] and "/docs" in answer.json()["hint"]
+
+
+async def test_a_missing_token_says_how_to_send_one(client_for: Any) -> None:
+    client = client_for(create_app(demo_agent(delay=0), token="s3cret"))
+    refused = await client.get("/api/chats")
+    assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+    assert "Bearer" in refused.json()["hint"] and "?token=" in refused.json()["hint"]
