@@ -263,8 +263,8 @@ class RunDriver:
                     resumed=snapshot is not None,
                 )
             )
+        await start_new(self, snapshot)  # a resumed run's input is guarded again if refused
         if snapshot is None:
-            await start_new(self)
             return await self._loop(resumed=False)
         return await self._loop(resumed=True, refused=refused_answer(snapshot))
 

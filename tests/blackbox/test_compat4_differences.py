@@ -1,0 +1,84 @@
+"""Differences from lovia 0.9.119 found by running the same programs under both (compat4),
+each pinned through the public API on every store kind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lovia import Agent, CheckpointOptions, GuardrailTripped, InputEntry, Runner
+from lovia.testing import ScriptedProvider, text
+
+
+def _refuse_once() -> Any:
+    seen: list[list[tuple[str, Any]]] = []
+
+    def guard(messages: Any, ctx: Any) -> str | None:
+        seen.append([(m.role, m.content) for m in messages])
+        return "not now" if len(seen) == 1 else None
+
+    guard.seen = seen  # type: ignore[attr-defined]
+    return guard
+
+
+async def test_a_tripped_input_guardrail_keeps_the_input_in_the_checkpoint_only(
+    stores: tuple[Any, Any],
+) -> None:
+    # 0.9.119: the failed head holds the run's input; the session holds nothing
+    session, cp = stores
+    provider = ScriptedProvider([text("hi")])
+    agent = Agent("a", model=provider, input_guardrails=[_refuse_once()])
+    opts = CheckpointOptions(cp, "r1")
+    with pytest.raises(GuardrailTripped):
+        await Runner.run(agent, "hello", session=session, session_id="u", checkpoint=opts)
+    snap = await cp.load("r1")
+    assert snap is not None and snap.status == "failed"
+    assert snap.entries == [InputEntry(role="user", content="hello")]
+    assert await session.load("u") == []
+    assert provider.calls == []
+
+
+async def test_resubmitting_a_refused_run_works_on_its_own_input_and_guards_it_again(
+    stores: tuple[Any, Any],
+) -> None:
+    session, cp = stores
+    guard = _refuse_once()
+    provider = ScriptedProvider([text("hi")])
+    agent = Agent("a", model=provider, input_guardrails=[guard])
+    opts = CheckpointOptions(cp, "r1")
+    with pytest.raises(GuardrailTripped):
+        await Runner.run(agent, "hello", session=session, session_id="u", checkpoint=opts)
+    # the new input is ignored (a resume), and the guardrail sees the stored input again:
+    # 0.9.119 skips it, so a re-submission would reach the model unchecked
+    result = await Runner.run(agent, "other", session=session, session_id="u", checkpoint=opts)
+    assert result.output == "hi"
+    assert guard.seen == [[("user", "hello")], [("user", "hello")]]
+    assert [(m.role, m.content) for m in provider.calls[0]] == [("user", "hello")]
+    assert result.entries[0] == InputEntry(role="user", content="hello")
+    assert [e.content for e in await session.load("u")] == ["hello", "hi"]
+
+
+async def test_a_refused_run_resumed_with_resume_only_and_no_input(
+    stores: tuple[Any, Any],
+) -> None:
+    session, cp = stores
+    always: list[int] = []
+
+    def guard(messages: Any, ctx: Any) -> str:
+        always.append(len(messages))
+        return "never"
+
+    provider = ScriptedProvider([text("hi")])
+    agent = Agent("a", model=provider, input_guardrails=[guard])
+    with pytest.raises(GuardrailTripped):
+        await Runner.run(agent, "hello", checkpoint=CheckpointOptions(cp, "r1"))
+    again = CheckpointOptions(cp, "r1", if_run_exists="resume_only")
+    with pytest.raises(GuardrailTripped):
+        await Runner.run(agent, [], session=session, session_id="u", checkpoint=again)
+    assert always == [1, 1]
+    assert provider.calls == []  # the refused input never reaches the model
+    snap = await cp.load("r1")
+    assert snap is not None and snap.status == "failed"
+    assert snap.entries == [InputEntry(role="user", content="hello")]
+    assert await session.load("u") == []
