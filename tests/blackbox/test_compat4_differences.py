@@ -3,12 +3,24 @@ each pinned through the public API on every store kind."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from lovia import Agent, CheckpointOptions, GuardrailTripped, InputEntry, Runner
-from lovia.testing import ScriptedProvider, text
+from lovia import (
+    Agent,
+    AgentHooks,
+    CheckpointOptions,
+    GuardrailTripped,
+    InputEntry,
+    RunCancelled,
+    Runner,
+    ToolResultEntry,
+    tool,
+)
+from lovia.events import ToolCallStarted
+from lovia.testing import ScriptedProvider, batch, text
 
 
 def _refuse_once() -> Any:
@@ -82,3 +94,49 @@ async def test_a_refused_run_resumed_with_resume_only_and_no_input(
     assert snap is not None and snap.status == "failed"
     assert snap.entries == [InputEntry(role="user", content="hello")]
     assert await session.load("u") == []
+
+
+RAN: list[int] = []
+
+
+@tool
+async def work(x: int) -> str:
+    """Record the call, then wait a little."""
+    RAN.append(x)
+    await asyncio.sleep(0.05)
+    return f"w{x}"
+
+
+@pytest.mark.parametrize("how", ["stream", "hook"])
+async def test_a_cancel_heard_when_a_batch_starts_starts_none_of_its_calls(
+    stores: tuple[Any, Any], how: str
+) -> None:
+    # found: the first call's ToolCallStarted was heard, yet both async calls of the batch
+    # started (and were cancelled half done, so a resume ran them a second time)
+    _, cp = stores
+    RAN.clear()
+    hooks = AgentHooks()
+    if how == "hook":
+
+        @hooks.on(ToolCallStarted)
+        def stop(event: Any, ctx: Any) -> None:
+            if not RAN and not ctx.cancel_token.cancelled:
+                ctx.cancel_token.cancel("stop")
+
+    script = [batch(("work", {"x": 1}, "c1"), ("work", {"x": 2}, "c2")), text("done")]
+    agent = Agent("a", model=ScriptedProvider(script), tools=[work], hooks=hooks)
+    handle = Runner.stream(agent, "go", checkpoint=CheckpointOptions(cp, "r"))
+    async for event in handle:
+        if how == "stream" and isinstance(event, ToolCallStarted):
+            handle.cancel("stop")
+    with pytest.raises(RunCancelled):
+        await handle.result()
+    assert RAN == []
+    snap = await cp.load("r")
+    assert snap is not None and snap.status == "interrupted"
+    assert [e.type for e in snap.entries] == ["input", "tool_call", "tool_call"]
+    hooks_off = agent.clone(hooks=None)
+    result = await Runner.run(hooks_off, "go", checkpoint=CheckpointOptions(cp, "r"))
+    assert result.output == "done"
+    assert sorted(RAN) == [1, 2]  # each call ran once in all
+    assert [e.output for e in result.entries if isinstance(e, ToolResultEntry)] == ["w1", "w2"]
