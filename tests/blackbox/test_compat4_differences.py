@@ -17,6 +17,7 @@ from lovia import (
     RunCancelled,
     Runner,
     ToolResultEntry,
+    UserError,
     tool,
 )
 from lovia.events import ToolCallStarted
@@ -140,3 +141,30 @@ async def test_a_cancel_heard_when_a_batch_starts_starts_none_of_its_calls(
     assert result.output == "done"
     assert sorted(RAN) == [1, 2]  # each call ran once in all
     assert [e.output for e in result.entries if isinstance(e, ToolResultEntry)] == ["w1", "w2"]
+
+
+async def test_checkpoint_misuse_says_what_0_9_119_said(stores: tuple[Any, Any]) -> None:
+    # a user's ``pytest.raises(UserError, match=...)`` written against 0.9.119's words
+    session, cp = stores
+    agent = Agent("a", model=ScriptedProvider([text("one")]))
+    await Runner.run(agent, "hi", checkpoint=CheckpointOptions(cp, "r1"))
+    with pytest.raises(UserError, match=r"A run already exists for run_id='r1' \(status='comp"):
+        await Runner.run(agent, "hi", checkpoint=CheckpointOptions(cp, "r1", if_run_exists="fail"))
+    only = CheckpointOptions(cp, "nope", if_run_exists="resume_only")
+    with pytest.raises(UserError, match="No snapshot found for run_id='nope'"):
+        await Runner.run(agent, [], checkpoint=only)
+    with pytest.raises(UserError, match=r"if_run_exists must be one of \['fail', 'restart'"):
+        CheckpointOptions(cp, "r", if_run_exists="bogus")  # type: ignore[arg-type]
+    for bad in ("", "  ", 5):
+        with pytest.raises(UserError, match="checkpoint run_id must be a non-empty string"):
+            CheckpointOptions(cp, bad)  # type: ignore[arg-type]
+    snap = await cp.load("r1")
+    with pytest.raises(UserError, match="checkpoint run_id 'r2' does not match resume_from"):
+        CheckpointOptions(cp, "r2", resume_from=snap)
+    for call_it in (
+        lambda: session.trim_tool_results("u", keep_chars=-1),
+        lambda: session.trim_tool_results("u", keep_runs=-1),
+        lambda: session.rewind("u", keep_entries=-1),
+    ):
+        with pytest.raises(ValueError, match=r"must be >= 0"):
+            await call_it()

@@ -38,13 +38,13 @@ def plan(opts: CheckpointOptions | None, run_id: str, stored: RunSnapshot | None
     if stored is None:
         if policy == "resume_only":
             raise UserError(
-                f"No snapshot found for run {run_id!r}: no stored run to resume",
+                f"No snapshot found for run_id={run_id!r}: no stored run to resume",
                 hint="use if_run_exists='resume' to start it when it does not exist",
             )
         return Plan("new")
     if policy == "fail":
         raise UserError(
-            f"run {run_id!r} already exists ({stored.status})",
+            f"A run already exists for run_id={run_id!r} (status={stored.status!r}).",
             hint="use a new run_id, or if_run_exists='resume' / 'restart'",
         )
     if policy == "restart":
