@@ -132,7 +132,7 @@ class Agent:
         ``UserError`` with a hint when there is none or it cannot be used."""
         from .providers.registry import resolve_model
 
-        return resolve_model(self.model)
+        return resolve_model(self.model, self.name)
 
     def __class_getitem__(cls, item: Any) -> type[Agent]:
         """``Agent[Deps](...)`` is accepted (as in 0.9.119) and builds a plain ``Agent``."""

@@ -20,7 +20,7 @@ from lovia import (
     UserError,
     tool,
 )
-from lovia.events import ToolCallStarted
+from lovia.events import RunStarted, ToolCallStarted
 from lovia.testing import ScriptedProvider, batch, text
 
 
@@ -168,3 +168,41 @@ async def test_checkpoint_misuse_says_what_0_9_119_said(stores: tuple[Any, Any])
     ):
         with pytest.raises(ValueError, match=r"must be >= 0"):
             await call_it()
+
+
+async def test_hooks_see_the_run_input_in_ctx_entries_from_run_started(
+    stores: tuple[Any, Any],
+) -> None:
+    # 0.9.119: the input is in the live transcript when RunStarted is heard (it was not here)
+    session, cp = stores
+    await session.append("u", [InputEntry(role="user", content="before")], run_id="old")
+    seen: dict[str, list[Any]] = {}
+    hooks = AgentHooks()
+
+    @hooks.on(RunStarted)
+    def started(event: Any, ctx: Any) -> None:
+        seen["started"] = [e.content for e in ctx.entries]
+
+    agent = Agent("a", instructions="sys", model=ScriptedProvider([text("ok")]), hooks=hooks)
+    opts = CheckpointOptions(cp, "r1")
+    await Runner.run(agent, "now", session=session, session_id="u", checkpoint=opts)
+    assert seen["started"] == ["sys", "before", "now"]
+
+
+async def test_a_run_that_fails_in_its_setup_is_resubmitted_with_its_new_input(
+    stores: tuple[Any, Any],
+) -> None:
+    # 0.9.119 stores nothing for such a run, so the next submission is a new run
+    _, cp = stores
+
+    def broken(ctx: Any) -> str:
+        raise RuntimeError("instructions broke")
+
+    opts = CheckpointOptions(cp, "r1")
+    with pytest.raises(RuntimeError):
+        await Runner.run(
+            Agent("a", instructions=broken, model=ScriptedProvider([])), "x", checkpoint=opts
+        )
+    fixed = Agent("a", model=ScriptedProvider([text("ok")]))
+    result = await Runner.run(fixed, "second", checkpoint=opts)
+    assert [e.content for e in result.entries] == ["second", "ok"]

@@ -97,7 +97,7 @@ class AgentKit:
         key = id(agent)
         found = self._providers.get(key)
         if found is None:
-            found = self._providers[key] = resolve_model(agent.model)
+            found = self._providers[key] = resolve_model(agent.model, agent.name)
             if found is not agent.model:  # built here from a model string: the run owns it
                 self._owned.append(found)
         return found

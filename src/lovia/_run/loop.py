@@ -252,8 +252,7 @@ class RunDriver:
             replayed = await replay_from_session(self)
             if replayed is not None:
                 return replayed
-        await setup(self, snapshot)
-        self.provider(self.state.agent)  # no model configured: fail before any event
+        await setup(self, snapshot)  # (no model configured: it fails before any event)
         if self.emitter.heard():
             await self.emit(
                 ev.RunStarted(
@@ -353,7 +352,7 @@ class RunDriver:
         if self.state.turn >= self.o.max_turns:
             limit = self.o.max_turns
             raise MaxTurnsExceeded(
-                f"the run used all {limit} turns without a final answer"
+                f"Run exceeded max_turns={limit} without producing output"
                 if limit > 0
                 else f"max_turns={limit} leaves the run no model turn",
                 hint="raise Runner.run(max_turns=...) or make the task smaller",

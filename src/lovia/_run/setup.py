@@ -141,6 +141,12 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
     if state.agent.plugins:  # an agent without plugins has nothing to set up
         await d.kit.activate_plugins(state.agent)
     await render_system(d)
+    d.provider(state.agent)  # no model configured: fail before any event
+    if snapshot is None:
+        # Set up without error, the input is the run's own: before RunStarted (hooks see it
+        # in ctx.entries) and kept by a tripped input guardrail's failed head, as in 0.9.119,
+        # so re-submitting the run id works on the original input (C7).
+        state.entries.extend(d.new_input if d.new_input is not None else _read_input(d.input))
 
 
 async def before_writes(d: RunDriver, action: str, stored: RunSnapshot | None) -> None:
@@ -164,16 +170,11 @@ def _read_input(given: object) -> list[TranscriptEntry]:
 async def start_new(d: RunDriver, snapshot: RunSnapshot | None = None) -> None:
     """A new run's input guarded and saved; a resumed run an input guardrail refused (it
     failed on one before its first turn) is guarded again."""
-    state = d.state
     if snapshot is not None:
         if snapshot.status == "failed" and snapshot.turns == 0:
             if (snapshot.error or {}).get("type") == "GuardrailTripped":
                 await guard_input(d)
         return
-    new_input = d.new_input if d.new_input is not None else _read_input(d.input)
-    # The input is the run's own from here on: a tripped input guardrail's failed head keeps
-    # it (as 0.9.119's does), so re-submitting the run id works on the original input (C7).
-    state.entries.extend(new_input)
     await guard_input(d)
     if d.saves:
         await d.save()

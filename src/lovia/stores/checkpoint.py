@@ -512,7 +512,9 @@ def validate_id(value: Any, what: str) -> str:
             hint=f"pass {what} as str (e.g. uuid4().hex)",
         )
     if not value:
-        raise UserError(f"{what} must be a non-empty string, got ''", hint=f"pass a non-empty {what}")
+        raise UserError(
+            f"{what} must be a non-empty string, got ''", hint=f"pass a non-empty {what}"
+        )
     if len(value) > MAX_ID_CHARS:
         raise UserError(
             f"{what} is {len(value)} characters long; the limit is {MAX_ID_CHARS}",
