@@ -4,9 +4,11 @@ each pinned through the public API on every store kind."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from lovia import (
     Agent,
@@ -14,6 +16,7 @@ from lovia import (
     CheckpointOptions,
     GuardrailTripped,
     InputEntry,
+    OutputValidationError,
     RunCancelled,
     Runner,
     ToolResultEntry,
@@ -21,7 +24,7 @@ from lovia import (
     tool,
 )
 from lovia.events import RunStarted, ToolCallStarted
-from lovia.testing import ScriptedProvider, batch, text
+from lovia.testing import ScriptedProvider, batch, call, text
 
 
 def _refuse_once() -> Any:
@@ -206,3 +209,37 @@ async def test_a_run_that_fails_in_its_setup_is_resubmitted_with_its_new_input(
     fixed = Agent("a", model=ScriptedProvider([text("ok")]))
     result = await Runner.run(fixed, "second", checkpoint=opts)
     assert [e.content for e in result.entries] == ["second", "ok"]
+
+
+class _Out(BaseModel):
+    n: int
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        ("not json", "Model output is not valid JSON"),
+        ('{"n": "x"}', "Failed to parse output as _Out"),
+    ],
+)
+async def test_an_answer_that_does_not_fit_says_what_0_9_119_said(answer: str, words: str) -> None:
+    agent = Agent(
+        "a", model=ScriptedProvider([text(answer)]), output_type=_Out, output_repair=False
+    )
+    with pytest.raises(OutputValidationError, match=words):
+        await Runner.run(agent, "x")
+
+
+async def test_a_replay_whose_agent_is_gone_warns_on_0_9_119s_logger(
+    stores: tuple[Any, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    _, cp = stores
+    b = Agent("b", model=ScriptedProvider([text("from b")]))
+    a = Agent("a", model=ScriptedProvider([call("transfer_to_b", {})]), handoffs=[b])
+    await Runner.run(a, "go", checkpoint=CheckpointOptions(cp, "r"))
+    alone = Agent("a", model=ScriptedProvider([]))
+    with caplog.at_level(logging.WARNING, logger="lovia.runtime.loop"):
+        result = await Runner.run(alone, "go", checkpoint=CheckpointOptions(cp, "r"))
+    assert result.output == "from b" and result.final_agent is alone
+    [record] = [r for r in caplog.records if "no longer reachable" in r.getMessage()]
+    assert record.name == "lovia.runtime.loop" and "'b'" in record.getMessage()

@@ -100,7 +100,6 @@ def _cancel_at_start(script, *, stream):
         cp = InMemoryCheckpointer()
         hooks = AgentHooks()
         if not stream:
-
             stopped = []
 
             @hooks.on(events.ToolCallStarted)
@@ -140,7 +139,8 @@ def _():
 
 @check("cancel_on_tool_call_started_batch")
 def _():
-    return _cancel_at_start([batch(("work", {"x": 1}, "c1"), ("work", {"x": 2}, "c2"))], stream=True)
+    script = [batch(("work", {"x": 1}, "c1"), ("work", {"x": 2}, "c2"))]
+    return _cancel_at_start(script, stream=True)
 
 
 @check("cancel_in_tool_call_started_hook")
@@ -160,7 +160,7 @@ def _cancel_while_running(name):
         )
 
         async def stop_when_started():
-            while not RAN:
+            while not RAN:  # noqa: ASYNC110 - a sync tool appends on its thread
                 await asyncio.sleep(0.01)
             token.cancel("stop")
 
