@@ -243,3 +243,28 @@ async def test_a_replay_whose_agent_is_gone_warns_on_0_9_119s_logger(
     assert result.output == "from b" and result.final_agent is alone
     [record] = [r for r in caplog.records if "no longer reachable" in r.getMessage()]
     assert record.name == "lovia.runtime.loop" and "'b'" in record.getMessage()
+
+
+@pytest.mark.parametrize("policy", ["resume_only", "fail"])
+async def test_a_run_that_failed_in_its_setup_counts_as_not_stored(
+    stores: tuple[Any, Any], policy: str
+) -> None:
+    # 0.9.119 stores nothing for it: resume_only finds no run (it used to call the model with
+    # an empty prompt here), fail lets the run start
+    _, cp = stores
+
+    def broken(ctx: Any) -> str:
+        raise RuntimeError("instructions broke")
+
+    first = Agent("a", instructions=broken, model=ScriptedProvider([]))
+    with pytest.raises(RuntimeError):
+        await Runner.run(first, "x", checkpoint=CheckpointOptions(cp, "r1"))
+    provider = ScriptedProvider([text("ok")])
+    opts = CheckpointOptions(cp, "r1", if_run_exists=policy)  # type: ignore[arg-type]
+    if policy == "resume_only":
+        with pytest.raises(UserError, match="No snapshot found for run_id='r1'"):
+            await Runner.run(Agent("a", model=provider), [], checkpoint=opts)
+        assert provider.calls == []
+    else:
+        result = await Runner.run(Agent("a", model=provider), "second", checkpoint=opts)
+        assert [e.content for e in result.entries] == ["second", "ok"]

@@ -35,6 +35,8 @@ def plan(opts: CheckpointOptions | None, run_id: str, stored: RunSnapshot | None
         snap = opts.resume_from
         return Plan("replay" if snap.status == "completed" else "resume", snap)
     policy = opts.if_run_exists
+    if stored is not None and not stored.entries and stored.status != "completed":
+        stored = None  # it failed before its input was saved: nothing to continue or refuse
     if stored is None:
         if policy == "resume_only":
             raise UserError(
@@ -51,8 +53,6 @@ def plan(opts: CheckpointOptions | None, run_id: str, stored: RunSnapshot | None
         return Plan("restart")
     if stored.status == "completed":
         return Plan("replay", stored)
-    if not stored.entries:
-        return Plan("new")  # it failed before its input was saved: start it with this input
     return Plan("resume", stored)
 
 
