@@ -165,7 +165,8 @@ class Agent:
         for t in tools:
             if t.name in seen:
                 raise UserError(
-                    f"agent {self.name!r} has two tools named {t.name!r}",
+                    f"Tool name conflict for {t.name!r} from agent.tools: agent "
+                    f"{self.name!r} has two tools with that name",
                     hint="give one of them another name with @tool(name=...)",
                 )
             seen.add(t.name)

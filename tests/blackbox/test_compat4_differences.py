@@ -268,3 +268,70 @@ async def test_a_run_that_failed_in_its_setup_counts_as_not_stored(
     else:
         result = await Runner.run(Agent("a", model=provider), "second", checkpoint=opts)
         assert [e.content for e in result.entries] == ["second", "ok"]
+
+
+@tool
+def _same() -> str:
+    """One."""
+    return "1"
+
+
+@tool(name="_same")
+def _same_again() -> str:
+    """Two."""
+    return "2"
+
+
+MISUSE_WORDS = {
+    "two tools with one name": (
+        lambda: Agent("a", model=ScriptedProvider([]), tools=[_same, _same_again]),
+        {},
+        "Tool name conflict for '_same' from agent.tools",
+    ),
+    "an unknown model prefix": (
+        lambda: Agent("a", model="nonsense:thing"),
+        {},
+        "Unknown model spec: 'nonsense:thing'",
+    ),
+    "a session without session_id": (
+        lambda: Agent("a", model=ScriptedProvider([])),
+        {"session": "memory"},
+        "session_id is required when session is provided",
+    ),
+    "no model": (lambda: Agent("a"), {}, "Agent 'a' has no model configured"),
+}
+
+
+@pytest.mark.parametrize("case", list(MISUSE_WORDS))
+async def test_misuse_says_what_0_9_119_said(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LOVIA_MODEL", raising=False)
+    make, kwargs, words = MISUSE_WORDS[case]
+    if kwargs.get("session") == "memory":
+        from lovia import InMemorySession
+
+        kwargs = {"session": InMemorySession()}
+    with pytest.raises(UserError, match=words):
+        await Runner.run(make(), "x", **kwargs)
+
+
+@pytest.mark.parametrize("limit", [0, 2])
+async def test_max_turns_says_what_0_9_119_said(limit: int) -> None:
+    from lovia import MaxTurnsExceeded
+
+    @tool
+    def again() -> str:
+        """Again."""
+        return "more"
+
+    script = [call("again", {}, call_id=f"c{i}") for i in range(3)]
+    agent = Agent("a", model=ScriptedProvider(script), tools=[again])
+    with pytest.raises(MaxTurnsExceeded, match=f"Run exceeded max_turns={limit} without producing"):
+        await Runner.run(agent, "x", max_turns=limit)
+
+
+def test_run_sync_inside_a_loop_says_what_0_9_119_said() -> None:
+    async def inside() -> None:
+        Runner.run_sync(Agent("a", model=ScriptedProvider([text("x")])), "x")
+
+    with pytest.raises(UserError, match=r"Runner.run_sync\(\) cannot be called from a running"):
+        asyncio.run(inside())

@@ -137,7 +137,8 @@ class AgentKit:
             for t in plugin_tools:
                 if t.name in names:
                     raise UserError(
-                        f"agent {agent.name!r} has two tools named {t.name!r} (one from a plugin)",
+                        f"Tool name conflict for {t.name!r} from a plugin: agent "
+                        f"{agent.name!r} has two tools with that name",
                         hint="rename one of them",
                     )
                 names.add(t.name)

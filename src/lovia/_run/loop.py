@@ -352,9 +352,7 @@ class RunDriver:
         if self.state.turn >= self.o.max_turns:
             limit = self.o.max_turns
             raise MaxTurnsExceeded(
-                f"Run exceeded max_turns={limit} without producing output"
-                if limit > 0
-                else f"max_turns={limit} leaves the run no model turn",
+                f"Run exceeded max_turns={limit} without producing output",
                 hint="raise Runner.run(max_turns=...) or make the task smaller",
             )
         self.cancel_token.check()

@@ -72,7 +72,7 @@ def check_arguments(d: RunDriver) -> None:
     if o.session is not None:
         if o.session_id is None:
             raise UserError(
-                "session_id is required when a session is given",
+                "session_id is required when session is provided",
                 hint="pass Runner.run(..., session=s, session_id='user-42')",
             )
         for name in ("segments", "load", "append", "clear"):

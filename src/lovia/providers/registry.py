@@ -255,7 +255,7 @@ def _close_prefix(key: str) -> list[str]:
 
 def _unknown_prefix(spec: str, prefix: str, name: str) -> UserError:
     close = _close_prefix(prefix.strip().lower())
-    message = f"unknown model provider {prefix!r} in {spec!r}"
+    message = f"Unknown model spec: {spec!r}: unknown model provider {prefix!r}"
     if close:
         return UserError(
             f"{message}; did you mean '{close[0]}'?", hint=f"write '{close[0]}:{name}'"
