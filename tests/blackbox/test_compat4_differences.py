@@ -335,3 +335,27 @@ def test_run_sync_inside_a_loop_says_what_0_9_119_said() -> None:
 
     with pytest.raises(UserError, match=r"Runner.run_sync\(\) cannot be called from a running"):
         asyncio.run(inside())
+
+
+async def test_a_tool_timeout_is_still_a_timeout_error() -> None:
+    # 0.9.119's ToolCallFailed.error was the TimeoutError itself; ``except TimeoutError``
+    # and ``isinstance(error, TimeoutError)`` in users' hooks keep working
+    from lovia import ToolError
+    from lovia.events import ToolCallFailed
+
+    @tool(timeout=0.01)
+    async def stuck() -> str:
+        """Never answers in time."""
+        await asyncio.Event().wait()
+        return "never"
+
+    failures: list[BaseException] = []
+    hooks = AgentHooks()
+    hooks.on(ToolCallFailed)(lambda event, ctx: failures.append(event.error))
+    script = [call("stuck", {}), text("gave up")]
+    agent = Agent("a", model=ScriptedProvider(script), tools=[stuck], hooks=hooks)
+    result = await Runner.run(agent, "x")
+    [error] = failures
+    assert isinstance(error, TimeoutError) and isinstance(error, ToolError)
+    [res] = [e for e in result.entries if isinstance(e, ToolResultEntry)]
+    assert res.is_error and "timed out" in res.output
