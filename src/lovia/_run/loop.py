@@ -352,7 +352,8 @@ class RunDriver:
         if self.state.turn >= self.o.max_turns:
             limit = self.o.max_turns
             raise MaxTurnsExceeded(
-                f"Run exceeded max_turns={limit} without producing output",
+                f"Run exceeded max_turns={limit} without producing output (it used all "
+                f"{limit} turns)",
                 hint="raise Runner.run(max_turns=...) or make the task smaller",
             )
         self.cancel_token.check()
