@@ -134,7 +134,7 @@ class RunHandle:
 
     def __aiter__(self) -> AsyncIterator[Event]:
         if self._consumed:
-            raise RuntimeError("a RunHandle can be iterated only once")
+            raise RuntimeError("RunHandle can only be iterated once")
         self._consumed = True
         return self._events()
 

@@ -132,7 +132,7 @@ class Agent:
         ``UserError`` with a hint when there is none or it cannot be used."""
         from .providers.registry import resolve_model
 
-        return resolve_model(self.model)
+        return resolve_model(self.model, self.name)
 
     def __class_getitem__(cls, item: Any) -> type[Agent]:
         """``Agent[Deps](...)`` is accepted (as in 0.9.119) and builds a plain ``Agent``."""
@@ -165,7 +165,8 @@ class Agent:
         for t in tools:
             if t.name in seen:
                 raise UserError(
-                    f"agent {self.name!r} has two tools named {t.name!r}",
+                    f"Tool name conflict for {t.name!r} from agent.tools: agent "
+                    f"{self.name!r} has two tools with that name",
                     hint="give one of them another name with @tool(name=...)",
                 )
             seen.add(t.name)

@@ -112,6 +112,11 @@ class ToolError(LoviaError):
     tool_name: str | None = None
 
 
+class ToolTimeoutError(ToolError, TimeoutError):
+    """A tool call that outlived its ``timeout``: a ``ToolError`` here, and the
+    ``TimeoutError`` 0.9.119 reported (``except TimeoutError`` keeps catching it)."""
+
+
 class InvalidToolArguments(ToolError):
     """The model's arguments for a tool do not validate against its schema."""
 

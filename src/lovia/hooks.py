@@ -75,7 +75,7 @@ class AgentHooks:
                     await result
             except Exception:
                 log.warning(
-                    "hook %s failed on %s; the run goes on",
+                    "hook.error: handler %r failed for %s; continuing",  # 0.9.119's words
                     getattr(handler, "__qualname__", handler),
                     type(event).__name__,
                     exc_info=True,

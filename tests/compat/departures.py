@@ -100,6 +100,52 @@ DEPARTURES: dict[str, dict[str, Departure]] = {
             reference="answer",
         ),
     },
+    "p94_guardrail_and_cancel_edges": {
+        "input_guardrail_trip": Departure(
+            reason=(
+                "A re-submitted run that an input guardrail refused is guarded again on its"
+                " stored input before the model sees it; 0.9.119 continues it without the"
+                " guardrails. Both keep the input in the failed head and ignore the new input."
+            ),
+            ours=[["failed", ["input"], 0], "hi", ["hello"], [["hello"], ["hello"]]],
+            reference=[["failed", ["input"], 0], "hi", ["hello"], [["hello"]]],
+        ),
+        **{
+            key: Departure(
+                reason=(
+                    "A cancel heard when a tool call starts (handle.cancel() on ToolCallStarted,"
+                    " or a ToolCallStarted hook) starts no call of that turn: the run stops"
+                    " interrupted and a resume runs each call once; 0.9.119 runs the calls to"
+                    " their end and keeps their results."
+                ),
+                ours=[["RunCancelled", [], "interrupted", ["input", *calls]], "done", ran],
+                reference=[
+                    ["RunCancelled", ran, "interrupted", ["input", *calls, *results]],
+                    "done",
+                    [],
+                ],
+            )
+            for key, calls, results, ran in (
+                ("cancel_on_tool_call_started", ["tool_call"], ["tool_result:w1"], [1]),
+                (
+                    "cancel_on_tool_call_started_batch",
+                    ["tool_call", "tool_call"],
+                    ["tool_result:w1", "tool_result:w2"],
+                    [1, 2],
+                ),
+                ("cancel_in_tool_call_started_hook", ["tool_call"], ["tool_result:s1"], [1]),
+            )
+        },
+        "cancel_while_async_tool_runs": Departure(
+            reason=(
+                "A cancel while an async tool runs cancels it at once (no result; a resume runs"
+                " it again); 0.9.119 waits for the call to end and keeps its result. A sync"
+                " tool's thread is waited for, up to a few seconds, and its result kept."
+            ),
+            ours=["RunCancelled", "interrupted", ["input", "tool_call"]],
+            reference=["RunCancelled", "interrupted", ["input", "tool_call", "tool_result:w1"]],
+        ),
+    },
     "p37_transcript_dicts": {
         "drop_dangling_generator": Departure(
             reason=(

@@ -57,7 +57,7 @@ def test_options_without_a_checkpointer_or_a_snapshot_are_refused() -> None:
 async def test_resume_only_without_a_stored_run_says_no_snapshot_was_found() -> None:
     opts = CheckpointOptions(InMemoryCheckpointer(), "missing", if_run_exists="resume_only")
 
-    with pytest.raises(UserError, match="No snapshot found for run 'missing'") as info:
+    with pytest.raises(UserError, match="No snapshot found for run_id='missing'") as info:
         await Runner.run(Agent("a", model=ScriptedProvider([])), [], checkpoint=opts)
     assert info.value.hint is not None
 

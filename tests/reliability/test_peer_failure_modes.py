@@ -178,9 +178,10 @@ async def test_retrying_after_a_model_error_keeps_the_input_once() -> None:
     assert len(await session.segments("u1")) == 1
 
 
-async def test_retrying_a_run_whose_input_guardrail_tripped_keeps_the_new_input() -> None:
-    """A run that failed before its input was saved starts again with the retry's input,
-    instead of resuming an empty transcript (which would send the model no question)."""
+async def test_retrying_a_run_whose_input_guardrail_tripped_is_guarded_again() -> None:
+    """A run an input guardrail refused keeps its input in the failed head (as 0.9.119's
+    does): re-submitting the run id resumes that input (C7: the new input is ignored), so the
+    guardrail judges it again and the model never sees it; a new question is a new run."""
     cp = InMemoryCheckpointer()
     opts = CheckpointOptions(cp, "r1")
     strict = [lambda messages, ctx: "too rude" if "stupid" in str(messages) else None]
@@ -188,10 +189,14 @@ async def test_retrying_a_run_whose_input_guardrail_tripped_keeps_the_new_input(
     with pytest.raises(GuardrailTripped):
         await Runner.run(agent, "stupid question", checkpoint=opts)
     failed = await cp.load("r1")
-    assert failed is not None and failed.status == "failed" and failed.entries == []
+    assert failed is not None and failed.status == "failed"
+    assert [e.content for e in failed.entries] == ["stupid question"]  # type: ignore[union-attr]
     model = ScriptedProvider([text("happy to help")])
     agent = Agent("a", model=model, input_guardrails=strict)
-    result = await Runner.run(agent, "polite question", checkpoint=opts)
+    with pytest.raises(GuardrailTripped):
+        await Runner.run(agent, "polite question", checkpoint=opts)
+    assert model.calls == []
+    result = await Runner.run(agent, "polite question", checkpoint=CheckpointOptions(cp, "r2"))
     assert result.output == "happy to help"
     assert [m.content for m in model.calls[0] if m.role == "user"] == ["polite question"]
 

@@ -97,7 +97,7 @@ class AgentKit:
         key = id(agent)
         found = self._providers.get(key)
         if found is None:
-            found = self._providers[key] = resolve_model(agent.model)
+            found = self._providers[key] = resolve_model(agent.model, agent.name)
             if found is not agent.model:  # built here from a model string: the run owns it
                 self._owned.append(found)
         return found
@@ -137,7 +137,8 @@ class AgentKit:
             for t in plugin_tools:
                 if t.name in names:
                     raise UserError(
-                        f"agent {agent.name!r} has two tools named {t.name!r} (one from a plugin)",
+                        f"Tool name conflict for {t.name!r} from a plugin: agent "
+                        f"{agent.name!r} has two tools with that name",
                         hint="rename one of them",
                     )
                 names.add(t.name)

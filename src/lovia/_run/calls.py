@@ -257,6 +257,7 @@ class ToolPhase:
         if len(ready) == 1:  # one call runs in this task: no task, same cancellation
             await self._one(ready[0])
             return
+        d.cancel_token.check()  # a cancel heard with ToolCallStarted: no call of it starts
         tasks: dict[asyncio.Future[Outcome], ToolCallEntry] = {
             asyncio.ensure_future(self._call(r)): r.call for r in ready
         }

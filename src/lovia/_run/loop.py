@@ -252,8 +252,7 @@ class RunDriver:
             replayed = await replay_from_session(self)
             if replayed is not None:
                 return replayed
-        await setup(self, snapshot)
-        self.provider(self.state.agent)  # no model configured: fail before any event
+        await setup(self, snapshot)  # (no model configured: it fails before any event)
         if self.emitter.heard():
             await self.emit(
                 ev.RunStarted(
@@ -263,8 +262,8 @@ class RunDriver:
                     resumed=snapshot is not None,
                 )
             )
+        await start_new(self, snapshot)  # a resumed run's input is guarded again if refused
         if snapshot is None:
-            await start_new(self)
             return await self._loop(resumed=False)
         return await self._loop(resumed=True, refused=refused_answer(snapshot))
 
@@ -353,9 +352,8 @@ class RunDriver:
         if self.state.turn >= self.o.max_turns:
             limit = self.o.max_turns
             raise MaxTurnsExceeded(
-                f"the run used all {limit} turns without a final answer"
-                if limit > 0
-                else f"max_turns={limit} leaves the run no model turn",
+                f"Run exceeded max_turns={limit} without producing output (it used all "
+                f"{limit} turns)",
                 hint="raise Runner.run(max_turns=...) or make the task smaller",
             )
         self.cancel_token.check()

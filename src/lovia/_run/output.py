@@ -56,13 +56,18 @@ def parse_output(agent: Agent, output_type: Any, text: str) -> tuple[Any, Any]:
     try:
         value = adapter.validate_json(document)
     except ValidationError as exc:
+        name = getattr(output_type, "__name__", str(output_type))
+        try:  # 0.9.119's words, which users' tests match on
+            json.loads(document)
+            message = f"Failed to parse output as {name}: {exc}"
+        except ValueError as bad:
+            message = f"Model output is not valid JSON: {bad}"
         raise OutputValidationError(
-            f"the final answer of agent {agent.name!r} does not fit its output_type: "
-            f"{exc.errors()[0].get('msg') if exc.errors() else exc}",
+            message,
             hint="keep Agent(output_repair=True) so the model gets another try, or describe "
             "the expected JSON in the instructions",
             raw=text if len(text) <= 200 else text[:200] + "…",
-            output_type_name=getattr(output_type, "__name__", str(output_type)),
+            output_type_name=name,
         ) from exc
     return value, adapter.dump_python(value, mode="json")
 

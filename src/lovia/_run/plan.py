@@ -35,24 +35,24 @@ def plan(opts: CheckpointOptions | None, run_id: str, stored: RunSnapshot | None
         snap = opts.resume_from
         return Plan("replay" if snap.status == "completed" else "resume", snap)
     policy = opts.if_run_exists
+    if stored is not None and not stored.entries and stored.status != "completed":
+        stored = None  # it failed before its input was saved: nothing to continue or refuse
     if stored is None:
         if policy == "resume_only":
             raise UserError(
-                f"No snapshot found for run {run_id!r}: no stored run to resume",
+                f"No snapshot found for run_id={run_id!r}: no stored run to resume",
                 hint="use if_run_exists='resume' to start it when it does not exist",
             )
         return Plan("new")
     if policy == "fail":
         raise UserError(
-            f"run {run_id!r} already exists ({stored.status})",
+            f"A run already exists for run_id={run_id!r} (status={stored.status!r}).",
             hint="use a new run_id, or if_run_exists='resume' / 'restart'",
         )
     if policy == "restart":
         return Plan("restart")
     if stored.status == "completed":
         return Plan("replay", stored)
-    if not stored.entries:
-        return Plan("new")  # it failed before its input was saved: start it with this input
     return Plan("resume", stored)
 
 

@@ -51,7 +51,7 @@ class Runner:
         except RuntimeError:
             return asyncio.run(Runner.run(agent, input, **options))
         raise UserError(
-            "Runner.run_sync was called inside a running event loop",
+            "Runner.run_sync() cannot be called from a running event loop",
             hint="use 'await Runner.run(...)' in async code",
         )
 

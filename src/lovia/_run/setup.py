@@ -28,7 +28,14 @@ from .resume import find_agent, find_handoff_target
 if TYPE_CHECKING:
     from .loop import RunDriver
 
-__all__ = ["before_writes", "check_arguments", "render_system", "setup", "start_new"]
+__all__ = [
+    "before_writes",
+    "check_arguments",
+    "guard_input",
+    "render_system",
+    "setup",
+    "start_new",
+]
 
 log = logging.getLogger("lovia.run")
 
@@ -65,7 +72,7 @@ def check_arguments(d: RunDriver) -> None:
     if o.session is not None:
         if o.session_id is None:
             raise UserError(
-                "session_id is required when a session is given",
+                "session_id is required when session is provided",
                 hint="pass Runner.run(..., session=s, session_id='user-42')",
             )
         for name in ("segments", "load", "append", "clear"):
@@ -134,6 +141,12 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
     if state.agent.plugins:  # an agent without plugins has nothing to set up
         await d.kit.activate_plugins(state.agent)
     await render_system(d)
+    d.provider(state.agent)  # no model configured: fail before any event
+    if snapshot is None:
+        # Set up without error, the input is the run's own: before RunStarted (hooks see it
+        # in ctx.entries) and kept by a tripped input guardrail's failed head, as in 0.9.119,
+        # so re-submitting the run id works on the original input (C7).
+        state.entries.extend(d.new_input if d.new_input is not None else _read_input(d.input))
 
 
 async def before_writes(d: RunDriver, action: str, stored: RunSnapshot | None) -> None:
@@ -154,19 +167,30 @@ def _read_input(given: object) -> list[TranscriptEntry]:
     return new_input
 
 
-async def start_new(d: RunDriver) -> None:
+async def start_new(d: RunDriver, snapshot: RunSnapshot | None = None) -> None:
+    """A new run's input guarded and saved; a resumed run an input guardrail refused (it
+    failed on one before its first turn) is guarded again."""
+    if snapshot is not None:
+        if snapshot.status == "failed" and snapshot.turns == 0:
+            if (snapshot.error or {}).get("type") == "GuardrailTripped":
+                await guard_input(d)
+        return
+    await guard_input(d)
+    if d.saves:
+        await d.save()
+
+
+async def guard_input(d: RunDriver) -> None:
+    """The input guardrails over the whole transcript the first model call will see: system,
+    history, the run's input. Run for a new run, and again when a run that one of them
+    refused is resumed: re-submitting the run id must not get its input past them."""
     state = d.state
-    new_input = d.new_input if d.new_input is not None else _read_input(d.input)
     guards = d.entry_agent.input_guardrails
     if d.kit.plugin_order:
         guards = [*guards, *d.kit.plugin_guards(d.entry_agent, "input")]
     if guards:
-        # the whole transcript the first model call will see: system, history, new input
-        seen = [*state.system_entries, *state.history, *state.entries, *new_input]
+        seen = [*state.system_entries, *state.history, *state.entries]
         await check_guardrails(guards, entries_to_messages(seen), d.ctx, "input")
-    state.entries.extend(new_input)
-    if d.saves:
-        await d.save()
 
 
 def _refuse_unanswered_calls(new_input: list[TranscriptEntry]) -> None:

@@ -124,7 +124,7 @@ def _plugin_factory(prefix: str) -> ProviderFactory | None:
     return factory
 
 
-def resolve_model(model: Any) -> Provider:
+def resolve_model(model: Any, agent_name: str | None = None) -> Provider:
     """The provider for ``model``: a ``Provider`` as is, a model string, or ``None`` (env).
 
     A provider built from a string must be usable: without the key its vendor's own API
@@ -133,7 +133,9 @@ def resolve_model(model: Any) -> Provider:
         env = os.environ.get("LOVIA_MODEL")
         if not env:
             raise UserError(
-                "no model configured for this agent",
+                f"Agent {agent_name!r} has no model configured"
+                if agent_name is not None
+                else "no model configured for this agent",
                 hint="pass Agent(model=...) or set LOVIA_MODEL (e.g. 'openai:gpt-4.1') "
                 "with OPENAI_API_KEY, or ANTHROPIC_API_KEY for 'anthropic:...'",
             )
@@ -253,7 +255,7 @@ def _close_prefix(key: str) -> list[str]:
 
 def _unknown_prefix(spec: str, prefix: str, name: str) -> UserError:
     close = _close_prefix(prefix.strip().lower())
-    message = f"unknown model provider {prefix!r} in {spec!r}"
+    message = f"Unknown model spec: {spec!r}: unknown model provider {prefix!r}"
     if close:
         return UserError(
             f"{message}; did you mean '{close[0]}'?", hint=f"write '{close[0]}:{name}'"

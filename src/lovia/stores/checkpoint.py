@@ -401,7 +401,8 @@ class CheckpointOptions:
         _check_lease_options(lease_ttl, on_busy, wait_timeout)
         if if_run_exists not in _POLICIES:
             raise UserError(
-                f"unknown if_run_exists policy {if_run_exists!r}",
+                "if_run_exists must be one of ['fail', 'restart', 'resume', 'resume_only'], "
+                f"got {if_run_exists!r}",
                 hint="use one of 'resume', 'restart', 'fail', 'resume_only'",
             )
         if checkpointer is None:
@@ -423,15 +424,16 @@ class CheckpointOptions:
                 raise UserError("resume_from must be a RunSnapshot (from checkpointer.load)")
             if run_id is not None and run_id != resume_from.run_id:
                 raise UserError(
-                    f"run_id {run_id!r} does not match resume_from.run_id {resume_from.run_id!r}",
+                    f"checkpoint run_id {run_id!r} does not match resume_from.run_id "
+                    f"{resume_from.run_id!r}",
                     hint="omit run_id when you pass resume_from",
                 )
             run_id = resume_from.run_id
         if run_id is not None:
-            validate_id(run_id, "run_id")
+            validate_id(run_id, "checkpoint run_id")
             if not run_id.strip():
                 raise UserError(
-                    f"run_id {run_id!r} is blank: a run id must be a non-empty string",
+                    f"checkpoint run_id must be a non-empty string, got {run_id!r} (blank)",
                     hint="pass a generated id such as uuid4().hex, or omit run_id",
                 )
         set_ = object.__setattr__
@@ -506,11 +508,13 @@ def validate_id(value: Any, what: str) -> str:
     """
     if not isinstance(value, str):
         raise UserError(
-            f"{what} must be a string, got {type(value).__name__}",
+            f"{what} must be a non-empty string, got {type(value).__name__}",
             hint=f"pass {what} as str (e.g. uuid4().hex)",
         )
     if not value:
-        raise UserError(f"{what} must not be empty", hint=f"pass a non-empty {what}")
+        raise UserError(
+            f"{what} must be a non-empty string, got ''", hint=f"pass a non-empty {what}"
+        )
     if len(value) > MAX_ID_CHARS:
         raise UserError(
             f"{what} is {len(value)} characters long; the limit is {MAX_ID_CHARS}",

@@ -115,7 +115,7 @@ def check_count(value: Any, name: str) -> int:
             hint=f"pass {name} as a whole number like 0, 1 or 400",
         )
     if value < 0:
-        raise UserValueError(f"{name} must not be negative, got {value}", hint=f"pass {name} >= 0")
+        raise UserValueError(f"{name} must be >= 0, got {value}", hint=f"pass {name} >= 0")
     return value
 
 

@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ..errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolError, UserError
+from ..errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolTimeoutError, UserError
 from ..run_context import RunContext
 from ._signature import _arguments_model, _describe, _parse_docstring, strip_titles
 from ._threads import in_thread, within
@@ -156,7 +156,7 @@ async def run_tool(
             raise
         except asyncio.TimeoutError as exc:
             if attempt > retries:
-                raise ToolError(
+                raise ToolTimeoutError(
                     f"tool {tool.name!r} timed out after {timeout:g} s", tool_name=tool.name
                 ) from exc
         except Exception:
