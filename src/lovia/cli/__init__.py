@@ -18,6 +18,7 @@ import difflib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .. import __version__
 from ..errors import LoviaError
@@ -30,10 +31,23 @@ EXIT_INTERRUPTED = 130
 EXIT_PIPE = 141  # 128 + SIGPIPE, as for other tools whose reader closed the pipe
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser (its commands' parsers are of this class too), whose usage errors end
+    with a hint line, as lovia's other errors do: the usage, what was wrong, where to look."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(
+            EXIT_ERROR,
+            f"{self.prog}: error: {message}\n"
+            f"{self.prog}: hint: '{self.prog} --help' shows what it takes\n",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import chat, migrate, stores, web
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lovia",
         description="LLM agents with durable state: chat in the browser or the terminal, "
         "and inspect the stored sessions and runs.",
