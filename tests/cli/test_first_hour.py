@@ -125,6 +125,7 @@ def test_a_locked_database_is_an_error_with_a_hint_and_is_left_as_it_was(tmp_pat
             lines = done.stderr.splitlines()
             assert lines[0].startswith("lovia: error: ") and "locked" in lines[0], lines
             assert len(lines) == 2 and lines[1].startswith("lovia: hint: "), lines
+            assert "try again once it is done" in lines[1], lines  # not wal=True: a program's
     finally:
         holder.execute("ROLLBACK")
         holder.close()

@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import difflib
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -94,14 +95,33 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(result or 0)
     except LoviaError as exc:
         print(f"lovia: error: {exc.message}", file=sys.stderr)
-        if exc.hint:
-            print(f"lovia: hint: {exc.hint}", file=sys.stderr)
+        hint = _hint(exc)
+        if hint:
+            print(f"lovia: hint: {hint}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_PIPE
+
+
+LOCKED_HINT = (
+    "another program is writing to the file (a sqlite3 shell, a backup, or a program that "
+    "opened its stores without wal=True); try again once it is done"
+)
+
+
+def _hint(exc: LoviaError) -> str | None:
+    """The error's hint, put for someone at the command line: a SQLite file that stayed
+    locked is a program to wait for (the store's own hint, about ``wal=True``, is for whoever
+    wrote that program; this command's stores already use it)."""
+    cause = exc.__cause__
+    if isinstance(cause, sqlite3.OperationalError) and any(
+        word in str(cause).lower() for word in ("locked", "busy")
+    ):
+        return LOCKED_HINT
+    return exc.hint
 
 
 def _answer_without_a_command(parser: argparse.ArgumentParser, argv: list[str]) -> int | None:
