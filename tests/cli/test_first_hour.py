@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -130,3 +131,33 @@ def test_a_locked_database_is_an_error_with_a_hint_and_is_left_as_it_was(tmp_pat
         holder.execute("ROLLBACK")
         holder.close()
     assert digest(db) == before
+
+
+def test_approving_a_run_that_waits_for_nothing_points_at_the_command_that_lists_calls(
+    tmp_path: Path,
+) -> None:
+    db = one_run_db(tmp_path / "chat.db")
+    run_id = lovia("runs", "list", "--db", str(db), cwd=tmp_path).stdout.split()[0]
+    before = digest(db)
+    done = lovia("runs", "approve", run_id, "call_1", "--db", str(db), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"lovia: error: run {run_id!r} is not waiting for an approval (completed)",
+        "lovia: hint: 'lovia runs approvals' lists the calls that wait for one",
+    ]
+    assert digest(db) == before
+
+
+def test_a_database_server_that_refuses_the_connection_is_one_error_line_and_a_hint(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("psycopg", reason="needs lovia[postgres]")
+    with socket.socket() as probe:  # a port nothing listens on: the connection is refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    done = lovia("runs", "list", "--db", f"postgresql://nobody@127.0.0.1:{port}/none", cwd=tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2, lines  # the driver's two-line message, as one line
+    assert lines[0].startswith("lovia: error: could not connect to PostgreSQL"), lines
+    assert lines[1].startswith("lovia: hint: check the DSN"), lines

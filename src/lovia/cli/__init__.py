@@ -94,10 +94,10 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout.flush()  # a closed pipe shows up here, not in the interpreter's last flush
         return int(result or 0)
     except LoviaError as exc:
-        print(f"lovia: error: {exc.message}", file=sys.stderr)
+        print(f"lovia: error: {_one_line(exc.message)}", file=sys.stderr)
         hint = _hint(exc)
         if hint:
-            print(f"lovia: hint: {hint}", file=sys.stderr)
+            print(f"lovia: hint: {_one_line(hint)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -110,6 +110,12 @@ LOCKED_HINT = (
     "another program is writing to the file (a sqlite3 shell, a backup, or a program that "
     "opened its stores without wal=True); try again once it is done"
 )
+
+
+def _one_line(text: str) -> str:
+    """An error as one line: a message that quotes a driver's (a PostgreSQL connection
+    failure spans two lines and a tab) keeps its words, not its line breaks."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
 def _hint(exc: LoviaError) -> str | None:

@@ -116,6 +116,10 @@ async def _decide(args: argparse.Namespace, approve: bool) -> int:
                 print(f"lovia: error: {exc.message}", file=sys.stderr)
                 print(f"lovia: hint: {exc.hint}", file=sys.stderr)
                 return 1
+            if "is not waiting for an approval" in exc.message:  # its hint is the Python API's
+                raise UserError(
+                    exc.message, hint="'lovia runs approvals' lists the calls that wait for one"
+                ) from None
             if "has no pending call" in exc.message:
                 raise UserError(
                     exc.message, hint=f"see 'lovia runs approvals {args.run_id}'"
