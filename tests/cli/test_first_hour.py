@@ -161,3 +161,18 @@ def test_a_database_server_that_refuses_the_connection_is_one_error_line_and_a_h
     assert len(lines) == 2, lines  # the driver's two-line message, as one line
     assert lines[0].startswith("lovia: error: could not connect to PostgreSQL"), lines
     assert lines[1].startswith("lovia: hint: check the DSN"), lines
+
+
+def test_resuming_a_completed_run_without_a_model_says_there_is_nothing_to_resume(
+    tmp_path: Path,
+) -> None:
+    db = one_run_db(tmp_path / "chat.db")
+    run_id = lovia("runs", "list", "--db", str(db), cwd=tmp_path).stdout.split()[0]
+    before = digest(db)
+    done = lovia("runs", "resume", run_id, "--db", str(db), cwd=tmp_path)  # no LOVIA_MODEL
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"lovia: error: run {run_id!r} has completed: there is nothing to resume",
+        f"lovia: hint: 'lovia runs show {run_id}' prints it, its answer included",
+    ]
+    assert digest(db) == before
