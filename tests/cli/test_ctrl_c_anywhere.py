@@ -57,3 +57,50 @@ def test_python_m_lovia_is_the_lovia_command() -> None:
         [sys.executable, "-m", "lovia", "--version"], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0 and done.stdout.startswith("lovia "), done.stderr
+
+
+# The console script the installer writes for ``[project.scripts]``, with a real SIGINT sent
+# while ``import lovia`` is half done (when its transcript module is looked up): that import
+# runs before ``lovia.cli.main`` can catch anything, and takes a noticeable moment.
+LAUNCH = """
+import importlib.abc, os, signal, sys
+
+class CtrlCWhileLoading(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "lovia.transcript":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, CtrlCWhileLoading())
+from {module} import {attr}
+sys.exit({attr}())
+"""
+
+
+def _console_script() -> tuple[str, str]:
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text("utf-8")
+    scripts = pyproject.split("[project.scripts]", 1)[1]
+    target = scripts.split("lovia = ", 1)[1].split(maxsplit=1)[0].strip('"')
+    module, _, attr = target.partition(":")
+    return module, attr
+
+
+def test_ctrl_c_while_lovia_is_still_loading_is_130_without_a_traceback() -> None:
+    module, attr = _console_script()
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCH.format(module=module, attr=attr), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "" and done.stdout == ""
+
+
+def test_the_console_script_runs_the_command() -> None:
+    module, attr = _console_script()
+    code = f"import sys\nfrom {module} import {attr}\nsys.exit({attr}())"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout.startswith("lovia "), done.stderr

@@ -215,7 +215,7 @@ def test_lovia_migrate_checks_then_converts_and_is_idempotent(db: Path) -> None:
     assert digest(db) == before and os.listdir(db.parent) == [db.name]
     done = lovia_cli("migrate", str(db))
     assert done.returncode == 0, done.stderr
-    assert "converted 1 sessions (2 runs) and 5 checkpoints" in done.stdout
+    assert "converted 1 session (2 runs) and 5 checkpoints" in done.stdout
     migrated = digest(db)
     again = lovia_cli("migrate", "--json", str(db))
     assert json.loads(again.stdout)["state"] == "current"

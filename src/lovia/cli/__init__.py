@@ -16,8 +16,10 @@ import argparse
 import asyncio
 import difflib
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .. import __version__
 from ..errors import LoviaError
@@ -30,10 +32,23 @@ EXIT_INTERRUPTED = 130
 EXIT_PIPE = 141  # 128 + SIGPIPE, as for other tools whose reader closed the pipe
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser (its commands' parsers are of this class too), whose usage errors end
+    with a hint line, as lovia's other errors do: the usage, what was wrong, where to look."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(
+            EXIT_ERROR,
+            f"{self.prog}: error: {message}\n"
+            f"{self.prog}: hint: '{self.prog} --help' shows what it takes\n",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import chat, migrate, stores, web
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lovia",
         description="LLM agents with durable state: chat in the browser or the terminal, "
         "and inspect the stored sessions and runs.",
@@ -79,15 +94,40 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout.flush()  # a closed pipe shows up here, not in the interpreter's last flush
         return int(result or 0)
     except LoviaError as exc:
-        print(f"lovia: error: {exc.message}", file=sys.stderr)
-        if exc.hint:
-            print(f"lovia: hint: {exc.hint}", file=sys.stderr)
+        print(f"lovia: error: {_one_line(exc.message)}", file=sys.stderr)
+        hint = _hint(exc)
+        if hint:
+            print(f"lovia: hint: {_one_line(hint)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_PIPE
+
+
+LOCKED_HINT = (
+    "another program is writing to the file (a sqlite3 shell, a backup, or a program that "
+    "opened its stores without wal=True); try again once it is done"
+)
+
+
+def _one_line(text: str) -> str:
+    """An error as one line: a message that quotes a driver's (a PostgreSQL connection
+    failure spans two lines and a tab) keeps its words, not its line breaks."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def _hint(exc: LoviaError) -> str | None:
+    """The error's hint, put for someone at the command line: a SQLite file that stayed
+    locked is a program to wait for (the store's own hint, about ``wal=True``, is for whoever
+    wrote that program; this command's stores already use it)."""
+    cause = exc.__cause__
+    if isinstance(cause, sqlite3.OperationalError) and any(
+        word in str(cause).lower() for word in ("locked", "busy")
+    ):
+        return LOCKED_HINT
+    return exc.hint
 
 
 def _answer_without_a_command(parser: argparse.ArgumentParser, argv: list[str]) -> int | None:

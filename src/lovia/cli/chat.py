@@ -24,6 +24,7 @@ from .common import (
     add_agent_options,
     add_db_option,
     check_stores,
+    counted,
     load_agents,
     no_model_hint,
     open_stores,
@@ -320,7 +321,7 @@ async def _command(text: str, chat_id: str, supervisor: Any) -> str:
             except LoviaError as exc:
                 print(f"[{exc}]")
             else:
-                print(f"[removed {done.removed} entries]")
+                print(f"[removed {counted(done.removed, 'entry', 'entries')}]")
     elif name == "/help":
         print(HELP)
     else:

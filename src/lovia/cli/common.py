@@ -25,6 +25,7 @@ __all__ = [
     "add_agent_options",
     "add_db_option",
     "check_stores",
+    "counted",
     "db_stores",
     "load_agents",
     "no_model_hint",
@@ -57,6 +58,11 @@ def no_model_hint() -> str:
         f"{NO_MODEL_HINT} (lovia 0.9.119's model settings in {found[0]} are not read here: "
         "copy its model and key into those variables)"
     )
+
+
+def counted(n: int, singular: str, plural: str | None = None) -> str:
+    """``1 run``, ``2 runs``, ``0 entries``: a count with its noun in the right number."""
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:

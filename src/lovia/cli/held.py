@@ -20,7 +20,7 @@ from ..errors import RunBusy, StoreError, UserError
 from ..stores.lease import LeaseStore
 from ..stores.maintenance import check_count
 from ..stores.run_lease import RunLease
-from .common import db_stores, print_json, shown_db
+from .common import counted, db_stores, print_json, shown_db
 
 __all__ = ["chat_held", "known_session", "sessions_clear", "sessions_rewind", "sessions_trim"]
 
@@ -97,7 +97,9 @@ async def sessions_trim(args: argparse.Namespace) -> int:
         count = await session.trim_tool_results(
             args.session_id, keep_chars=args.keep_chars, keep_runs=args.keep_runs
         )
-    print_json({"trimmed": count}) if args.json else print(f"trimmed {count} tool results")
+    print_json({"trimmed": count}) if args.json else print(
+        f"trimmed {counted(count, 'tool result')}"
+    )
     return 0
 
 
@@ -112,7 +114,8 @@ async def sessions_rewind(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
     else:
-        print(f"removed {done.removed} entries; deleted {len(done.affected_run_ids)} checkpoints")
+        removed = counted(done.removed, "entry", "entries")
+        print(f"removed {removed}; deleted {counted(len(done.affected_run_ids), 'checkpoint')}")
     return 0
 
 
@@ -123,5 +126,7 @@ async def sessions_clear(args: argparse.Namespace) -> int:
     async with db_stores(args) as (session, cp), chat_held(session, cp, args.session_id):
         runs = await ChatBook(session, cp).delete(args.session_id)
     out = {"cleared": args.session_id, "checkpoints_deleted": runs}
-    print_json(out) if args.json else print(f"cleared {args.session_id} ({len(runs)} runs)")
+    print_json(out) if args.json else print(
+        f"cleared {args.session_id} ({counted(len(runs), 'run')})"
+    )
     return 0

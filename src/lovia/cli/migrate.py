@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..stores.open import is_postgres_url
-from .common import print_json, shown_db
+from .common import counted, print_json, shown_db
 
 __all__ = ["add_parser"]
 
@@ -51,7 +51,10 @@ def migrate(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    counts = f"{report.sessions} sessions ({report.segments} runs) and {report.runs} checkpoints"
+    counts = (
+        f"{counted(report.sessions, 'session')} ({counted(report.segments, 'run')}) and "
+        f"{counted(report.runs, 'checkpoint')}"
+    )
     if report.state == "current":
         print(f"{report.path}: already in this lovia's format; nothing to do")
     elif report.state == "legacy":

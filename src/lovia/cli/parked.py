@@ -22,7 +22,14 @@ async def runs_resume(args: argparse.Namespace) -> int:
     from .common import no_model_hint
 
     agents = load_agents(args.app, args.demo)
-    await stored_run(args)  # a refused resume leaves the file as it was (not even migrated)
+    stored = await stored_run(
+        args
+    )  # a refused resume leaves the file as it was (not even migrated)
+    if not agents and stored.status == "completed":  # nothing to resume: no model needed
+        raise UserError(
+            f"run {stored.run_id!r} has completed: there is nothing to resume",
+            hint=f"'lovia runs show {stored.run_id}' prints it, its answer included",
+        )
     if not agents:
         raise UserError("no agent to resume the run with", hint=no_model_hint())
     async with db_stores(args) as (session, cp):
@@ -116,6 +123,10 @@ async def _decide(args: argparse.Namespace, approve: bool) -> int:
                 print(f"lovia: error: {exc.message}", file=sys.stderr)
                 print(f"lovia: hint: {exc.hint}", file=sys.stderr)
                 return 1
+            if "is not waiting for an approval" in exc.message:  # its hint is the Python API's
+                raise UserError(
+                    exc.message, hint="'lovia runs approvals' lists the calls that wait for one"
+                ) from None
             if "has no pending call" in exc.message:
                 raise UserError(
                     exc.message, hint=f"see 'lovia runs approvals {args.run_id}'"

@@ -17,6 +17,7 @@ from ..transcript import entry_to_dict
 from .common import (
     add_agent_options,
     add_db_option,
+    counted,
     db_stores,
     print_json,
     shown_db,
@@ -25,6 +26,7 @@ from .common import (
 from .held import known_session, sessions_clear, sessions_rewind, sessions_trim
 from .parked import runs_approvals, runs_approve, runs_reject, runs_resume
 from .render import describe_entry
+from .web_options import non_negative_int
 
 __all__ = ["add_runs_parser", "add_sessions_parser"]
 
@@ -58,14 +60,24 @@ def add_sessions_parser(sub: Any) -> None:
     p = _command(cmds, "trim", "cut old tool outputs down", sessions_trim)
     p.add_argument("session_id", help=SESSION_ID)
     p.add_argument(
-        "--keep-chars", type=int, default=400, metavar="N", help="characters kept (default 400)"
+        "--keep-chars",
+        type=non_negative_int,
+        default=400,
+        metavar="N",
+        help="characters kept (default 400)",
     )
     p.add_argument(
-        "--keep-runs", type=int, default=1, metavar="N", help="latest runs untouched (default 1)"
+        "--keep-runs",
+        type=non_negative_int,
+        default=1,
+        metavar="N",
+        help="latest runs untouched (default 1)",
     )
     p = _command(cmds, "rewind", "keep only the first N entries", sessions_rewind)
     p.add_argument("session_id", help=SESSION_ID)
-    p.add_argument("--keep", type=int, required=True, metavar="N", help="entries to keep")
+    p.add_argument(
+        "--keep", type=non_negative_int, required=True, metavar="N", help="entries to keep"
+    )
     p = _command(cmds, "clear", "delete a session and its runs' checkpoints", sessions_clear)
     p.add_argument("session_id", help=SESSION_ID)
 
@@ -133,7 +145,8 @@ async def sessions_list(args: argparse.Namespace) -> int:
     elif not rows:
         print("no sessions")
     for r in [] if args.json else rows:
-        print(f"{r['session_id']}  {_when(r['updated_at'])}  {r['runs']} runs  {r['title'] or ''}")
+        runs = counted(r["runs"], "run")
+        print(f"{r['session_id']}  {_when(r['updated_at'])}  {runs}  {r['title'] or ''}")
     return 0
 
 
@@ -174,7 +187,7 @@ async def sessions_export(args: argparse.Namespace) -> int:
                 hint="pass --out a file path in a folder you can write (not a folder)",
             ) from exc
         if not args.json:
-            print(f"wrote {len(segments)} runs to {args.out}")
+            print(f"wrote {counted(len(segments), 'run')} to {args.out}")
     else:
         print(text)
     return 0
@@ -228,7 +241,9 @@ async def runs_show(args: argparse.Namespace) -> int:
         print_json({**_run_row(snap), "entries": [entry_to_dict(e) for e in snap.entries]})
         return 0
     row = _run_row(snap)
-    print(f"run {snap.run_id}: {snap.status}, agent {snap.agent_name}, {snap.turns} turns")
+    print(
+        f"run {snap.run_id}: {snap.status}, agent {snap.agent_name}, {counted(snap.turns, 'turn')}"
+    )
     print(f"session: {row['session_id'] or '-'}; updated {_when(snap.updated_at)}")
     if snap.error:
         print(f"error: {snap.error.get('message')}")
@@ -300,14 +315,15 @@ async def runs_prune(args: argparse.Namespace) -> int:
             return 0
         for r in doomed:
             print(f"{r.run_id}  {r.status:<11}  {_when(r.updated_at)}")
-        print(f"would prune {len(doomed)} runs (dry run: nothing was deleted)")
+        print(f"would prune {counted(len(doomed), 'run')} (dry run: nothing was deleted)")
         return 0
     async with db_stores(args) as (_session, cp):
         pruned = await cp.prune(older_than=args.older_than, statuses=statuses)
     if args.json:
         print_json({"pruned": pruned})
     elif is_postgres_url(args.db):
-        print(f"pruned {pruned} runs")
+        print(f"pruned {counted(pruned, 'run')}")
     else:
-        print(f"pruned {pruned} runs; run 'sqlite3 {shown_db(args.db)} VACUUM' to shrink the file")
+        vacuum = f"sqlite3 {shown_db(args.db)} VACUUM"
+        print(f"pruned {counted(pruned, 'run')}; run '{vacuum}' to shrink the file")
     return 0
