@@ -86,6 +86,7 @@ class MCPConnection:
         self._lock = asyncio.Lock()
         self._generation = 0
         self._tools: list[Tool] | None = None
+        self._tools_changed = False  # the server announced a new tool list since the last one
         self._closed = False
 
     @property
@@ -119,8 +120,21 @@ class MCPConnection:
     async def refresh_tools(self) -> list[Tool]:
         """List the server's tools again (after it announced a change)."""
         self._check_usable()
+        self._tools_changed = False  # a change announced while listing marks it again
         self._tools = await self._load_tools()
         return list(self._tools)
+
+    async def current_tools(self) -> list[Tool]:
+        """The tools, listed again first when the server announced a change
+        (``notifications/tools/list_changed``) since they were last listed. Each run that
+        uses the connection starts with this list."""
+        self._check_usable()
+        if self._tools_changed:
+            return await self.refresh_tools()
+        return self.tools()
+
+    def _mark_tools_changed(self) -> None:
+        self._tools_changed = True
 
     async def close(self) -> None:
         """End the session; a stdio server's process is stopped. Calling it again is fine."""
@@ -240,7 +254,7 @@ class MCPConnection:
             old, self._live = self._live, None
             if old is not None:
                 await old.stop()
-            live = LiveSession(self.server.transport(), self._label)
+            live = LiveSession(self.server.transport(), self._label, self._mark_tools_changed)
             await live.start(self.server.connect_timeout)
             self._live = live
             self._generation += 1
