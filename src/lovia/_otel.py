@@ -48,6 +48,8 @@ _KEYS: dict[str, dict[str, str]] = {
     "tool_call": {"name": "gen_ai.tool.name", "call_id": "gen_ai.tool.call.id"},
     "handoff": {"from_agent": "lovia.handoff.from_agent", "to_agent": "lovia.handoff.to_agent"},
 }
+# lovia's provider names -> the GenAI conventions' well-known gen_ai.provider.name values
+_PROVIDER_NAMES = {"openai-chat": "openai", "openai": "openai", "claude": "anthropic"}
 _OPERATIONS = {"run": "invoke_agent", "model_call": "chat", "tool_call": "execute_tool"}
 _EVENTS = {"checkpoint_save": "lovia.checkpoint.save", "session_append": "lovia.session.append"}
 
@@ -118,6 +120,8 @@ def _translate(name: str, attributes: Mapping[str, object]) -> dict[str, Any]:
         otel_key = keys.get(key, key if "." in key else f"lovia.{key}")
         if otel_key == "gen_ai.response.finish_reasons" and isinstance(value, str):
             value = [value]
+        elif otel_key == "gen_ai.provider.name" and isinstance(value, str):
+            value = _PROVIDER_NAMES.get(value, value)
         out[otel_key] = _otel_value(value)
         if name == "run" and key == "session_id":
             out["lovia.session_id"] = out[otel_key]
