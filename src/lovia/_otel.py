@@ -93,6 +93,19 @@ class _OtelSpanHandle:
     def record_exception(self, exc: BaseException) -> None:
         from opentelemetry.trace import Status, StatusCode
 
+        from .errors import ApprovalPending
+
+        if isinstance(exc, ApprovalPending):  # parked for a person, not failed: no ERROR
+            calls = list(getattr(exc, "calls", None) or [])
+            self._span.set_attribute("lovia.status", "awaiting_approval")
+            self._span.add_event(
+                "lovia.approval.pending",
+                {
+                    "lovia.approval.call_ids": [str(getattr(c, "id", "")) for c in calls],
+                    "gen_ai.tool.names": [str(getattr(c, "name", "")) for c in calls],
+                },
+            )
+            return
         self._span.record_exception(exc)
         self._span.set_attribute("error.type", type(exc).__qualname__)
         self._span.set_status(Status(StatusCode.ERROR, str(exc) or type(exc).__name__))
@@ -164,7 +177,9 @@ class OpenTelemetryTracer:
       the ``run`` span it continues, as saved by ``link_context()``.
 
     A span that ends with an exception gets status ERROR, ``error.type`` and the exception
-    event. Any other key becomes ``lovia.<key>``.
+    event; a run parked for an approval is not failed: its span gets
+    ``lovia.status=awaiting_approval`` and a ``lovia.approval.pending`` event instead. Any
+    other key becomes ``lovia.<key>``.
     """
 
     detailed = True  # token counts, provider and session: the GenAI conventions want them

@@ -3,6 +3,8 @@ OpenTelemetry SDK: the spans carry the GenAI attributes a trace viewer groups by
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("opentelemetry.sdk")
@@ -12,7 +14,17 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from lovia import Agent, ProviderError, Runner
+from lovia import (
+    Agent,
+    ApprovalPending,
+    CheckpointOptions,
+    ProviderError,
+    Runner,
+    SQLiteCheckpointer,
+    approvals,
+    tool,
+)
+from lovia.testing import ScriptedProvider, call, text
 from lovia.tracing import InMemoryTracer, OpenTelemetryTracer
 
 from ..providers.dialects import ANTHROPIC, OPENAI, Dialect
@@ -95,3 +107,38 @@ async def test_a_detailed_tracer_of_lovias_own_sees_the_runs_model_and_provider(
     assert run.attrs["provider"] == "openai-chat"  # lovia's name; OpenTelemetry gets "openai"
     (run,) = plain.named("run")
     assert "model" not in run.attrs  # lovia 0.9.119's attribute set, unchanged
+
+
+async def test_a_run_parked_for_approval_is_not_an_error_and_its_resume_links_back(
+    tmp_path: Path,
+) -> None:
+    exporter = InMemorySpanExporter()
+    tracer = traced(exporter)
+    paid: list[int] = []
+
+    @tool(needs_approval=True)
+    def pay(cents: int) -> str:
+        """Pay."""
+        paid.append(cents)
+        return "paid"
+
+    model = ScriptedProvider([call("pay", {"cents": 5}, call_id="c1"), text("Paid.")])
+    agent = Agent("payer", model=model, tools=[pay], approval_handler=lambda c, ctx: "defer")
+    async with SQLiteCheckpointer(tmp_path / "runs.db") as checkpointer:
+        options = CheckpointOptions(checkpointer, "pay-1")
+        with pytest.raises(ApprovalPending):
+            await Runner.run(agent, "pay", checkpoint=options, tracer=tracer)
+        await approvals.decide(checkpointer, "pay-1", {"c1": True})
+        await Runner.run(agent, [], checkpoint=options, tracer=tracer)
+
+    parked, resumed = [s for s in exporter.get_finished_spans() if s.name.startswith("invoke")]
+    assert parked.status.status_code is StatusCode.UNSET
+    assert (parked.attributes or {})["lovia.status"] == "awaiting_approval"
+    (pending,) = [e for e in parked.events if e.name == "lovia.approval.pending"]
+    assert list((pending.attributes or {})["lovia.approval.call_ids"]) == ["c1"]
+    assert "exception" not in [e.name for e in parked.events]
+    assert (resumed.attributes or {})["lovia.resumed"] is True
+    assert [link.context.span_id for link in resumed.links] == [parked.context.span_id]
+    (tool_span,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool pay"]
+    assert tool_span.context.trace_id == resumed.context.trace_id
+    assert paid == [5]
