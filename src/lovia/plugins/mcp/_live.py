@@ -110,7 +110,8 @@ class LiveSession:
             raise
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(open_error(self._label, exc))
+                statuses = getattr(self._transport, "http_statuses", None)
+                ready.set_exception(open_error(self._label, exc, statuses))
             else:
                 log.debug("mcp.close: %s ended with %s", self._label, describe_error(exc))
         finally:
@@ -138,13 +139,26 @@ class LiveSession:
             await asyncio.wait([task])
 
 
-def open_error(label: str, exc: BaseException) -> MCPError:
+def open_error(label: str, exc: BaseException, http_statuses: list[int] | None = None) -> MCPError:
     if isinstance(exc, MCPError):
         return exc
-    if isinstance(exc, FileNotFoundError) or any(isinstance(e, OSError) for e in leaf_errors(exc)):
+    status = http_statuses[-1] if http_statuses else None
+    said = describe_error(exc)
+    if status in (401, 403):
+        hint = (
+            "the server refused the request's credentials: pass them with "
+            "headers={'Authorization': 'Bearer ...'} (or the header the server expects)"
+        )
+    elif status in (404, 405):
+        hint = "check the URL's path: it must be the server's streamable-HTTP endpoint (often /mcp)"
+    elif isinstance(exc, FileNotFoundError) or any(
+        isinstance(e, OSError) for e in leaf_errors(exc)
+    ):
         hint = "check the command and its arguments (is the program installed and on PATH?)"
     else:
         hint = "check that the server is running, reachable and speaks MCP"
-    err = MCPError(f"could not connect to MCP server {label}: {describe_error(exc)}", hint=hint)
+    if status is not None:
+        said = f"HTTP {status}: {said}"
+    err = MCPError(f"could not connect to MCP server {label}: {said}", hint=hint)
     err.__cause__ = exc
     return err
