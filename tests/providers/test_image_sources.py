@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from lovia import Agent, ImagePart, InputEntry, Provider, Runner, TextPart, UserError
+from lovia import Agent, FilePart, ImagePart, InputEntry, Provider, Runner, TextPart, UserError
 from lovia.messages import user
 from lovia.parts import InvalidContent
 
-from .dialects import Dialect
+from .dialects import OPENAI, Dialect
 from .server import ProtocolServer
 
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01" + bytes(40)
@@ -138,3 +138,35 @@ async def test_an_image_in_history_given_as_entries_is_sent_with_its_real_type(
     history = [InputEntry(content=[TextPart("look"), ImagePart(data=B64_JPEG, mime_type="x")])]
     await Runner.run(Agent("a", model=model, retry=None), history)
     assert [m for m, _ in sent_images(dialect, server)] == ["image/jpeg"]
+
+
+async def test_a_text_file_reaches_chat_completions_as_text_which_it_reads(
+    server: ProtocolServer,
+) -> None:
+    """Chat Completions takes only PDFs as file parts: a text, CSV or JSON file goes as a text
+    part naming the file; a PDF still goes as a file."""
+    server.add(OPENAI.text("read"))
+    pdf = FilePart.from_bytes(b"%PDF-1.4\n%%EOF\n", mime_type="application/pdf", filename="a.pdf")
+
+    await ask(
+        OPENAI.provider(server),
+        FilePart.from_bytes("naïve,1\n".encode(), mime_type="text/csv", filename="rows.csv"),
+        FilePart.from_bytes(b'{"a": 1}', mime_type="application/json"),
+        pdf,
+    )
+
+    (message,) = [m for m in server.requests[-1].body["messages"] if m["role"] == "user"]
+    assert message["content"][1:] == [
+        {
+            "type": "text",
+            "text": "--- file rows.csv (text/csv) ---\nnaïve,1\n\n--- end of file rows.csv ---",
+        },
+        {
+            "type": "text",
+            "text": '--- file (application/json) ---\n{"a": 1}\n--- end of file ---',
+        },
+        {
+            "type": "file",
+            "file": {"file_data": f"data:application/pdf;base64,{pdf.data}", "filename": "a.pdf"},
+        },
+    ]

@@ -127,10 +127,29 @@ def _openai_file(part: FilePart) -> dict[str, Any]:
             "image by URL goes in ImagePart(url=...); Anthropic models fetch PDF URLs",
         )
     _check_size(part, OPENAI_FILE_BYTES, "an OpenAI-compatible server")
+    text = _text_file(part)
+    if text is not None:  # Chat Completions reads PDFs only as files: text goes as text
+        name = f" {part.filename}" if part.filename else ""
+        framed = f"--- file{name} ({part.mime_type}) ---\n{text}\n--- end of file{name} ---"
+        return {"type": "text", "text": framed}
     file: dict[str, Any] = {"file_data": f"data:{part.mime_type};base64,{part.data}"}
     if part.filename is not None:
         file["filename"] = part.filename
     return {"type": "file", "file": file}
+
+
+_TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml")
+
+
+def _text_file(part: FilePart) -> str | None:
+    """The text of an inline text file (``text/*``, JSON, XML, YAML) in UTF-8, else None."""
+    mime = (part.mime_type or "").split(";")[0].strip().lower()
+    if not (mime.startswith("text/") or mime in _TEXT_TYPES or mime.endswith("+json")):
+        return None
+    try:
+        return base64.b64decode(part.data or "", validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None  # not UTF-8 text after all: sent as a file, as declared
 
 
 def openai_content(content: str | Sequence[ContentPart]) -> str | list[dict[str, Any]]:
