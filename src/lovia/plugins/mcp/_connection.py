@@ -121,7 +121,16 @@ class MCPConnection:
         """List the server's tools again (after it announced a change)."""
         self._check_usable()
         self._tools_changed = False  # a change announced while listing marks it again
-        self._tools = await self._load_tools()
+        try:
+            self._tools = await self._load_tools()
+        except _LostDuringCall as lost:  # the server went away since the last call
+            if not self.server.auto_reconnect:
+                raise MCPError(
+                    f"MCP server {self._label} went away; its tools cannot be listed",
+                    hint="restart the server, or set auto_reconnect=True",
+                ) from lost
+            await self._reconnect(lost.generation)
+            self._tools = await self._load_tools()
         return list(self._tools)
 
     async def current_tools(self) -> list[Tool]:
@@ -147,7 +156,13 @@ class MCPConnection:
         """Start the session and list the tools (``MCPServer.open`` calls this)."""
         self._loop = asyncio.get_running_loop()
         await self._reconnect(self._generation)
-        self._tools = await self._load_tools()
+        try:
+            self._tools = await self._load_tools()
+        except _LostDuringCall as lost:
+            raise MCPError(
+                f"MCP server {self._label} went away right after its handshake",
+                hint="the server stops while listing its tools; check its logs",
+            ) from lost.__cause__
 
     # --- calls ----------------------------------------------------------------------------
 
@@ -262,13 +277,15 @@ class MCPConnection:
     async def _list_tools(self) -> list[Any]:
         from mcp.types import PaginatedRequestParams
 
-        session = self._session()
+        generation, session = self._generation, self._session()
         found: list[Any] = []
         params: PaginatedRequestParams | None = None
         while True:
             try:
                 page = await session.list_tools(params=params)
             except Exception as exc:
+                if lost_connection(exc):
+                    raise _LostDuringCall(generation) from exc
                 raise MCPError(
                     f"MCP server {self._label} could not list its tools: {describe_error(exc)}",
                     hint="check the server's logs",
