@@ -48,6 +48,8 @@ _KEYS: dict[str, dict[str, str]] = {
     "tool_call": {"name": "gen_ai.tool.name", "call_id": "gen_ai.tool.call.id"},
     "handoff": {"from_agent": "lovia.handoff.from_agent", "to_agent": "lovia.handoff.to_agent"},
 }
+# lovia's provider names -> the GenAI conventions' well-known gen_ai.provider.name values
+_PROVIDER_NAMES = {"openai-chat": "openai", "openai": "openai", "claude": "anthropic"}
 _OPERATIONS = {"run": "invoke_agent", "model_call": "chat", "tool_call": "execute_tool"}
 _EVENTS = {"checkpoint_save": "lovia.checkpoint.save", "session_append": "lovia.session.append"}
 
@@ -91,6 +93,19 @@ class _OtelSpanHandle:
     def record_exception(self, exc: BaseException) -> None:
         from opentelemetry.trace import Status, StatusCode
 
+        from .errors import ApprovalPending
+
+        if isinstance(exc, ApprovalPending):  # parked for a person, not failed: no ERROR
+            calls = list(getattr(exc, "calls", None) or [])
+            self._span.set_attribute("lovia.status", "awaiting_approval")
+            self._span.add_event(
+                "lovia.approval.pending",
+                {
+                    "lovia.approval.call_ids": [str(getattr(c, "id", "")) for c in calls],
+                    "gen_ai.tool.names": [str(getattr(c, "name", "")) for c in calls],
+                },
+            )
+            return
         self._span.record_exception(exc)
         self._span.set_attribute("error.type", type(exc).__qualname__)
         self._span.set_status(Status(StatusCode.ERROR, str(exc) or type(exc).__name__))
@@ -118,6 +133,8 @@ def _translate(name: str, attributes: Mapping[str, object]) -> dict[str, Any]:
         otel_key = keys.get(key, key if "." in key else f"lovia.{key}")
         if otel_key == "gen_ai.response.finish_reasons" and isinstance(value, str):
             value = [value]
+        elif otel_key == "gen_ai.provider.name" and isinstance(value, str):
+            value = _PROVIDER_NAMES.get(value, value)
         out[otel_key] = _otel_value(value)
         if name == "run" and key == "session_id":
             out["lovia.session_id"] = out[otel_key]
@@ -160,7 +177,9 @@ class OpenTelemetryTracer:
       the ``run`` span it continues, as saved by ``link_context()``.
 
     A span that ends with an exception gets status ERROR, ``error.type`` and the exception
-    event. Any other key becomes ``lovia.<key>``.
+    event; a run parked for an approval is not failed: its span gets
+    ``lovia.status=awaiting_approval`` and a ``lovia.approval.pending`` event instead. Any
+    other key becomes ``lovia.<key>``.
     """
 
     detailed = True  # token counts, provider and session: the GenAI conventions want them

@@ -33,6 +33,7 @@ __all__ = [
     "part_from_dict",
     "part_to_dict",
     "project_parts",
+    "sniff_image_mime",
     "text_of",
 ]
 
@@ -78,21 +79,31 @@ class ImagePart:
 
     @classmethod
     def from_path(cls, path: str | Path, *, mime_type: str | None = None) -> ImagePart:
-        """Read an image file and embed it (``png``, ``jpg``, ``gif``, ``webp`` by suffix)."""
+        """Read an image file and embed it. Its type is what its first bytes say (PNG, JPEG,
+        GIF, WebP), else what its suffix says; ``mime_type`` overrides both."""
         p = Path(path)
-        mime = mime_type or image_mime(p)
+        raw = _read_bytes(p)
+        mime = mime_type or sniff_image_mime(raw) or image_mime(p)
         if mime is None:
             raise InvalidContent(
-                f"cannot infer mime_type for {p.suffix or p.name!r}: an unknown image suffix",
+                f"cannot infer mime_type for {p.suffix or p.name!r}: an unknown image suffix, "
+                "and the content is not PNG, JPEG, GIF or WebP",
                 hint="pass mime_type='image/png' (or jpeg, gif, webp)",
             )
-        return cls(data=_read_base64(p), mime_type=mime)
+        return cls(data=base64.b64encode(raw).decode("ascii"), mime_type=mime)
 
     @classmethod
-    def from_bytes(cls, data: bytes, *, mime_type: str) -> ImagePart:
-        """Embed image bytes you already hold."""
+    def from_bytes(cls, data: bytes, *, mime_type: str | None = None) -> ImagePart:
+        """Embed image bytes you already hold; without ``mime_type``, the type their first
+        bytes say (PNG, JPEG, GIF, WebP)."""
         _check_size(len(data), "image")
-        return cls(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)
+        mime = mime_type or sniff_image_mime(data)
+        if mime is None:
+            raise InvalidContent(
+                "cannot tell the image type: the bytes are not PNG, JPEG, GIF or WebP",
+                hint="pass mime_type='image/png' (or the image's type)",
+            )
+        return cls(data=base64.b64encode(data).decode("ascii"), mime_type=mime)
 
 
 @dataclass
@@ -174,13 +185,37 @@ def _check_size(n: int, what: str) -> None:
         )
 
 
-def _read_base64(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
     try:
-        size = path.stat().st_size
+        _check_size(path.stat().st_size, "file")
+        return path.read_bytes()
     except OSError as exc:
-        raise InvalidContent(f"cannot read {str(path)!r}: {exc.strerror}") from exc
-    _check_size(size, "file")
-    return base64.b64encode(path.read_bytes()).decode("ascii")
+        raise InvalidContent(
+            f"cannot read {str(path)!r}: {exc.strerror}",
+            hint=f"check the path (relative paths start at the current directory: {Path.cwd()})",
+        ) from exc
+
+
+def _read_base64(path: Path) -> str:
+    return base64.b64encode(_read_bytes(path)).decode("ascii")
+
+
+def sniff_image_mime(head: bytes) -> str | None:
+    """The image type the first bytes of ``head`` say (PNG, JPEG, GIF or WebP), or None."""
+    for signature, mime in _SIGNATURES:
+        if head.startswith(signature):
+            return mime
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
 
 
 def image_mime(path: str | Path) -> str | None:

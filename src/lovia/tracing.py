@@ -332,6 +332,17 @@ def run_span(
     return tracer.span(SpanName.RUN, agent=agent, run_id=run_id, **extra)
 
 
+def record_run_model(span: Span | None, provider: object, tracer: object) -> None:
+    """Name the run's model and provider on its ``run`` span (a ``detailed`` tracer's only),
+    once the run knows which provider its agent uses."""
+    if span is None or not detailed(tracer):
+        return
+    for key, value in _present(
+        model=getattr(provider, "model", None), provider=getattr(provider, "name", None)
+    ).items():
+        span.set_attribute(key, value)
+
+
 def model_call_span(
     tracer: Tracer, *, model: str | None, turn: int, provider: str | None = None
 ) -> AbstractContextManager[Span]:

@@ -1,4 +1,6 @@
-"""A worker process for the approval tests: ``park DB``, ``decide DB yes|no``, ``resume DB``.
+"""A worker process for the approval tests: ``park DB``, ``decide DB yes|no``, ``resume DB``;
+``ask-and-die DB`` streams the run and is SIGKILLed while the call waits for its consumer's
+decision, ``repark DB`` resumes that run with a handler that parks it.
 
 The tool appends a line to ``DB.paid`` each time it really runs, so the test can count
 executions across processes.
@@ -7,6 +9,8 @@ executions across processes.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -17,6 +21,7 @@ from lovia import (
     Runner,
     SQLiteCheckpointer,
     approvals,
+    events,
     tool,
 )
 from lovia.testing import ScriptedProvider, call, text
@@ -44,6 +49,28 @@ async def main() -> int:
             )
             try:
                 await Runner.run(agent, "pay 7", checkpoint=CheckpointOptions(cp, "job-1"))
+            except ApprovalPending as exc:
+                print("parked", [c.name for c in exc.calls])
+                return 3
+            return 1
+        if sys.argv[1] == "ask-and-die":
+            agent = Agent(
+                "payer", model=ScriptedProvider([call("pay", {"amount": 7})]), tools=[pay]
+            )
+            handle = Runner.stream(agent, "pay 7", checkpoint=CheckpointOptions(cp, "job-1"))
+            async for event in handle:
+                if isinstance(event, events.ApprovalRequired):  # a person is still reading it
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return 1
+        if sys.argv[1] == "repark":
+            agent = Agent(
+                "payer",
+                model=ScriptedProvider([]),  # the call is in the checkpoint: no model call
+                tools=[pay],
+                approval_handler=lambda c, ctx: "defer",
+            )
+            try:
+                await Runner.run(agent, [], checkpoint=CheckpointOptions(cp, "job-1"))
             except ApprovalPending as exc:
                 print("parked", [c.name for c in exc.calls])
                 return 3

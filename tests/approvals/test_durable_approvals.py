@@ -61,6 +61,25 @@ def test_park_decide_resume_in_three_processes(tmp_path: Path, verdict: str) -> 
     assert paid == (["7"] if verdict == "yes" else [])
 
 
+def test_a_process_killed_while_a_person_reads_the_approval_loses_nothing(tmp_path: Path) -> None:
+    """SIGKILL while the stream's consumer holds an undecided approval: the call did not run;
+    a restart asks again (here it parks), and once approved it runs exactly once."""
+    db = tmp_path / "runs.db"
+    killed = run_child("ask-and-die", str(db))
+    assert killed.returncode == -9, killed.stderr
+    assert not Path(f"{db}.paid").exists()
+    reparked = run_child("repark", str(db))
+    assert reparked.returncode == 3, reparked.stderr
+    assert "parked ['pay']" in reparked.stdout
+    assert not Path(f"{db}.paid").exists()  # a resume never runs an undecided call
+    assert run_child("decide", str(db), "yes").returncode == 0
+    for _ in range(2):  # the second is a replay
+        resumed = run_child("resume", str(db))
+        assert resumed.returncode == 0, resumed.stderr
+        assert "output all done" in resumed.stdout
+    assert Path(f"{db}.paid").read_text().split() == ["7"]
+
+
 async def test_head_records_the_pending_call_with_its_digest(tmp_path: Path) -> None:
     log: list[int] = []
     cp = SQLiteCheckpointer(tmp_path / "r.db")

@@ -4,9 +4,9 @@
     python mcp_server.py http PORT       (streamable HTTP on 127.0.0.1:PORT/mcp)
 
 Its tools cover what the plugin must handle: plain and structured results, an image, a
-tool-reported error, tool annotations, a dotted name, a slow call and a server that dies
-mid-call. ``LOG_CALLS=path`` appends each call's tool name to that file (to count calls that
-reached the server).
+tool-reported error, tool annotations, a dotted name, a slow call, a server that dies
+mid-call and a tool list that changes. ``LOG_CALLS=path`` appends each call's tool name to
+that file (to count calls that reached the server).
 """
 
 from __future__ import annotations
@@ -175,6 +175,21 @@ def read_and_crash_client(marker: str) -> str:
     """Read-only: the first call kills the client (this server's parent) mid-call."""
     logged("read_and_crash_client")
     return _kill_client_once(marker)
+
+
+def secret() -> str:
+    """A tool the server offers only after ``unlock``."""
+    logged("secret")
+    return "the secret is 42"
+
+
+@server.tool()
+async def unlock(ctx: Context) -> str:  # type: ignore[type-arg]
+    """Add the ``secret`` tool and announce the new tool list (tools/list_changed)."""
+    logged("unlock")
+    server.add_tool(secret)
+    await ctx.session.send_tool_list_changed()
+    return "unlocked"
 
 
 def main() -> None:

@@ -222,7 +222,7 @@ async def test_anthropic_tool_result_carries_text_and_image_blocks(
     ("part", "words"),
     [
         (ImagePart(data="A" * (7 * 1024 * 1024), mime_type="image/png"), "5 MB"),
-        (ImagePart.from_bytes(PNG, mime_type="image/bmp"), "image/bmp"),
+        (ImagePart.from_bytes(b"BM" + bytes(64), mime_type="image/bmp"), "image/bmp"),
         (FilePart.from_bytes(b"a,b", mime_type="text/csv"), "text/csv"),
         (FilePart.from_url("https://example.com/a.docx", mime_type="application/msword"), "PDF"),
     ],

@@ -33,6 +33,7 @@ from ..tracing import (
     NoopTracer,
     link_context,
     record_run_end,
+    record_run_model,
     run_span,
 )
 from ..transcript import (
@@ -63,6 +64,8 @@ log = logging.getLogger("lovia.run")
 
 class RunDriver:
     """Drives one run from setup to its single terminal event."""
+
+    run_span: Any = None  # the open ``run`` span (None untraced)
 
     def __init__(
         self,
@@ -151,7 +154,7 @@ class RunDriver:
                 session_id=self.o.session_id,
                 resume_link=getattr(stored, "trace", None),
             )
-            span = span_cm.__enter__()
+            span = self.run_span = span_cm.__enter__()
             span.set_attribute("resumed", stored is not None and stored.status != "completed")
             self.recorder.trace_link = link_context(self.tracer)
             result = await self._run(stored)
@@ -252,7 +255,10 @@ class RunDriver:
             replayed = await replay_from_session(self)
             if replayed is not None:
                 return replayed
-        await setup(self, snapshot)  # (no model configured: it fails before any event)
+        await setup(self, snapshot)
+        # (no model configured: setup fails before any event) the run span names the model
+        if self.run_span is not None:
+            record_run_model(self.run_span, self.provider(self.state.agent), self.tracer)
         if self.emitter.heard():
             await self.emit(
                 ev.RunStarted(

@@ -12,7 +12,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UserError
-from ..parts import ContentPart, FilePart, ImagePart, TextPart, decoded_size, project_parts
+from ..parts import (
+    ContentPart,
+    FilePart,
+    ImagePart,
+    TextPart,
+    decoded_size,
+    project_parts,
+    sniff_image_mime,
+)
 
 __all__ = [
     "ANTHROPIC_DOCUMENT_BYTES",
@@ -52,10 +60,57 @@ def _check_size(part: ImagePart | FilePart, limit: int, provider: str) -> None:
         )
 
 
+_MIME_ALIASES = {"image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg", "image/x-png": "image/png"}
+_WHITESPACE = str.maketrans("", "", " \t\r\n")
+
+
+def _inline_image(part: ImagePart) -> ImagePart:
+    """``part`` with its base64 checked (line breaks dropped) and its ``mime_type`` what the
+    bytes say when they are PNG, JPEG, GIF or WebP: the APIs refuse an image whose declared
+    type differs from its content (a JPEG saved as ``.png``) or that is not base64."""
+    data = (part.data or "").translate(_WHITESPACE)
+    try:
+        head = base64.b64decode(data, validate=True)[:12] if data else b""
+    except (binascii.Error, ValueError) as exc:
+        raise UserError(
+            f"an ImagePart's data is not valid base64 ({part.mime_type})",
+            hint="build it with ImagePart.from_path(...) or ImagePart.from_bytes(...)",
+        ) from exc
+    mime = sniff_image_mime(head) or _MIME_ALIASES.get(part.mime_type or "", part.mime_type)
+    return ImagePart(data=data, mime_type=mime, detail=part.detail)
+
+
+def _image_url(url: str) -> str:
+    """An image URL the APIs fetch: ``http(s)`` or a ``data:`` URL; a local path is refused
+    with the way to embed it."""
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme not in ("http", "https", "data"):
+        raise UserError(
+            f"the image URL {url!r} is not an http(s) or data: URL, so the model's API cannot "
+            "fetch it",
+            hint=f"embed a local file with ImagePart.from_path({url!r})",
+        )
+    return url
+
+
+def _from_data_url(url: str) -> ImagePart:
+    """A ``data:<type>;base64,<data>`` URL as an inline image."""
+    meta, _, data = url[len("data:") :].partition(",")
+    mime, _, encoding = meta.partition(";")
+    if encoding.lower() != "base64" or not data:
+        raise UserError(
+            "an image data: URL must hold base64 data (data:image/png;base64,...)",
+            hint="build the image with ImagePart.from_path(...) or ImagePart.from_bytes(...)",
+        )
+    return _inline_image(ImagePart(data=data, mime_type=mime or "image/png"))
+
+
 # -- OpenAI Chat Completions ------------------------------------------------------------------
 
 
 def _openai_image(part: ImagePart) -> dict[str, Any]:
+    if part.url is None or _image_url(part.url).lower().startswith("data:"):
+        part = _from_data_url(part.url) if part.url is not None else _inline_image(part)
     _check_size(part, OPENAI_IMAGE_BYTES, "the OpenAI Chat Completions API")
     url = part.url if part.url is not None else f"data:{part.mime_type};base64,{part.data}"
     image: dict[str, Any] = {"url": url}
@@ -72,10 +127,29 @@ def _openai_file(part: FilePart) -> dict[str, Any]:
             "image by URL goes in ImagePart(url=...); Anthropic models fetch PDF URLs",
         )
     _check_size(part, OPENAI_FILE_BYTES, "an OpenAI-compatible server")
+    text = _text_file(part)
+    if text is not None:  # Chat Completions reads PDFs only as files: text goes as text
+        name = f" {part.filename}" if part.filename else ""
+        framed = f"--- file{name} ({part.mime_type}) ---\n{text}\n--- end of file{name} ---"
+        return {"type": "text", "text": framed}
     file: dict[str, Any] = {"file_data": f"data:{part.mime_type};base64,{part.data}"}
     if part.filename is not None:
         file["filename"] = part.filename
     return {"type": "file", "file": file}
+
+
+_TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml")
+
+
+def _text_file(part: FilePart) -> str | None:
+    """The text of an inline text file (``text/*``, JSON, XML, YAML) in UTF-8, else None."""
+    mime = (part.mime_type or "").split(";")[0].strip().lower()
+    if not (mime.startswith("text/") or mime in _TEXT_TYPES or mime.endswith("+json")):
+        return None
+    try:
+        return base64.b64decode(part.data or "", validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None  # not UTF-8 text after all: sent as a file, as declared
 
 
 def openai_content(content: str | Sequence[ContentPart]) -> str | list[dict[str, Any]]:
@@ -112,8 +186,10 @@ def openai_result_images(call_id: str, parts: Sequence[ContentPart]) -> list[dic
 
 
 def _anthropic_image(part: ImagePart) -> dict[str, Any]:
-    if part.url is not None:
+    if part.url is not None and not _image_url(part.url).lower().startswith("data:"):
         return {"type": "image", "source": {"type": "url", "url": part.url}}
+    # the url source takes http(s) only: a data: URL goes as base64, like inline data
+    part = _from_data_url(part.url) if part.url is not None else _inline_image(part)
     if part.mime_type not in ANTHROPIC_IMAGE_TYPES:
         raise UserError(
             f"Anthropic models take JPEG, PNG, GIF and WebP images, not {part.mime_type!r}",

@@ -86,6 +86,7 @@ class MCPConnection:
         self._lock = asyncio.Lock()
         self._generation = 0
         self._tools: list[Tool] | None = None
+        self._tools_changed = False  # the server announced a new tool list since the last one
         self._closed = False
 
     @property
@@ -119,8 +120,30 @@ class MCPConnection:
     async def refresh_tools(self) -> list[Tool]:
         """List the server's tools again (after it announced a change)."""
         self._check_usable()
-        self._tools = await self._load_tools()
+        self._tools_changed = False  # a change announced while listing marks it again
+        try:
+            self._tools = await self._load_tools()
+        except _LostDuringCall as lost:  # the server went away since the last call
+            if not self.server.auto_reconnect:
+                raise MCPError(
+                    f"MCP server {self._label} went away; its tools cannot be listed",
+                    hint="restart the server, or set auto_reconnect=True",
+                ) from lost
+            await self._reconnect(lost.generation)
+            self._tools = await self._load_tools()
         return list(self._tools)
+
+    async def current_tools(self) -> list[Tool]:
+        """The tools, listed again first when the server announced a change
+        (``notifications/tools/list_changed``) since they were last listed. Each run that
+        uses the connection starts with this list."""
+        self._check_usable()
+        if self._tools_changed:
+            return await self.refresh_tools()
+        return self.tools()
+
+    def _mark_tools_changed(self) -> None:
+        self._tools_changed = True
 
     async def close(self) -> None:
         """End the session; a stdio server's process is stopped. Calling it again is fine."""
@@ -133,7 +156,13 @@ class MCPConnection:
         """Start the session and list the tools (``MCPServer.open`` calls this)."""
         self._loop = asyncio.get_running_loop()
         await self._reconnect(self._generation)
-        self._tools = await self._load_tools()
+        try:
+            self._tools = await self._load_tools()
+        except _LostDuringCall as lost:
+            raise MCPError(
+                f"MCP server {self._label} went away right after its handshake",
+                hint="the server stops while listing its tools; check its logs",
+            ) from lost.__cause__
 
     # --- calls ----------------------------------------------------------------------------
 
@@ -240,7 +269,7 @@ class MCPConnection:
             old, self._live = self._live, None
             if old is not None:
                 await old.stop()
-            live = LiveSession(self.server.transport(), self._label)
+            live = LiveSession(self.server.transport(), self._label, self._mark_tools_changed)
             await live.start(self.server.connect_timeout)
             self._live = live
             self._generation += 1
@@ -248,13 +277,15 @@ class MCPConnection:
     async def _list_tools(self) -> list[Any]:
         from mcp.types import PaginatedRequestParams
 
-        session = self._session()
+        generation, session = self._generation, self._session()
         found: list[Any] = []
         params: PaginatedRequestParams | None = None
         while True:
             try:
                 page = await session.list_tools(params=params)
             except Exception as exc:
+                if lost_connection(exc):
+                    raise _LostDuringCall(generation) from exc
                 raise MCPError(
                     f"MCP server {self._label} could not list its tools: {describe_error(exc)}",
                     hint="check the server's logs",

@@ -22,6 +22,7 @@ log = logging.getLogger("lovia.mcp")
 
 Transport = Callable[[], AbstractAsyncContextManager[Any]]
 _CONNECTION_CLOSED = -32000  # the SDK's JSON-RPC code for "the transport went away"
+_TOOLS_CHANGED = "notifications/tools/list_changed"
 
 
 def leaf_errors(exc: BaseException) -> list[BaseException]:
@@ -59,9 +60,12 @@ def lost_connection(exc: BaseException) -> bool:
 class LiveSession:
     """One session, owned by its own task from open to close."""
 
-    def __init__(self, transport: Transport, label: str) -> None:
+    def __init__(
+        self, transport: Transport, label: str, on_tools_changed: Callable[[], None] | None = None
+    ) -> None:
         self._transport = transport
         self._label = label
+        self._on_tools_changed = on_tools_changed
         self.session: ClientSession | None = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -93,7 +97,9 @@ class LiveSession:
 
         try:
             async with self._transport() as streams:
-                async with ClientSession(streams[0], streams[1]) as session:
+                async with ClientSession(
+                    streams[0], streams[1], message_handler=self._on_message
+                ) as session:
                     await session.initialize()
                     self.session = session
                     self._serving = True
@@ -104,11 +110,21 @@ class LiveSession:
             raise
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(open_error(self._label, exc))
+                statuses = getattr(self._transport, "http_statuses", None)
+                ready.set_exception(open_error(self._label, exc, statuses))
             else:
                 log.debug("mcp.close: %s ended with %s", self._label, describe_error(exc))
         finally:
             self.session = None
+
+    async def _on_message(self, message: Any) -> None:
+        """The SDK's message handler: a server's ``tools/list_changed`` marks the tool list
+        stale (it is listed again before the next run uses it); everything else is ignored."""
+        notification = getattr(message, "root", message)  # mcp 1.x wraps notifications
+        if getattr(notification, "method", None) == _TOOLS_CHANGED:
+            log.info("mcp.tools_changed: %s announced a new tool list", self._label)
+            if self._on_tools_changed is not None:
+                self._on_tools_changed()
 
     async def stop(self) -> None:
         self._stop.set()
@@ -123,13 +139,26 @@ class LiveSession:
             await asyncio.wait([task])
 
 
-def open_error(label: str, exc: BaseException) -> MCPError:
+def open_error(label: str, exc: BaseException, http_statuses: list[int] | None = None) -> MCPError:
     if isinstance(exc, MCPError):
         return exc
-    if isinstance(exc, FileNotFoundError) or any(isinstance(e, OSError) for e in leaf_errors(exc)):
+    status = http_statuses[-1] if http_statuses else None
+    said = describe_error(exc)
+    if status in (401, 403):
+        hint = (
+            "the server refused the request's credentials: pass them with "
+            "headers={'Authorization': 'Bearer ...'} (or the header the server expects)"
+        )
+    elif status in (404, 405):
+        hint = "check the URL's path: it must be the server's streamable-HTTP endpoint (often /mcp)"
+    elif isinstance(exc, FileNotFoundError) or any(
+        isinstance(e, OSError) for e in leaf_errors(exc)
+    ):
         hint = "check the command and its arguments (is the program installed and on PATH?)"
     else:
         hint = "check that the server is running, reachable and speaks MCP"
-    err = MCPError(f"could not connect to MCP server {label}: {describe_error(exc)}", hint=hint)
+    if status is not None:
+        said = f"HTTP {status}: {said}"
+    err = MCPError(f"could not connect to MCP server {label}: {said}", hint=hint)
     err.__cause__ = exc
     return err

@@ -63,11 +63,12 @@ class MCP:
                 conn: MCPConnection = await server.open()
                 if server.close_after_run:
                     closers.append(conn.close)
+                tools = await conn.current_tools()
                 if not server.defer:
-                    exposed.extend(conn.tools())
+                    exposed.extend(tools)
                     continue
                 names = []
-                for t in conn.tools():
+                for t in tools:
                     if t.name in deferred:
                         raise UserError(
                             f"two deferred MCP servers both have a tool named {t.name!r}",

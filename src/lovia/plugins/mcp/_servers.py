@@ -172,15 +172,28 @@ class MCPServerStreamableHTTP(MCPServer):
 
     def transport(self) -> Callable[[], AbstractAsyncContextManager[Any]]:
         _require_mcp()
+        return _HTTPTransport(self.url, dict(self.headers or {}))
+
+
+class _HTTPTransport:
+    """Opens the SDK's streamable-HTTP transport; ``http_statuses`` keeps the error statuses
+    the server answered (the SDK reports them all as "Server returned an error response")."""
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        self.url = url
+        self.headers = headers
+        self.http_statuses: list[int] = []
+
+    @asynccontextmanager
+    async def __call__(self) -> AsyncIterator[Any]:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        url, headers = self.url, dict(self.headers or {})
+        async def note(response: Any) -> None:
+            if response.status_code >= 400:
+                self.http_statuses.append(response.status_code)
 
-        @asynccontextmanager
-        async def connect() -> AsyncIterator[Any]:
-            async with create_mcp_http_client(headers=headers) as client:
-                async with streamable_http_client(url, http_client=client) as streams:
-                    yield streams
-
-        return connect
+        async with create_mcp_http_client(headers=self.headers) as client:
+            client.event_hooks.setdefault("response", []).append(note)
+            async with streamable_http_client(self.url, http_client=client) as streams:
+                yield streams
