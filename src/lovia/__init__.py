@@ -190,3 +190,9 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The public names, the lazily imported stores and providers among them (``dir(lovia)``
+    and editors' completion list what ``from lovia import ...`` can take)."""
+    return sorted({*__all__, "__version__", *(k for k in globals() if k.startswith("__"))})

@@ -21,6 +21,19 @@ def test_all_is_sorted_and_every_name_resolves() -> None:
         assert getattr(lovia, name) is not None, name
 
 
+def test_dir_lists_every_public_name_and_no_typing_helpers() -> None:
+    # in a fresh interpreter: the lazily imported stores and providers are not loaded yet
+    code = "import lovia; print(' '.join(dir(lovia)))"
+    names = set(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
+    assert set(lovia.__all__) <= names
+    assert {"SQLiteSession", "PostgresCheckpointer", "__version__"} <= names
+    assert not names & {"Any", "TYPE_CHECKING", "annotations"}
+
+
 def test_every_exception_is_exported_and_has_a_hint_attribute() -> None:
     for name, obj in vars(errors).items():
         if inspect.isclass(obj) and issubclass(obj, errors.LoviaError):

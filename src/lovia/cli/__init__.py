@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import difflib
 import os
-import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -123,8 +122,11 @@ def _hint(exc: LoviaError) -> str | None:
     locked is a program to wait for (the store's own hint, about ``wal=True``, is for whoever
     wrote that program; this command's stores already use it)."""
     cause = exc.__cause__
-    if isinstance(cause, sqlite3.OperationalError) and any(
-        word in str(cause).lower() for word in ("locked", "busy")
+    driver_error = type(cause).__module__ == "sqlite3"  # (SQL drivers stay behind the stores)
+    if (
+        driver_error
+        and type(cause).__name__ == "OperationalError"
+        and any(word in str(cause).lower() for word in ("locked", "busy"))
     ):
         return LOCKED_HINT
     return exc.hint
