@@ -11,6 +11,11 @@ must print one JSON object on stdout. Every number found at the same place in bo
 gives ``a / b`` (below 1: A is faster, for times); a W2 list of points is keyed by its ``N``.
 Settings, environment and calibration figures are left out of the ratios but kept in
 ``a`` and ``b``.
+
+On a shared, noisy machine one pair of runs can be off by 2x either way. ``--rounds N``
+runs the pair N times, alternating which goes first (A B, B A, ...), takes each figure's
+ratio within its round, and reports the median ratio per figure, with the lowest and highest
+in ``ratio_range``; ``a`` and ``b`` then hold every round's figures.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -74,22 +80,55 @@ def main() -> None:
     ap.add_argument("--a-path", default=None, help="prepended to PYTHONPATH for A only")
     ap.add_argument("--b-path", default=None, help="prepended to PYTHONPATH for B only")
     ap.add_argument("--quick", action="store_true", help="pass --quick to the bench")
+    ap.add_argument("--rounds", type=int, default=1, help="pairs of runs, alternating (median)")
     argv = sys.argv[1:]
     extra = argv[argv.index("--") + 1 :] if "--" in argv else []  # for the bench
     args = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     bench = args.bench or str(HERE / "overhead.py")
     if args.quick or not args.bench:
         extra = ["--quick", *extra] if "--quick" not in extra else extra
-    a = run(args.a, bench, extra, args.a_path)
-    b = run(args.b, bench, extra, args.b_path)
-    result = {
-        "bench": Path(bench).name,
-        "args": extra,
-        "a": {"python": args.a, "figures": a},
-        "b": {"python": args.b, "figures": b},
-        "ratios_a_over_b": ratios(a, b),
-    }
+    if args.rounds < 1:
+        ap.error("--rounds must be 1 or more")
+    rounds: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for k in range(args.rounds):
+        if k % 2 == 0:
+            a = run(args.a, bench, extra, args.a_path)
+            b = run(args.b, bench, extra, args.b_path)
+        else:
+            b = run(args.b, bench, extra, args.b_path)
+            a = run(args.a, bench, extra, args.a_path)
+        rounds.append((a, b))
+    if args.rounds == 1:
+        a, b = rounds[0]
+        result = {
+            "bench": Path(bench).name,
+            "args": extra,
+            "a": {"python": args.a, "figures": a},
+            "b": {"python": args.b, "figures": b},
+            "ratios_a_over_b": ratios(a, b),
+        }
+    else:
+        result = {
+            "bench": Path(bench).name,
+            "args": extra,
+            "rounds": args.rounds,
+            "a": {"python": args.a, "figures": [a for a, _ in rounds]},
+            "b": {"python": args.b, "figures": [b for _, b in rounds]},
+            **combined([ratios(a, b) for a, b in rounds]),
+        }
     print(json.dumps(result, indent=1))
+
+
+def combined(per_round: list[dict[str, float | None]]) -> dict[str, Any]:
+    """The median ratio of each figure over the rounds, and its lowest and highest."""
+    median: dict[str, float | None] = {}
+    spread: dict[str, list[float]] = {}
+    for key in per_round[0]:
+        clean = [v for v in (r.get(key) for r in per_round) if v is not None]
+        median[key] = round(statistics.median(clean), 3) if clean else None
+        if clean:
+            spread[key] = [min(clean), max(clean)]
+    return {"ratios_a_over_b": median, "ratio_range": spread}
 
 
 if __name__ == "__main__":

@@ -41,3 +41,20 @@ def test_benchmark_runs_in_quick_mode_and_prints_json(script: pathlib.Path) -> N
     start = done.stdout.index("{")
     figures = json.loads(done.stdout[start:])
     assert isinstance(figures, dict) and figures
+
+
+def test_compare_in_rounds_reports_each_ratio_as_a_median_within_its_range() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "compare.py"), "--quick", "--rounds", "3"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["rounds"] == 3 and len(result["a"]["figures"]) == 3
+    ratios, spread = result["ratios_a_over_b"], result["ratio_range"]
+    assert ratios and set(spread) <= set(ratios)
+    for key, (low, high) in spread.items():
+        assert low <= ratios[key] <= high, key
