@@ -12,6 +12,7 @@ import asyncio
 import base64
 import json
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,9 @@ ODD_IDS = [
 ]
 
 
-def _write(db: Path, ids: list[str]) -> None:
+def write_chats(db: Path, ids: list[str]) -> None:
+    """One stored conversation per id, written as a program would, in ``db``."""
+
     async def write() -> None:
         session = SQLiteSession(db, wal=True)
         for sid in ids:
@@ -50,13 +53,16 @@ def _write(db: Path, ids: list[str]) -> None:
             await Runner.run(agent, f"hi from {sid}", session=session, session_id=sid)
         await session.close()
 
-    asyncio.run(write())
+    # on a thread of its own: a caller's thread may own an event loop (Playwright's sync API)
+    writer = threading.Thread(target=lambda: asyncio.run(write()))
+    writer.start()
+    writer.join()
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Server]]:
     db = tmp_path / "chats.db"
-    _write(db, ["victim", *ODD_IDS])
+    write_chats(db, ["victim", *ODD_IDS])
     with Server(db) as server:
         yield server.url.rstrip("/"), server
 

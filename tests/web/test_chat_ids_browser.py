@@ -8,8 +8,6 @@ markup is shown as text and never runs.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,11 +15,10 @@ from urllib.parse import quote
 
 import pytest
 
-from lovia import Agent, Runner, SQLiteSession
-from lovia.testing import ScriptedProvider, text
 from lovia.web.ids import chat_segment
 
 from .test_browser import Server, browser
+from .test_chat_ids import write_chats
 
 __all__ = ["browser"]  # the fixture, used by name
 
@@ -30,25 +27,11 @@ SPOOF = "alice\u202e\u200bmoc.elpmaxe@"
 """An id whose invisible characters would make it look like another one."""
 
 
-def _write(db: Path, ids: list[str]) -> None:
-    async def write() -> None:
-        session = SQLiteSession(db, wal=True)
-        for sid in ids:
-            agent = Agent("assistant", model=ScriptedProvider([text(f"hello {sid}")]))
-            await Runner.run(agent, f"hi from {sid}", session=session, session_id=sid)
-        await session.close()
-
-    # Playwright's sync API owns this thread's event loop: write on another thread
-    writer = threading.Thread(target=lambda: asyncio.run(write()))
-    writer.start()
-    writer.join()
-
-
 @pytest.fixture
 def opened(browser: Any, tmp_path: Path) -> Iterator[tuple[Any, Server, list[str]]]:
     db = tmp_path / "chats.db"
     ids = ["victim", "alice@example.com", "team/alice", "Zoë 1", "../chats/victim", HOSTILE]
-    _write(db, [*ids, SPOOF])
+    write_chats(db, [*ids, SPOOF])
     with Server(db) as server:
         # no bypass_csp here: the page runs under its own policy, as for a user
         context = browser.new_context(viewport={"width": 1200, "height": 800})
@@ -173,7 +156,7 @@ def test_an_id_made_of_markup_is_text_on_the_page(opened: tuple[Any, Server, lis
 
 def test_an_id_the_page_cannot_serve_is_listed_but_not_opened(browser: Any, tmp_path: Path) -> None:
     db = tmp_path / "chats.db"
-    _write(db, ["line\nbreak", "y" * 512])
+    write_chats(db, ["line\nbreak", "y" * 512])
     with Server(db) as server:
         context = browser.new_context()
         page = context.new_page()

@@ -171,9 +171,9 @@ async def start_new(d: RunDriver, snapshot: RunSnapshot | None = None) -> None:
     """A new run's input guarded and saved; a resumed run an input guardrail refused (it
     failed on one before its first turn) is guarded again."""
     if snapshot is not None:
-        if snapshot.status == "failed" and snapshot.turns == 0:
-            if (snapshot.error or {}).get("type") == "GuardrailTripped":
-                await guard_input(d)
+        refused = snapshot.status == "failed" and snapshot.turns == 0
+        if refused and (snapshot.error or {}).get("type") == "GuardrailTripped":
+            await guard_input(d)
         return
     await guard_input(d)
     if d.saves:

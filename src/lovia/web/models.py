@@ -8,7 +8,6 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool
 
 __all__ = [
-    "CALL_ID_PATTERN",
     "CHAT_ID_PATTERN",
     "MAX_MESSAGE_CHARS",
     "Decision",
@@ -21,7 +20,6 @@ __all__ = [
 MAX_MESSAGE_CHARS = 100_000
 CHAT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 """Chat ids that travel in URLs as they are; every other id has a ``~`` form (``ids``)."""
-CALL_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,256}$"
 MAX_REASON_CHARS = 2_000
 
 
