@@ -25,13 +25,25 @@ HOST ?= 127.0.0.1
 web: install
 	$(BIN)/lovia web $(if $(LOVIA_MODEL),,--demo) --port $(PORT) --host $(HOST)
 
-# two test processes (a test file stays in one): most tests wait on subprocesses, servers and
-# disks, so two overlap well even on two cores; make test WORKERS=0 runs them in one process
+# two test processes (a test file stays in one, so its module fixtures run once: a long set of
+# checks is split over files, as tests/compat/test_programs_*.py): most tests wait on
+# subprocesses, servers and disks, so two overlap well even on two cores; make test WORKERS=0
+# runs them in one process. LOVIA_CHAOS_FULL=1 make test runs tests/chaos's full crash matrix
 WORKERS ?= 2
 
+# PostgreSQL for its tests: LOVIA_TEST_POSTGRES_DSN when set; else this DSN when a quick probe
+# connects (CI=true uses it unprobed: there an unreachable server fails those tests, never skips)
+TEST_POSTGRES_DSN ?= postgresql://postgres@127.0.0.1:5432/test
+
+# What CI runs (.ci/run is `make test` then `make lint`): Chromium for the browser tests, the
+# lovia 0.9.119 reference venv for tests/compat, PostgreSQL when reachable; the run ends with a
+# count of the skipped tests by reason.
 test: install
 	bash scripts/install-browser.sh || echo "make test: no Chromium; the browser tests will skip"
-	$(BIN)/python -m pytest -q $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
+	bash scripts/reference-venv.sh || echo "make test: no lovia 0.9.119 reference venv; tests/compat will not compare against it live"
+	@dsn="$$($(BIN)/python scripts/postgres-dsn.py '$(TEST_POSTGRES_DSN)')"; \
+	LOVIA_TEST_POSTGRES_DSN="$$dsn" $(BIN)/python -m pytest -q \
+		$(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check src tests examples benchmarks

@@ -26,7 +26,7 @@ from lovia import Agent, SQLiteCheckpointer, SQLiteSession
 from lovia.chats import chat_claim_key
 from lovia.stores.run_lease import RunLease
 from lovia.testing import ScriptedProvider, text
-from lovia.web import create_app
+from lovia.web import ChatStore, create_app
 
 
 def _summary(samples: list[float]) -> dict[str, float]:
@@ -53,15 +53,19 @@ async def _messages(db: Path, n: int) -> list[float]:
     model = ScriptedProvider([text("ok")] * n)
     session = SQLiteSession(db, wal=True)
     cp = SQLiteCheckpointer(db, wal=True)
-    app: Any = create_app(Agent("bench", model=model), session=session, checkpointer=cp)
+    app: Any = create_app(
+        Agent("bench", model=model), store=ChatStore(session, checkpointer=cp), titles=False
+    )
     samples = []
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         for i in range(n):
             start = time.perf_counter()
-            answer = await client.post(f"/api/chats/m{i}/messages", json={"content": "hi"})
+            answer = await client.post(
+                "/api/chat/stream", json={"message": "hi", "session_id": f"m{i}"}
+            )
             samples.append(time.perf_counter() - start)
-            assert "run_completed" in answer.text, answer.text
+            assert "event: done" in answer.text, answer.text
     await session.close()
     await cp.close()
     return samples

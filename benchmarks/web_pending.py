@@ -1,7 +1,7 @@
 """How long one chat's request takes when other chats hold many unfinished runs.
 
 400 failed runs of 200 KB each in other chats, one SQLite file; prints JSON with the median
-time of ``GET /api/chats/{id}`` for a chat with no run of its own, and of ``GET /api/chats``
+time of ``GET /api/sessions/{id}`` for a chat with no run of its own, and of ``GET /api/sessions``
 (the sidebar, which lists every chat's unfinished run: its first request, and the median of
 the rest) (ASGI in process, so the figure is the server's work). Each run is one user message
 of K KB; with ``--input-kb I`` it is a message of I KB and, in a second save, an answer of the
@@ -23,7 +23,7 @@ import httpx
 
 from lovia import AssistantTextEntry, InputEntry, RunHead, SQLiteCheckpointer, SQLiteSession
 from lovia.demo import demo_agent
-from lovia.web import create_app
+from lovia.web import ChatStore, create_app
 
 
 async def main(
@@ -42,9 +42,11 @@ async def main(
                 answer = AssistantTextEntry(content="y" * ((kb - first) * 1024))
                 await cp.append(f"r{i}", [answer], head)
         await session.append("mine", [InputEntry(content="hello")], run_id="m0")
-        app = create_app(demo_agent(delay=0), session=session, checkpointer=cp)
+        app = create_app(
+            demo_agent(delay=0), store=ChatStore(session, checkpointer=cp), titles=False
+        )
         transport = httpx.ASGITransport(app=app)
-        times: dict[str, list[float]] = {"/api/chats/mine": [], "/api/chats": []}
+        times: dict[str, list[float]] = {"/api/sessions/mine": [], "/api/sessions": []}
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
             for url, spent in times.items():
                 for _ in range(requests):
@@ -60,9 +62,9 @@ async def main(
         "run_kb": kb,
         "input_kb": kb if input_kb is None else min(input_kb, kb),
         "requests": requests,
-        "median_ms": ms(statistics.median(times["/api/chats/mine"])),
-        "chat_list_first_ms": ms(times["/api/chats"][0]),
-        "chat_list_median_ms": ms(statistics.median(times["/api/chats"][1:])),
+        "median_ms": ms(statistics.median(times["/api/sessions/mine"])),
+        "chat_list_first_ms": ms(times["/api/sessions"][0]),
+        "chat_list_median_ms": ms(statistics.median(times["/api/sessions"][1:])),
     }
 
 

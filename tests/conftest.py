@@ -5,6 +5,18 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests share the machine with servers, subprocesses and a second test process: a
+# slow example is load, not a bug (no deadline, no too_slow health check), and CI draws the
+# same examples on every run, so a failure there can be rerun as it was.
+settings.register_profile(
+    "lovia",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=os.environ.get("CI", "").lower() == "true",
+)
+settings.load_profile("lovia")
 
 
 @pytest.fixture(autouse=True)
@@ -13,6 +25,12 @@ def _no_real_models(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("LOVIA_MODEL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         if not os.environ.get("LOVIA_LIVE_TESTS"):
             monkeypatch.delenv(name, raising=False)
+
+
+def pytest_report_header() -> list[str]:
+    """Which PostgreSQL the run uses, if any: its tests skip without one (outside CI)."""
+    dsn = os.environ.get("LOVIA_TEST_POSTGRES_DSN")
+    return [f"postgresql: {dsn}" if dsn else "postgresql: none (LOVIA_TEST_POSTGRES_DSN unset)"]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -1,5 +1,5 @@
 """Real server processes for tests: a free port, a wait until a started process is ready
-(for ``lovia web``: until it answers ``/api/health``), and a stop."""
+(for ``lovia web``: until it answers ``/healthz``), and a stop."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def start_web(
 
 def _healthy(base: str) -> bool:
     try:
-        return httpx.get(f"{base}/api/health").status_code == 200
+        return httpx.get(f"{base}/healthz").status_code == 200
     except httpx.TransportError:
         return False
 

@@ -49,23 +49,28 @@ from .hooks import AgentHooks
 from .log_config import enable_logging
 from .messages import Message, ToolCall, assistant, system, tool_message, user
 from .parts import FilePart, ImagePart, TextPart
-from .plugins import Plugin, PluginInstance
+from .plugins import (
+    Memory,
+    OpenAIEmbedder,
+    Plugin,
+    PluginInstance,
+    SkillNotFoundError,
+    Skills,
+    SkillsError,
+    Subagents,
+    Todo,
+)
 from .providers.base import Provider
 from .providers.registry import model_from_env
 from .reliability import CancelToken, RunBudget
 from .run_context import RunContext
 from .settings import ModelSettings, RetryPolicy
 from .steering import Mailbox
-from .stores.checkpoint import (
-    Checkpointer,
-    CheckpointOptions,
-    RunHead,
-    RunSnapshot,
-    RunStatus,
-)
+from .stores.checkpoint import Checkpointer, RunHead, RunSnapshot, RunStatus
 from .stores.maintenance import SessionHistory
 from .stores.memory import InMemoryCheckpointer, InMemorySession
-from .stores.session import Segment, Session
+from .stores.run_options import CheckpointOptions
+from .stores.session_protocol import Segment, Session
 from .tools import Tool, tool
 from .transcript import (
     AssistantTextEntry,
@@ -113,10 +118,12 @@ __all__ = [
     "MCPError",
     "Mailbox",
     "MaxTurnsExceeded",
+    "Memory",
     "Message",
     "ModelSettings",
     "NoopContextPolicy",
     "OpenAIChatProvider",
+    "OpenAIEmbedder",
     "OutputValidationError",
     "Plugin",
     "PluginInstance",
@@ -144,8 +151,13 @@ __all__ = [
     "Session",
     "SessionConflict",
     "SessionHistory",
+    "SkillNotFoundError",
+    "Skills",
+    "SkillsError",
     "StoreError",
+    "Subagents",
     "TextPart",
+    "Todo",
     "Tool",
     "ToolCall",
     "ToolCallEntry",
@@ -196,3 +208,9 @@ def __dir__() -> list[str]:
     """The public names, the lazily imported stores and providers among them (``dir(lovia)``
     and editors' completion list what ``from lovia import ...`` can take)."""
     return sorted({*__all__, "__version__", *(k for k in globals() if k.startswith("__"))})
+
+
+# LOVIA_LOG=info in the environment turns lovia's run narrative on without code
+from .log_config import enable_logging_from_env as _enable_logging_from_env  # noqa: E402
+
+_enable_logging_from_env()

@@ -22,6 +22,7 @@ from .tools.base import Tool, make_tool
 if TYPE_CHECKING:
     from ._run_types import RunHandle, RunResult
     from .providers.base import Provider
+    from .workspace.protocol import WorkspaceLike
 
 __all__ = ["Agent", "Instructions"]
 
@@ -39,11 +40,13 @@ class Agent:
     ``instructions`` is a string or a callable ``(ctx) -> str`` (sync or async) rendered again
     at the start of every run and of every resume. ``model`` is a model string
     (``"openai:gpt-4.1"``, ``"anthropic:claude-sonnet-4-5"``; a bare name means
-    OpenAI-compatible), a ``Provider``, or ``None`` for ``LOVIA_MODEL``.
+    OpenAI-compatible), a ``Provider``, or ``None`` for ``LOVIA_MODEL``. ``workspace``
+    (``Workspace.local(...)``) gives the agent file and shell tools under a policy; each run
+    opens its session (``ctx.workspace``) and closes it when the run ends.
     """
 
-    # 0.9.119's order up to context_policy (its next one, workspace, is not here), so a
-    # positional Agent(...) from it means the same; the rest are keyword-only.
+    # 0.9.119's order up to workspace, so a positional Agent(...) from it means the same; the
+    # rest are keyword-only.
     name: str
     instructions: Instructions = ""
     model: Any = None
@@ -54,6 +57,7 @@ class Agent:
     settings: ModelSettings = field(default_factory=ModelSettings)
     retry: RetryPolicy | None = field(default_factory=RetryPolicy)
     context_policy: ContextPolicy = field(default_factory=Compaction)
+    workspace: WorkspaceLike | None = None
     _: dataclasses.KW_ONLY
     plugins: Sequence[Any] = ()
     hooks: AgentHooks | None = None
@@ -94,6 +98,7 @@ class Agent:
         if not isinstance(self.default_tool_retries, int) or self.default_tool_retries < 0:
             raise UserError(f"agent {self.name!r}: default_tool_retries must be an int >= 0")
         repair_strategy(self.output_repair)  # a wrong setting fails here, not at a bad answer
+        _check_workspace(self.workspace, self.name)
         if self.approval_handler is not None and not callable(self.approval_handler):
             raise UserError(
                 f"agent {self.name!r}: approval_handler must be callable",
@@ -292,6 +297,21 @@ def _runtime() -> Runtime:
     if not _RUNTIME:  # only if lovia.agent was loaded without the package (not via import)
         raise RuntimeError("lovia's runtime is not loaded: import lovia first")
     return _RUNTIME[0]
+
+
+def _check_workspace(workspace: Any, agent_name: str) -> None:
+    """Refuse, when the agent is built, a ``workspace`` that cannot open sessions."""
+    if workspace is None:
+        return
+    missing = [
+        m for m in ("open", "tools", "instructions") if not callable(getattr(workspace, m, None))
+    ]
+    if missing:
+        raise UserError(
+            f"agent {agent_name!r}: workspace must be a workspace configuration, got "
+            f"{type(workspace).__name__} (it has no {', '.join(missing)})",
+            hint="Agent(workspace=Workspace.local('path/to/root'))",
+        )
 
 
 def _marks_ahead(policy: Any) -> bool:

@@ -21,7 +21,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .errors import UserError
 from .messages import ToolCall
@@ -179,6 +179,7 @@ async def _update_head(checkpointer: Any, run_id: str, fn: Any, *, take_lease: b
     before the decision lands and then saves over it. Inside: ``checkpointer.update_head`` (one
     transaction) when it has one; otherwise load, change and save the head (a checkpointer
     without leases gets the same steps unguarded)."""
+    from .stores.capabilities import UpdatesHeads, has_capability
     from .stores.lease import LeaseStore
     from .stores.run_lease import RunLease
 
@@ -186,9 +187,8 @@ async def _update_head(checkpointer: Any, run_id: str, fn: Any, *, take_lease: b
     lease = RunLease(store, run_id, ttl=30.0, on_busy="wait", wait_timeout=30.0)
     await lease.acquire()
     try:
-        update = getattr(checkpointer, "update_head", None)
-        if callable(update):
-            await update(run_id, fn)
+        if has_capability(checkpointer, UpdatesHeads):
+            await cast("UpdatesHeads", checkpointer).update_head(run_id, fn)
             return
         snap = await checkpointer.load(run_id)
         if snap is None:
@@ -251,6 +251,8 @@ async def decide(
     run_id: str,
     decisions: dict[str, bool],
     reason: str | None = None,
+    *,
+    digests: dict[str, str] | None = None,
 ) -> None:
     """Record decisions for a parked run's calls, ``{call_id: True | False}``, atomically.
 
@@ -262,8 +264,15 @@ async def decide(
     first; ``RunBusy`` if it does not let go within 30 s. The run goes on when its ``run_id``
     is run again (``Runner.run`` with the same ``CheckpointOptions``, ``lovia runs resume
     RUN_ID``).
+
+    ``digests`` (``{call_id: digest}``, the ``digest`` that ``pending_approvals`` and the
+    ``ApprovalRequired`` event show) binds a decision to the call a person was shown: when
+    the call of that id now waits with another tool or other arguments, the decision is
+    refused (``UserError`` with ``code="approval_stale"``) and nothing is written. Without a
+    digest, a call id that more than one waiting call of the run carries is refused
+    (``code="approval_ambiguous"``): name the one you mean by its digest.
     """
-    await decide_holding(checkpointer, run_id, decisions, reason, take_lease=True)
+    await decide_holding(checkpointer, run_id, decisions, reason, take_lease=True, digests=digests)
 
 
 async def decide_holding(  # noqa: C901 - each refusal named
@@ -273,6 +282,7 @@ async def decide_holding(  # noqa: C901 - each refusal named
     reason: str | None = None,
     *,
     take_lease: bool,
+    digests: dict[str, str] | None = None,
 ) -> None:
     """``decide``; ``take_lease=False`` for a caller that holds the run's lease already (the
     web server takes it first, so that a busy run is refused before anything is written)."""
@@ -286,6 +296,14 @@ async def decide_holding(  # noqa: C901 - each refusal named
             raise UserError(
                 f"decide(): {call_id!r}: {verdict!r} is not call_id: True | False",
                 hint="True runs the call once; False refuses it",
+            )
+    wanted = dict(digests or {})
+    for call_id, digest in wanted.items():
+        if call_id not in decisions or not isinstance(digest, str) or not digest:
+            raise UserError(
+                f"decide(): digests names {call_id!r} with {digest!r}, not a decided call "
+                "and its digest",
+                hint="digests={call_id: digest} for calls that decisions decides",
             )
     problem: list[UserError] = []
     seen: list[bool] = []
@@ -301,19 +319,14 @@ async def decide_holding(  # noqa: C901 - each refusal named
             )
             return None
         items = list(head.pending_approvals)
-        by_id = {p.call_id: i for i, p in enumerate(items)}
         changed = False
         for call_id, approve in decisions.items():
             verdict = "allow" if approve else "deny"
-            i = by_id.get(call_id)
-            if i is None:
-                problem.append(
-                    UserError(
-                        f"run {run_id!r} has no pending call {call_id!r}",
-                        hint="lovia.approvals.pending(checkpointer, run_id) lists the call ids",
-                    )
-                )
+            found = _match(run_id, items, call_id, wanted.get(call_id))
+            if isinstance(found, UserError):
+                problem.append(found)
                 return None
+            i = found
             p = items[i]
             if p.digest != argument_digest(p.tool_name, p.arguments):
                 problem.append(UserError(f"call {call_id!r}: its stored arguments do not match"))
@@ -352,3 +365,36 @@ async def decide_holding(  # noqa: C901 - each refusal named
         )
     if problem:
         raise problem[0]
+
+
+def _match(run_id: str, items: list[Any], call_id: str, digest: str | None) -> int | UserError:
+    """The index of the waiting call a decision is for, or why there is none: the call of
+    that id changed since it was shown (its digest differs), or the id alone is ambiguous."""
+    same_id = [i for i, p in enumerate(items) if p.call_id == call_id]
+    if not same_id:
+        return UserError(
+            f"run {run_id!r} has no pending call {call_id!r}",
+            hint="lovia.approvals.pending(checkpointer, run_id) lists the call ids",
+        )
+    if digest is not None:
+        exact = [i for i in same_id if items[i].digest == digest]
+        if exact:
+            return exact[0]
+        now = items[same_id[-1]]
+        return UserError(
+            f"call {call_id!r} of run {run_id!r} changed since it was shown: it now waits as "
+            f"{now.tool_name!r} with other arguments (digest {now.digest[:12]}, "
+            f"not {digest[:12]}); nothing was decided",
+            hint="read the call again (lovia.approvals.pending_approvals) and decide on what "
+            "it shows now",
+            code="approval_stale",
+        )
+    undecided = [i for i in same_id if items[i].decision is None] or same_id
+    if len(undecided) > 1:
+        return UserError(
+            f"{len(undecided)} calls of run {run_id!r} carry the id {call_id!r}; "
+            "nothing was decided",
+            hint="name the one you mean by its digest (digests={call_id: digest})",
+            code="approval_ambiguous",
+        )
+    return undecided[0]

@@ -1,14 +1,13 @@
 """Run checkpoints under the module path lovia 0.9.119 documents (``lovia.checkpointer``).
 
-The definitions live in ``lovia.stores.checkpoint``; this module names them where programs
-written for 0.9.119 import them from.
+The definitions live in ``lovia.stores.checkpoint`` and ``lovia.stores.run_options``; this
+module names them where programs written for 0.9.119 import them from.
 """
 
 from __future__ import annotations
 
 from .stores.checkpoint import (
     Checkpointer,
-    CheckpointOptions,
     IfRunExists,
     OnBusy,
     PendingApproval,
@@ -17,6 +16,7 @@ from .stores.checkpoint import (
     RunStatus,
 )
 from .stores.lease import RunTakenOver
+from .stores.run_options import CheckpointOptions
 
 __all__ = [
     "CheckpointOptions",

@@ -29,10 +29,12 @@ from .testing import ScriptedProvider, call, text
 from .tools import Tool, tool
 from .transcript import ModelDelta, TextDelta, TranscriptEntry
 
-__all__ = ["DEMO_NOTICE", "DemoProvider", "demo_agent", "demo_turn"]
+__all__ = ["DEMO_EXAMPLES", "DEMO_NOTICE", "DemoProvider", "demo_agent", "demo_turn"]
 
 DEMO_NOTICE = "Demo agent: offline and scripted, not a language model."
 MAX_WAIT_SECONDS = 30.0
+DEMO_EXAMPLES = ("what time is it?", "calculate 6 * 7", "wait 5", "tell me a story")
+"""What the demo answers, as the page's suggested prompts on a blank chat."""
 
 _HELP = (
     "I am lovia's **demo agent** (offline, scripted; no model is called). Try:\n\n"

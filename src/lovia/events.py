@@ -280,14 +280,20 @@ class ToolCallCompleted(ToolEvent):
     result: Any
     is_error: bool = False
     output: str = ""
+    images: tuple[dict[str, Any], ...] = ()
+    """One ``{index, mime_type}`` stub per image the tool returned (the bytes stay in the
+    transcript's ``ToolResultEntry.parts``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "type": self.type,
             "call": _call_dict(self.call),
             "output": self.output,
             "is_error": self.is_error,
         }
+        if self.images:
+            out["images"] = [dict(stub) for stub in self.images]
+        return out
 
 
 @dataclass
@@ -338,6 +344,14 @@ class ApprovalRequired(ToolEvent):
     def defer(self) -> None:
         """Park the run until someone decides (``lovia.approvals.decide``), across restarts."""
         self._need_channel().defer(self.call.id)
+
+    @property
+    def digest(self) -> str:
+        """The call's digest (its tool and canonical arguments): what a durable decision
+        names (``lovia.approvals.decide(..., digests=...)``) to bind to this call."""
+        from .approvals import argument_digest
+
+        return argument_digest(self.call.name, self.call.arguments)
 
     def to_dict(self) -> dict[str, Any]:
         return {

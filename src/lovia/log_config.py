@@ -7,20 +7,32 @@ so a program that never configures logging sees no output and no "no handlers" w
 ``enable_logging()`` is the one-line opt-in for scripts and notebooks: one stream handler on
 the ``lovia`` logger, coloured when the stream is a terminal. Production programs configure
 :mod:`logging` themselves and never need it.
+
+The same without code: ``LOVIA_LOG=info`` (or ``debug``, ``warning``...; ``1`` means
+``info``) in the environment calls ``enable_logging`` when lovia is imported, writing to
+standard error, or to the file ``LOVIA_LOG_FILE`` names (appended to).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import contextvars
 import logging
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TextIO
 
-__all__ = ["CURRENT_AGENT", "ColorFormatter", "agent_tag", "enable_logging", "supports_color"]
+__all__ = [
+    "CURRENT_AGENT",
+    "ColorFormatter",
+    "agent_tag",
+    "enable_logging",
+    "enable_logging_from_env",
+    "supports_color",
+]
 
 LOGGER_NAME = "lovia"
 
@@ -141,3 +153,34 @@ def supports_color(stream: TextIO) -> bool:
         except Exception:
             return False
     return True
+
+
+_ON = ("1", "true", "yes", "on")
+_OFF = ("", "0", "false", "no", "off")
+
+
+def enable_logging_from_env(environ: Mapping[str, str] | None = None) -> logging.Logger | None:
+    """``enable_logging`` as ``LOVIA_LOG`` and ``LOVIA_LOG_FILE`` ask (called when lovia is
+    imported); ``None`` when ``LOVIA_LOG`` is unset or off. A value that is no level is a
+    ``UserWarning`` naming the ones that are, and nothing is enabled."""
+    env = os.environ if environ is None else environ
+    value = env.get("LOVIA_LOG", "").strip()
+    if value.lower() in _OFF:
+        return None
+    level = "INFO" if value.lower() in _ON else value.upper()
+    if not isinstance(logging.getLevelName(level), int):
+        import warnings
+
+        warnings.warn(
+            f"LOVIA_LOG={value!r} is not a logging level; lovia's log stays off (use "
+            "LOVIA_LOG=info, debug, warning or error)",
+            UserWarning,
+            stacklevel=2,
+        )
+        return None
+    path = env.get("LOVIA_LOG_FILE", "").strip()
+    if not path:
+        return enable_logging(level)
+    stream = open(path, "a", encoding="utf-8", buffering=1)  # open for the process's life
+    atexit.register(stream.close)
+    return enable_logging(level, stream=stream, color=False)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from .reliability import CancelToken, RunBudget
@@ -13,10 +15,22 @@ from .usage import Usage
 if TYPE_CHECKING:
     from .agent import Agent
     from .messages import Message
+    from .workspace.protocol import WorkspaceSession
 
 __all__ = ["CancelToken", "RunContext"]
 
 DepsT = TypeVar("DepsT")
+
+CURRENT_CALL: ContextVar[Any] = ContextVar("lovia_current_call", default=None)
+"""The tool call running in this task (the run loop's ``CallScope``), for
+``RunContext.idempotency_key`` and ``RunContext.step``."""
+
+
+def idempotency_headers() -> dict[str, str]:
+    """``{"Idempotency-Key": key}`` for the tool call running in this task, or ``{}``
+    outside one: what the built-in HTTP tools add to their requests."""
+    scope = CURRENT_CALL.get()
+    return {} if scope is None else {"Idempotency-Key": scope.key}
 
 
 class RunView(Protocol):
@@ -48,7 +62,9 @@ class _EntriesView(list):  # type: ignore[type-arg]
 class RunContext(Generic[DepsT]):
     """The live context of a run: the caller's ``deps`` plus views of the run.
 
-    ``deps`` is never snapshotted: pass it again when you resume a run. Inside a run,
+    ``workspace`` is the acting agent's live workspace session when it has one
+    (``Agent(workspace=...)``): the workspace tools use it, and so can your own. ``deps`` is
+    never snapshotted: pass it again when you resume a run. Inside a run,
     ``agent``, ``usage``, ``turn`` and ``entries`` follow the run as it goes on. A context can
     also be built by hand (``RunContext(deps=..., agent=...)``) to call a tool directly in a
     test.
@@ -67,6 +83,7 @@ class RunContext(Generic[DepsT]):
         "run_id",
         "session_id",
         "tracer",
+        "workspace",
     )
 
     def __init__(
@@ -79,6 +96,7 @@ class RunContext(Generic[DepsT]):
         run_id: str | None = None,
         turn: int = 0,
         budget: RunBudget | None = None,
+        workspace: WorkspaceSession | None = None,
         cancel_token: CancelToken | None = None,
         mailbox: Mailbox | None = None,
         *,
@@ -93,6 +111,7 @@ class RunContext(Generic[DepsT]):
         self.run_id = run_id
         self._turn = turn
         self.budget = budget
+        self.workspace = workspace
         self.cancel_token = cancel_token if cancel_token is not None else CancelToken()
         self.mailbox = mailbox if mailbox is not None else Mailbox()
         self._state = state
@@ -120,6 +139,56 @@ class RunContext(Generic[DepsT]):
     def turn(self) -> int:
         """The current turn, 1-based (0 before the first turn)."""
         return self._state.turn if self._state is not None else self._turn
+
+    def _call(self, what: str) -> Any:
+        scope = CURRENT_CALL.get()
+        if scope is None or scope.ctx is not self:
+            from .errors import UserError
+
+            raise UserError(
+                f"ctx.{what} is only known while a run is calling a tool",
+                hint=f"read ctx.{what} inside the tool (or its on_resume), not in hooks "
+                "or outside a run",
+            )
+        return scope
+
+    @property
+    def idempotency_key(self) -> str:
+        """A key for the tool call running now: the same on every execution of this call
+        (a resume after a crash, a re-submission, another worker taking the run over, an
+        approved call run after a restart) and different for every other call, even one
+        with the same call id and arguments. Made from ``run_id`` and the call's place in
+        the run (32 hex digits), never random. Send it to services that deduplicate by key
+        (the ``Idempotency-Key`` header, an MCP request's ``_meta``)."""
+        key: str = self._call("idempotency_key").key
+        return key
+
+    def step(
+        self, name: str, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+    ) -> Awaitable[Any]:
+        """Run ``fn(*args, **kwargs)`` (sync or async) once for this tool call: its result
+        (JSON data) is saved with the run's checkpoint before this returns, and when the
+        call runs again (a resume after a crash) a step that completed returns its saved
+        result without running. Steps are told apart by ``name`` and, for a name used
+        more than once in a call, by their order. A crash after ``fn`` had its effect and
+        before the save runs that step again.
+
+        Awaited in an ``async def`` tool. A sync ``fn`` runs on the event loop (pass
+        ``asyncio.to_thread, fn`` for a slow one); a sync tool, which runs on a thread,
+        cannot take steps (``UserError``)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            from .errors import UserError
+
+            raise UserError(
+                f"ctx.step({name!r}, ...) was called from a sync tool (it runs on a thread, "
+                "where nothing can be awaited)",
+                hint="make the tool 'async def' and 'await ctx.step(...)'; a slow sync "
+                "function goes in as ctx.step(name, asyncio.to_thread, fn, ...)",
+            ) from None
+        pending: Awaitable[Any] = self._call("step").step(name, fn, args, kwargs)
+        return pending
 
     @property
     def entries(self) -> Sequence[TranscriptEntry]:

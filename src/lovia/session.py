@@ -1,13 +1,13 @@
 """The session protocol under the module path lovia 0.9.119 documents (``lovia.session``).
 
-The definitions live in ``lovia.stores.session``; the ``*_META_KEY`` names are the keys the
+The definitions live in ``lovia.stores.session_protocol``; the ``*_META_KEY`` names are the keys the
 run loop keeps in a finished run's segment ``meta``.
 """
 
 from __future__ import annotations
 
 from .stores.maintenance import SessionHistory
-from .stores.session import Segment, Session
+from .stores.session_protocol import Segment, Session
 
 __all__ = [
     "NOTICE_META_KEY",

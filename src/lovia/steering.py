@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 __all__ = ["InjectedContent", "Mailbox"]
@@ -16,17 +17,52 @@ class Mailbox:
     ``push`` queues a message and returns a token; ``remove(token)`` withdraws it while it is
     still queued; the run drains the mailbox at the start of each turn, after that turn's
     ``TurnStarted``, and appends each message as a ``user`` entry (event
-    ``UserMessageInjected``). Once injected, a message is part of the run's checkpoint. A
-    push during the run's final turn is not seen by that run: drain the mailbox yourself
-    afterwards to feed it into the next one.
+    ``UserMessageInjected``). Once injected, a message is part of the run's checkpoint;
+    ``await put(content)`` makes it durable at once (see ``put``). A push during the run's
+    final turn is not seen by that run: drain the mailbox yourself afterwards to feed it
+    into the next one.
     """
 
-    __slots__ = ("_items", "_seq", "_waiters")
+    __slots__ = ("_items", "_persist", "_seq", "_waiters")
 
     def __init__(self) -> None:
         self._items: list[tuple[int, InjectedContent]] = []
         self._seq = 0
         self._waiters: list[Any] = []
+        self._persist: Callable[[], Awaitable[None]] | None = None
+
+    async def put(self, content: InjectedContent) -> int:
+        """``push``, durably: when the mailbox belongs to a live run with a checkpointer,
+        returns once the run's checkpoint holds the message (a crash after that loses it
+        not: the resumed run reads it at its next turn, once, in order). Without a
+        checkpointer, or before the run has started, the message is held in memory only,
+        as with ``push`` (written with the run's next save, if it has a checkpointer).
+        If the write fails, the message is withdrawn and the error raised."""
+        token = self.push(content)
+        persist = self._persist
+        if persist is not None:
+            try:
+                await persist()
+            except BaseException:
+                self.remove(token)
+                raise
+        return token
+
+    def queued(self) -> list[InjectedContent]:
+        """The messages waiting, oldest first (the mailbox is unchanged)."""
+        return [content for _, content in self._items]
+
+    def _bind(self, persist: Callable[[], Awaitable[None]] | None) -> None:
+        """The run that reads this mailbox writes it with ``persist`` (``None``: unbound)."""
+        self._persist = persist
+
+    def _requeue(self, contents: list[InjectedContent]) -> None:
+        """Put messages a stored run had not read yet ahead of everything queued."""
+        restored = []
+        for content in contents:
+            self._seq += 1
+            restored.append((self._seq, content))
+        self._items[:0] = restored
 
     def push(self, content: InjectedContent) -> int:
         """Queue ``content`` for the next turn; return a token for ``remove``."""

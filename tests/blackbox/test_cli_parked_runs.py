@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -183,3 +184,40 @@ def test_a_resume_that_fails_prints_its_error_once(parked: Path) -> None:
     assert failed.returncode == 2
     assert "not reachable" not in failed.stdout
     assert failed.stderr.count("not reachable") == 1 and "lovia: hint:" in failed.stderr
+
+
+def printed_command(stdout: str) -> list[str]:
+    """The ``lovia runs resume ...`` command a decision printed, as words."""
+    line = next(line for line in stdout.splitlines() if "go on with: " in line)
+    command = line.split("go on with: ", 1)[1].split(" (", 1)[0]
+    return shlex.split(command)
+
+
+def test_the_resume_command_a_decision_prints_runs_as_printed(parked: Path) -> None:
+    """Issue 36: `runs approve` printed `lovia runs resume job`, which fails without the --app
+    and --db it needs; the printed command carries the ones the decision was given."""
+    approved = lovia(parked, "runs", "approve", "job", "p1", "--app", "app:agent")
+    assert approved.returncode == 0, approved.stderr
+    words = printed_command(approved.stdout)
+    assert words == ["lovia", "runs", "resume", "job", "--db", "lovia.db", "--app", "app:agent"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(parked)])}
+    env.pop("LOVIA_DB", None)
+    resumed = subprocess.run(
+        [sys.executable, "-m", *words],  # `lovia` is `python -m lovia`
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=parked,
+        env=env,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "Paid it." in resumed.stdout and paid(parked) == ["5"]
+
+
+def test_a_decision_without_an_agent_names_the_app_to_give_the_resume(parked: Path) -> None:
+    rejected = lovia(parked, "runs", "reject", "job", "p1")
+    assert rejected.returncode == 0, rejected.stderr
+    assert printed_command(rejected.stdout)[-2:] == ["--app", "MODULE:ATTR"]
+    assert "where agent 'payer' is defined" in rejected.stdout
+    demo = lovia(parked, "runs", "reject", "job", "p1", "--demo")
+    assert printed_command(demo.stdout)[-1] == "--demo"

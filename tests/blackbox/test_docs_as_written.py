@@ -56,10 +56,10 @@ def _commands(block: str) -> list[list[str]]:
 
 def test_the_curl_example_streams_the_demo_answer_from_a_real_server(tmp_path: Path) -> None:
     """web.md: `lovia web --demo`, then the curl command as printed, on the port the
-    server said; the stream ends with one run_completed and the chat is stored."""
+    server said; the stream names its chat first, ends with one `done`, and the chat is stored."""
     if shutil.which("curl") is None:
         pytest.skip("curl is not installed")
-    start = _commands(_block("web.md", "pip install 'lovia[web]'"))
+    start = _commands(_block("web.md", "pip install -e '.[web]'"))
     assert start[1] == ["lovia", "web", "--demo"]
     port = free_port()
     server = subprocess.Popen(
@@ -79,18 +79,22 @@ def test_the_curl_example_streams_the_demo_answer_from_a_real_server(tmp_path: P
         done = subprocess.run([*curl, "-sS", "--max-time", "60"], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         events = re.findall(r"^event: (\S+)$", done.stdout, flags=re.M)
-        assert events[0] == "run_started", done.stdout
-        assert events[-1] == "run_completed" and events.count("run_completed") == 1
-        assert "run_failed" not in events
-        ids = [int(i) for i in re.findall(r"^id: (\d+)$", done.stdout, flags=re.M)]
-        assert ids == sorted(ids) and len(ids) == len(set(ids)) == len(events)
+        assert events[0] == "session", done.stdout
+        assert events[-1] == "done" and events.count("done") == 1, done.stdout
+        assert "error" not in events
+        first = re.search(r"^data: (.*)$", done.stdout, flags=re.M)
+        assert first is not None
+        session_id = json.loads(first.group(1))["session_id"]
+        # every later event carries "<run>:<seq>"; the seq never goes back
+        seqs = [int(i) for i in re.findall(r"^id: \w+:(\d+)$", done.stdout, flags=re.M)]
+        assert len(seqs) == len(events) - 1 and seqs == sorted(seqs)
         assert "42" in done.stdout
     finally:
         server.terminate()
         server.communicate(timeout=20)
     # the chat the curl call wrote is in the default database of that folder
     shown = subprocess.run(
-        [*_lovia(), "sessions", "show", "c1", "--json"],
+        [*_lovia(), "sessions", "show", session_id, "--json"],
         cwd=tmp_path,
         env=_env(),
         capture_output=True,

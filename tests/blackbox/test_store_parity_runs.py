@@ -88,7 +88,20 @@ def _head(snapshot: Any) -> dict[str, Any]:
     fields = dataclasses.asdict(snapshot)
     for volatile in ("updated_at", "started_at", "trace", "session_version"):
         fields.pop(volatile, None)
+    fields["timeline"] = _untimed_rows(fields.get("timeline"))
     return fields
+
+
+def _untimed_rows(value: Any) -> Any:
+    """The timeline with its wall-clock times (its only floats) replaced by a mark: every store
+    keeps the same turns and calls in the same order, stamped at different moments."""
+    if isinstance(value, float):
+        return "<time>"
+    if isinstance(value, dict):
+        return {k: _untimed_rows(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_untimed_rows(v) for v in value]
+    return value
 
 
 def _untimed(meta: Any) -> Any:

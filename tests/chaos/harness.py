@@ -293,6 +293,20 @@ def plan_kills(rng: random.Random, points: list[str], first: str) -> list[str]:
     return kills
 
 
+def ends_and_sample(rng: random.Random, points: list[str], trials: int) -> list[str]:
+    """The first and the last point of each kind (``cp_before:1`` and ``cp_before:13``), then
+    others drawn by ``rng`` up to ``trials`` points, in shuffled order: every kind of boundary
+    for a fraction of the trials that hitting every point takes."""
+    ends: list[str] = []
+    for kind in KINDS:
+        numbered = [p for p in points if p.split(":")[0] == kind]
+        ends += [q for q in dict.fromkeys(numbered[:1] + numbered[-1:]) if q not in ends]
+    rest = [p for p in points if p not in ends]
+    chosen = ends + rng.sample(rest, max(0, min(len(rest), trials - len(ends))))
+    rng.shuffle(chosen)
+    return chosen
+
+
 def first_points(rng: random.Random, points: list[str], trials: int) -> list[str]:
     """Every point once (in shuffled order) before any point comes twice."""
     out: list[str] = []

@@ -240,16 +240,16 @@ def test_web_on_a_public_host_prints_a_generated_token_and_requires_it(tmp_path:
         deadline = time.monotonic() + 30
         while True:
             try:
-                refused = httpx.get(f"{base}/api/chats")
+                refused = httpx.get(f"{base}/api/sessions")
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline and proc.poll() is None
                 time.sleep(0.1)
         assert refused.status_code == 401
         auth = {"Authorization": f"Bearer {token}"}
-        health = httpx.get(f"{base}/api/health", headers=auth).json()
-        assert "LOVIA_MODEL" in health["setup_hint"]
-        assert httpx.get(f"{base}/api/chats", headers=auth).json() == []
+        health = httpx.get(f"{base}/api/info", headers=auth).json()
+        assert "LOVIA_MODEL" in health["setup_hint"] and health["configured"] is False
+        assert httpx.get(f"{base}/api/sessions", headers=auth).json() == []
     finally:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=30)
@@ -261,12 +261,12 @@ def test_every_command_and_route_is_in_the_docs() -> None:
     for command in COMMANDS:
         if command:
             assert f"lovia {' '.join(command)}" in docs, command
-    from lovia.web import create_app
+    from lovia.web import ChatStore, create_app
 
-    paths = create_app({}).openapi()["paths"]
+    paths = create_app({}, store=ChatStore.in_memory()).openapi()["paths"]
     for path, methods in paths.items():
         for method in methods:
-            assert f"{method.upper()} {path.replace('{chat_id}', '{id}')}" in docs, path
+            assert f"{method.upper()} {path.replace('{session_id}', '{id}')}" in docs, path
 
 
 def test_the_cli_and_the_chat_supervisor_load_without_fastapi(tmp_path: Path) -> None:
@@ -303,7 +303,7 @@ def _wait_until_serving(base: str, proc: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 30
     while True:
         try:
-            httpx.get(f"{base}/api/health")
+            httpx.get(f"{base}/healthz")
             return
         except httpx.TransportError:
             assert time.monotonic() < deadline and proc.poll() is None, "lovia web never came up"
@@ -348,11 +348,16 @@ def test_a_database_url_password_is_never_printed(tmp_path: Path) -> None:
         assert "hunter2" not in missing.stdout + missing.stderr
 
 
-def test_version_prints_the_package_version() -> None:
+def test_version_prints_the_package_version_and_tells_this_lovia_from_0_9_119() -> None:
+    """0.9.119 prints ``lovia 0.9.119``; this lovia says what it is and where it comes from
+    (issue 36: the docs' install line had installed the published one)."""
     from lovia import __version__
 
     done = lovia("--version")
-    assert done.returncode == 0 and done.stdout.strip() == f"lovia {__version__}"
+    root = Path(__file__).resolve().parents[2]
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"lovia {__version__} (durable core; from the checkout at {root})\n"
+    assert done.stdout.split()[1] == __version__ != "0.9.119"  # what scripts read
 
 
 def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:

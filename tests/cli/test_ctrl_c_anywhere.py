@@ -1,7 +1,11 @@
 """A Ctrl-C at any point of ``lovia``'s ``main`` is exit status 130 without a traceback: a real
 SIGINT, sent by the process to itself at a chosen point, while the commands' modules load,
 while the arguments are read and while an error is printed (before, only the command's own
-work was covered: the first two printed a ``KeyboardInterrupt`` traceback)."""
+work was covered: the first two printed a ``KeyboardInterrupt`` traceback).
+
+The children start with SIGINT at its default, as a command typed in a terminal does, whatever
+the test run inherited: under ``nohup`` or ``&`` a shell starts programs with SIGINT ignored,
+and Python then installs no Ctrl-C handler at all (issue 36: these tests failed there)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,24 @@ import sys
 from pathlib import Path
 
 import pytest
+
+# execs the program given after it with SIGINT at its default (an exec keeps an ignored signal
+# ignored, and a default one default): Python then turns SIGINT into KeyboardInterrupt
+AS_IN_A_TERMINAL = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` as a terminal would start it, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-c", AS_IN_A_TERMINAL, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
 
 CHILD = """
 import argparse, builtins, os, signal, sys
@@ -45,17 +67,13 @@ sys.exit(cli.main(["runs", "show", "nosuch", "--db", sys.argv[2]]))
 @pytest.mark.parametrize("point", ["loading", "parsing", "error"])
 def test_ctrl_c_in_main_is_130_without_a_traceback(point: str, tmp_path: Path) -> None:
     db = tmp_path / "none.db"  # not there: the command prints an error
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, point, str(db)], capture_output=True, text=True, timeout=60
-    )
+    done = run("-c", CHILD, point, str(db))
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
 
 
 def test_python_m_lovia_is_the_lovia_command() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "lovia", "--version"], capture_output=True, text=True, timeout=60
-    )
+    done = run("-m", "lovia", "--version")
     assert done.returncode == 0 and done.stdout.startswith("lovia "), done.stderr
 
 
@@ -87,12 +105,7 @@ def _console_script() -> tuple[str, str]:
 
 def test_ctrl_c_while_lovia_is_still_loading_is_130_without_a_traceback() -> None:
     module, attr = _console_script()
-    done = subprocess.run(
-        [sys.executable, "-c", LAUNCH.format(module=module, attr=attr), "--version"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run("-c", LAUNCH.format(module=module, attr=attr), "--version")
     assert done.returncode == 130, done.stderr
     assert done.stderr == "" and done.stdout == ""
 
@@ -100,7 +113,5 @@ def test_ctrl_c_while_lovia_is_still_loading_is_130_without_a_traceback() -> Non
 def test_the_console_script_runs_the_command() -> None:
     module, attr = _console_script()
     code = f"import sys\nfrom {module} import {attr}\nsys.exit({attr}())"
-    done = subprocess.run(
-        [sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60
-    )
+    done = run("-c", code, "--version")
     assert done.returncode == 0 and done.stdout.startswith("lovia "), done.stderr

@@ -53,8 +53,8 @@ def busy_server(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     proc, base = start_web(command, env=env, quiet=True)
     try:
         deadline = time.monotonic() + 30
-        body = {"content": "answer me"}
-        url = f"{base}/api/chats/c1/messages"
+        body = {"message": "answer me", "session_id": "c1"}
+        url = f"{base}/api/chat/stream"
 
         def send() -> None:
             with contextlib.suppress(httpx.HTTPError):  # cut off when the server is killed
@@ -82,7 +82,7 @@ def test_a_chat_a_server_is_answering_is_not_cleared_rewound_or_trimmed(
         assert "being answered by" in done.stderr and "hint:" in done.stderr
         assert "Traceback" not in done.stderr
     assert digest(db, "c1") == before
-    assert httpx.get(f"{base}/api/chats/c1").json()["live"] is not None  # still answering
+    assert httpx.get(f"{base}/api/sessions/c1").json()["live"] is not None  # still answering
     asyncio.run(_store_chat(db, "another-chat"))
     other = lovia("sessions", "clear", "another-chat", "--db", str(db))
     assert other.returncode == 0, other.stderr  # only the busy chat is refused

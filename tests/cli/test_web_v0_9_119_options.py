@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from lovia.web.sse import decode_sse
+from ..web.conftest import decode
 
 LOVIA = str(Path(sys.executable).with_name("lovia"))
 
@@ -91,22 +91,22 @@ def start(tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.mark.parametrize(
-    "flags",
+    ("flags", "env", "said"),
     [
-        ["--workspace", "."],
-        ["--readonly"],
-        ["--trusted"],
-        ["--memory-dir", "mem"],
-        ["--root-path", "/lovia"],
+        (["--workspace", "missing"], {}, "--workspace / LOVIA_WORKSPACE 'missing' is not a folder"),
+        ([], {"LOVIA_WORKSPACE": "missing"}, "'missing' is not a folder"),
+        (["--readonly", "--trusted"], {}, "--readonly and --trusted contradict"),
+        ([], {"LOVIA_WORKSPACE_MODE": "wild"}, "LOVIA_WORKSPACE_MODE='wild'"),
     ],
-    ids=lambda f: f[0],
 )
-def test_flags_asking_for_a_feature_this_server_lacks_are_refused(
-    flags: list[str], tmp_path: Path
+def test_a_toolkit_option_that_cannot_work_is_refused(
+    flags: list[str], env: dict[str, str], said: str, tmp_path: Path
 ) -> None:
-    done = lovia_web("--demo", "--port", "0", *flags, cwd=tmp_path)
+    done = lovia_web(
+        "--port", "0", *flags, cwd=tmp_path, env=clean_env(LOVIA_MODEL="openai:m", **env)
+    )
     assert done.returncode == 2
-    assert f"lovia: error: {flags[0]}" in done.stderr and "lovia: hint:" in done.stderr
+    assert said in done.stderr and "lovia: hint:" in done.stderr, done.stderr
     assert not (tmp_path / ".lovia").exists()  # refused before anything was created
 
 
@@ -116,7 +116,8 @@ def test_flags_asking_for_a_feature_this_server_lacks_are_refused(
         ([], {"LOVIA_PORT": "eighty"}, "LOVIA_PORT='eighty'"),
         ([], {"LOVIA_MAX_TURNS": "0"}, "LOVIA_MAX_TURNS='0'"),
         ([], {"LOVIA_LOG_LEVEL": "loud"}, "LOVIA_LOG_LEVEL='loud'"),
-        ([], {"LOVIA_ROOT_PATH": "/lovia"}, "LOVIA_ROOT_PATH"),
+        ([], {"LOVIA_ROOT_PATH": "lovia"}, "LOVIA_ROOT_PATH 'lovia' is not a path prefix"),
+        (["--root-path", "/a b"], {}, "is not a path prefix"),
         (["--token", " "], {}, "--token is empty"),
         (["--instructions-file", "missing.md"], {}, "no instructions file at 'missing.md'"),
         (["--max-retries", "-1"], {}, "argument --max-retries: -1 is not"),
@@ -132,6 +133,17 @@ def test_bad_values_are_clear_errors(
     assert said in done.stderr, done.stderr
 
 
+def test_root_path_serves_the_page_under_a_proxy_prefix(start: Any, tmp_path: Path) -> None:
+    """Behind a proxy that strips /lovia: the page names its scripts and the API relatively,
+    and the server takes requests at the root as the proxy sends them."""
+    server = start("--demo", "--port", "0", "--root-path", "/lovia/",
+                   "--db", str(tmp_path / "p.db"), env=clean_env())  # fmt: skip
+    page = httpx.get(f"{server.url}/").text
+    assert 'src="static/app.js"' in page and 'href="static/style.css"' in page
+    assert httpx.get(f"{server.url}/api/info").json()["configured"] is True
+    assert httpx.get(f"{server.url}/static/api.js").status_code == 200
+
+
 def test_variables_configure_the_server_and_flags_win(start: Any, tmp_path: Path) -> None:
     env = clean_env(
         LOVIA_HOST="127.0.0.1",
@@ -142,23 +154,26 @@ def test_variables_configure_the_server_and_flags_win(start: Any, tmp_path: Path
     )
     server = start("--demo", "--port", "0", "--title", "From flag", "--no-memory", env=env)
     assert "?token=env-token" in server.banner and "from-env.db" in server.banner
-    assert httpx.get(f"{server.url}/api/chats").status_code == 401
+    assert httpx.get(f"{server.url}/api/sessions").status_code == 401
     assert httpx.get(f"{server.url}/healthz").json() == {"status": "ok"}  # a probe: no token
     auth = {"Authorization": "Bearer env-token"}
-    assert httpx.get(f"{server.url}/api/chats", headers=auth).json() == []
+    assert httpx.get(f"{server.url}/api/sessions", headers=auth).json() == []
     page = httpx.get(f"{server.url}/", headers=auth).text
     assert "<title>From flag</title>" in page
     assert (tmp_path / "from-env.db").exists()
 
 
-def test_accepted_no_flags_and_ignored_variables(start: Any, tmp_path: Path) -> None:
-    env = clean_env(LOVIA_MEMORY_DIR="mem", LOVIA_FOLLOWUPS="0")
+def test_toolkit_flags_with_the_demo_agent_are_said_to_be_ignored(
+    start: Any, tmp_path: Path
+) -> None:
     server = start(
-        "--demo", "--port", "0", "--no-memory", "--no-subagents", "--no-workspace",
-        "--no-followups", "--db", str(tmp_path / "w.db"), env=env,
+        "--demo", "--port", "0", "--no-memory", "--workspace", "nowhere", "--no-followups",
+        "--db", str(tmp_path / "w.db"), env=clean_env(),
     )  # fmt: skip
-    assert httpx.get(f"{server.url}/api/chats").json() == []
-    assert "LOVIA_MEMORY_DIR is set" in server.stop()
+    assert httpx.get(f"{server.url}/api/sessions").json() == []
+    (agent,) = httpx.get(f"{server.url}/api/agents").json()
+    assert (agent["workspace"], agent["memory"]) == (False, False)
+    assert "--workspace, --no-memory shape the default assistant" in server.stop()
 
 
 class FakeOpenAI:
@@ -209,9 +224,13 @@ class FakeOpenAI:
 
 
 def send(server: Server, text: str) -> list[dict[str, Any]]:
-    chat = httpx.post(f"{server.url}/api/chats").json()["id"]
-    sent = httpx.post(f"{server.url}/api/chats/{chat}/messages", json={"content": text}, timeout=60)
-    return [event for _, event in decode_sse(sent.text)]
+    sent = httpx.post(f"{server.url}/api/chat/stream", json={"message": text}, timeout=60)
+    return decode(sent.text)
+
+
+def answering(model: FakeOpenAI) -> list[dict[str, Any]]:
+    """The model requests that answer the chat (not the ones that name it)."""
+    return [r for r in model.requests if "short title" not in json.dumps(r)]
 
 
 def test_agents_md_max_tokens_and_instructions_reach_the_default_agents_model(
@@ -221,17 +240,17 @@ def test_agents_md_max_tokens_and_instructions_reach_the_default_agents_model(
     try:
         (tmp_path / "AGENTS.md").write_text("You answer like a pirate.")
         server = start("--port", "0", "--db", str(tmp_path / "a.db"), "--max-tokens", "77",
-                       env=model.env())  # fmt: skip
-        assert send(server, "hi")[-1]["type"] == "run_completed"
-        first = model.requests[0]
+                       "--no-memory", env=model.env())  # fmt: skip
+        assert send(server, "hi")[-1]["event"] == "done"
+        first = answering(model)[0]
         assert first["max_tokens"] == 77
         assert first["messages"][0]["content"].startswith("You answer like a pirate.")
         server.stop()
         server = start("--port", "0", "--db", str(tmp_path / "a.db"), "--instructions", "Be terse.",
-                       env=model.env(LOVIA_MAX_TOKENS="12"))  # fmt: skip
-        assert send(server, "hi")[-1]["type"] == "run_completed"
-        assert model.requests[1]["max_tokens"] == 12
-        assert model.requests[1]["messages"][0]["content"].startswith("Be terse.")
+                       "--no-memory", env=model.env(LOVIA_MAX_TOKENS="12"))  # fmt: skip
+        assert send(server, "hi")[-1]["event"] == "done"
+        assert answering(model)[1]["max_tokens"] == 12
+        assert answering(model)[1]["messages"][0]["content"].startswith("Be terse.")
     finally:
         model.close()
 
@@ -244,8 +263,8 @@ def test_max_retries_bounds_the_attempts_on_a_failing_provider(
     try:
         server = start("--port", "0", "--db", str(tmp_path / "r.db"),
                        env=model.env(LOVIA_MAX_RETRIES=retries))  # fmt: skip
-        assert send(server, "hi")[-1]["type"] == "run_failed"
-        assert len(model.requests) == tries
+        assert send(server, "hi")[-1]["event"] == "error"
+        assert len(answering(model)) == tries
     finally:
         model.close()
 
@@ -267,7 +286,8 @@ def test_max_turns_ends_a_run_that_keeps_calling_tools(start: Any, tmp_path: Pat
     assert server.proc.stdout is not None
     assert server.proc.stdout.readline() == "lovia web: agent loopy\n"  # from LOVIA_APP
     last = send(server, "go")[-1]
-    assert last["type"] == "run_failed" and "all 2 turns" in json.dumps(last)
+    assert last["event"] == "error" and last["code"] == "max_turns"
+    assert "all 2 turns" in json.dumps(last)
 
 
 def test_check_probes_the_model_server_and_serves_nothing(tmp_path: Path) -> None:
@@ -291,3 +311,47 @@ def test_an_app_built_for_0_9_119s_app_flag_is_refused_with_a_hint(tmp_path: Pat
     done = lovia_web("--app", "built:app", "--port", "0", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "is a FastAPI, not an Agent" in done.stderr and "uvicorn MODULE:ATTR" in done.stderr
+
+
+def tool_names(request: dict[str, Any]) -> set[str]:
+    return {t["function"]["name"] for t in request.get("tools") or ()}
+
+
+def test_the_default_assistant_has_its_toolkit_and_the_flags_shape_it(
+    start: Any, tmp_path: Path
+) -> None:
+    model = FakeOpenAI()
+    work = tmp_path / "work"
+    work.mkdir()
+    skill = tmp_path / ".agents" / "skills" / "greet"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: greet\ndescription: Says hello.\n---\nHi.\n")
+    try:
+        server = start("--port", "0", "--db", str(tmp_path / "k.db"), "--workspace", str(work),
+                       "--memory-dir", str(tmp_path / "mem"), env=model.env())  # fmt: skip
+        (agent,) = httpx.get(f"{server.url}/api/agents").json()
+        assert (agent["workspace"], agent["memory"]) == (True, True)
+        listed = httpx.get(f"{server.url}/api/workspace/files", params={"path": "."})
+        assert listed.status_code == 200
+        assert send(server, "hi")[-1]["event"] == "done"
+        full = tool_names(answering(model)[0])
+        assert {"read_file", "write_file"} <= full  # the workspace's
+        assert any("todo" in name for name in full)
+        assert any("memory" in name or "recall" in name for name in full)
+        assert any("skill" in name for name in full)
+        assert any("subagent" in name for name in full)
+        assert "greet" in json.dumps(answering(model)[0]["messages"][0])
+        server.stop()
+        count = len(model.requests)
+        server = start("--port", "0", "--db", str(tmp_path / "k.db"), "--no-workspace",
+                       "--no-memory", "--no-subagents", env=model.env())  # fmt: skip
+        (agent,) = httpx.get(f"{server.url}/api/agents").json()
+        assert (agent["workspace"], agent["memory"]) == (False, False)
+        assert send(server, "hi")[-1]["event"] == "done"
+        later = [r for r in model.requests[count:] if "short title" not in json.dumps(r)]
+        bare = tool_names(later[0])
+        assert not {"read_file", "write_file"} & bare
+        assert not any("subagent" in name for name in bare)
+        assert any("todo" in name for name in bare)  # todos stay
+    finally:
+        model.close()

@@ -24,6 +24,29 @@ class Departure:
         return self.reference is not _UNSET
 
 
+def _roundtrip(*, timeline: bool) -> dict[str, Any]:
+    """p25's snapshot_roundtrip summary, with or without the head's ``timeline`` key."""
+    keys = "agent_name context_state entries error last_input_tokens output pending_handoff"
+    keys += " run_id started_at status turns updated_at usage"
+    names = sorted([*keys.split(), *(["timeline"] if timeline else [])])
+    return {
+        "entries": [
+            {"content": "hi", "role": "user", "type": "input"},
+            {"content": "fine", "id": None, "type": "assistant_text"},
+        ],
+        "head": ["RunHead", "bot", "completed", 1, True],
+        "keys": names,
+        "same": [True, True, True, "r1"],
+        "status": "completed",
+        "usage": {
+            "cache_read_tokens": 0,
+            "cache_write_tokens": 0,
+            "input_tokens": 1,
+            "output_tokens": 1,
+        },
+    }
+
+
 # program name -> summary key -> departure
 DEPARTURES: dict[str, dict[str, Departure]] = {
     "p23_checkpoint_replay": {
@@ -67,6 +90,17 @@ DEPARTURES: dict[str, dict[str, Departure]] = {
             },
         ),
     },
+    "p25_run_head_snapshot": {
+        "snapshot_roundtrip": Departure(
+            reason=(
+                "A stored run's head also holds its timeline (when each model turn and tool"
+                " call ran, with each turn's tokens), which `lovia runs show` draws; 0.9.119's"
+                " heads have no such field, and read here with an empty one."
+            ),
+            ours=_roundtrip(timeline=True),
+            reference=_roundtrip(timeline=False),
+        ),
+    },
     "p55_run_option_edges": {
         "session_without_id": Departure(
             reason=(
@@ -75,6 +109,14 @@ DEPARTURES: dict[str, dict[str, Departure]] = {
             ),
             ours=[["UserError", True], []],
             reference=[["UserError", False], []],
+        ),
+        "id_without_session": Departure(
+            reason=(
+                "A run given a session_id without a session remembers nothing: it says so with"
+                " a UserWarning (and a log line); 0.9.119 says nothing."
+            ),
+            ours=["x", ["UserWarning"]],
+            reference=["x", []],
         ),
     },
     "p29_cancellation": {

@@ -23,7 +23,8 @@ def test_the_overview_is_printed_and_main_returns_0(
 
 def test_the_version_is_printed_and_main_returns_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["--version"]) == 0
-    assert capsys.readouterr().out == f"lovia {__version__}\n"
+    out = capsys.readouterr().out
+    assert out.startswith(f"lovia {__version__} (durable core; ") and out.count("\n") == 1
 
 
 def test_an_unknown_command_returns_2_and_says_so_with_the_usage(

@@ -1,135 +1,50 @@
-"""lovia 0.9.119 programs run unchanged here (issue 12).
+"""lovia 0.9.119 programs run unchanged here (issue 12): what holds across the program groups.
 
-Every program in ``programs/`` is a small script written the way a 0.9.119 user writes one,
-printing a JSON summary. ``expected/`` holds what 0.9.119 printed (``python -m
-tests.compat.harness`` re-records it from the reference venv). Each program must print the same
-here, key by key, except for the deliberate departures in ``departures.py``.
+The programs' own checks are in ``program_checks.py``, run by one ``test_programs_*.py`` file
+per group of programs.
 """
 
 from __future__ import annotations
 
-import json
-import os
+import importlib
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from .departures import DEPARTURES
-from .harness import Outcome, load_expected, programs, reference_python, run_program
+from .harness import load_expected, programs, reference_python
 from .known_gaps import KNOWN_GAPS
+from .program_checks import GROUPS, group, run_all
 
 PROGRAMS = programs()
+HERE = Path(__file__).resolve().parent
 
 
-def _run_all(python: str | Path, *, ours: bool, scratch: Path) -> dict[str, Outcome]:
-    """Every program, a few at a time (each is a fresh interpreter, mostly import time)."""
-    workers = min(8, os.cpu_count() or 2)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {n: pool.submit(run_program, n, python, scratch / n, ours=ours) for n in PROGRAMS}
-        return {n: f.result() for n, f in futures.items()}
-
-
-@pytest.fixture(scope="module")
-def ours_outcomes() -> Any:
-    with tempfile.TemporaryDirectory() as tmp:
-        yield _run_all(sys.executable, ours=True, scratch=Path(tmp))
-
-
-@pytest.fixture(scope="module")
-def live_reference() -> Any:
-    """Every program's outcome under lovia 0.9.119, or None without the reference venv."""
-    python = reference_python()
-    if python is None:
-        yield None
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        yield _run_all(python, ours=False, scratch=Path(tmp))
-
-
-@pytest.fixture
-def reference_outcomes(live_reference: dict[str, Outcome] | None) -> dict[str, Outcome]:
-    if live_reference is None:
-        pytest.skip(
-            "no lovia 0.9.119 venv: run scripts/reference-venv.sh (or set LOVIA_REFERENCE_PYTHON)"
-        )
-    return live_reference
-
-
-def _differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
-    lines = []
-    for key in sorted(set(expected) | set(got)):
-        want = expected.get(key, "<missing>")
-        have = got.get(key, "<missing>")
-        if want != have:
-            lines.append(f"{key}:\n  expected {json.dumps(want)}\n  got      {json.dumps(have)}")
-    return lines
-
-
-def _with_departures(name: str, expected: dict[str, Any]) -> dict[str, Any]:
-    adjusted = dict(expected)
-    for key, departure in DEPARTURES.get(name, {}).items():
-        adjusted[key] = departure.ours
-    return adjusted
-
-
-def _without_gaps(name: str, summary: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in summary.items() if k not in KNOWN_GAPS.get(name, ())}
-
-
-@pytest.mark.parametrize("name", PROGRAMS)
-def test_program_prints_what_0_9_119_prints(
-    name: str, ours_outcomes: dict[str, Outcome], live_reference: dict[str, Outcome] | None
-) -> None:
-    """Against a live 0.9.119 when its venv exists, else against its recorded output."""
-    live = live_reference[name].summary if live_reference is not None else None
-    expected = live if live is not None else load_expected(name)
-    assert expected is not None, (
-        f"no expected/{name}.json: record it with `python -m tests.compat.harness record {name}`"
-    )
-    outcome = ours_outcomes[name]
-    assert outcome.summary is not None, f"{name} did not print a summary:\n{outcome.describe()}"
-    diff = _differences(
-        _without_gaps(name, _with_departures(name, expected)), _without_gaps(name, outcome.summary)
-    )
-    assert not diff, (
-        f"{name} differs from lovia 0.9.119:\n" + "\n".join(diff) + f"\n\n{outcome.stderr[-6000:]}"
-    )
+def test_every_program_is_checked_by_exactly_one_group_file() -> None:
+    files = sorted(HERE.glob("test_programs_*.py"))
+    assert len(files) == len(GROUPS), [f.name for f in files]
+    checked: list[str] = []
+    for file in files:
+        module = importlib.import_module(f"{__package__}.{file.stem}")
+        assert module.PROGRAMS, f"{file.name} checks no program"
+        checked += module.PROGRAMS
+    assert sorted(checked) == PROGRAMS
+    assert sorted(n for i in range(len(GROUPS)) for n in group(i)) == PROGRAMS
 
 
 @pytest.mark.parametrize("name", sorted(KNOWN_GAPS))
-def test_known_gaps_still_differ(
-    name: str, ours_outcomes: dict[str, Outcome], live_reference: dict[str, Outcome] | None
-) -> None:
+def test_known_gaps_still_differ(name: str) -> None:
     """A gap that was closed must leave known_gaps.py, so the check guards it again."""
-    live = live_reference[name].summary if live_reference is not None else None
-    expected = live if live is not None else load_expected(name)
+    with tempfile.TemporaryDirectory() as tmp:
+        got = run_all(sys.executable, [name], ours=True, scratch=Path(tmp))[name].summary or {}
+        python = reference_python()
+        live = run_all(python, [name], ours=False, scratch=Path(tmp)) if python else None
+    expected = live[name].summary if live is not None else load_expected(name)
     assert expected is not None
-    got = ours_outcomes[name].summary or {}
     closed = [k for k in KNOWN_GAPS[name] if expected.get(k) == got.get(k, "<missing>")]
     assert not closed, f"{name}: {closed} now match 0.9.119; remove them from known_gaps.py"
-
-
-@pytest.mark.parametrize("name", PROGRAMS)
-def test_recorded_output_is_what_0_9_119_prints(
-    name: str, reference_outcomes: dict[str, Outcome]
-) -> None:
-    """The recorded expectations (and the departures' reference values) match a live 0.9.119."""
-    outcome = reference_outcomes[name]
-    assert outcome.summary is not None, f"{name} broke on lovia 0.9.119:\n{outcome.describe()}"
-    diff = _differences(load_expected(name) or {}, outcome.summary)
-    assert not diff, f"expected/{name}.json is stale; re-record it:\n" + "\n".join(diff)
-    for key, departure in DEPARTURES.get(name, {}).items():
-        assert key in outcome.summary, (
-            f"departure {name}:{key} names a key the program no longer prints"
-        )
-        if departure.has_reference():
-            assert outcome.summary[key] == departure.reference, (
-                f"0.9.119 no longer prints the departure's value for {name}:{key}"
-            )
 
 
 def test_every_departure_names_a_program_and_a_reason() -> None:

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from lovia import Agent, ModelSettings, RetryPolicy, Runner, RunResult, Usage
 from lovia.testing import ScriptedProvider, text
+from lovia.workspace import Workspace
 
 
 class Answer(BaseModel):
@@ -48,8 +49,11 @@ def test_an_agent_built_with_positional_arguments_reads_them_in_0_9_119s_order()
     assert agent.output_type is Answer and agent.output_repair is False
     assert [h.target for h in agent.handoffs] == [other]
     assert (agent.settings, agent.retry, agent.context_policy) == (settings, retry, policy)
-    with pytest.raises(TypeError):  # 0.9.119's next one is workspace, which is not here
-        Agent("a", "", None, [], str, True, [], settings, retry, policy, None)
+    workspace = Workspace.local(".")
+    agent = Agent("a", "", None, [], str, True, [], settings, retry, policy, workspace)
+    assert agent.workspace is workspace  # 0.9.119's eleventh; the rest are keyword-only
+    with pytest.raises(TypeError):
+        Agent("a", "", None, [], str, True, [], settings, retry, policy, None, [])
 
 
 async def test_none_for_a_list_field_is_an_empty_list() -> None:

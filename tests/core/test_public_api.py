@@ -79,6 +79,7 @@ def test_drivers_are_imported_only_behind_their_ports() -> None:
     allowed = {
         "sqlite3": ("stores",),
         "psycopg": ("stores",),
+        "procrastinate": ("stores",),
         "psycopg_pool": ("stores",),
         "openai": ("providers",),
         "anthropic": ("providers",),

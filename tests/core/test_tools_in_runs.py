@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import warnings
 
 import pytest
 
@@ -215,11 +214,12 @@ async def test_run_context_injection(caplog: pytest.LogCaptureFixture) -> None:
         instructions="sys",
     )
     await Runner.run(agent, "hi")  # consumes "warm up"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a suite that turns warnings into errors still passes
-        with caplog.at_level(logging.WARNING, logger="lovia.run"):
-            result = await Runner.run(agent, "go", deps={"k": 1}, session_id="s-1")
-    assert "without session=" in caplog.text  # but the log says the run is not remembered
+    # the run is not remembered: a UserWarning on this line says so (issue 36), and the log
+    with caplog.at_level(logging.WARNING, logger="lovia.run"), pytest.warns(UserWarning) as seen_w:
+        result = await Runner.run(agent, "go", deps={"k": 1}, session_id="s-1")
+    assert "without session=" in caplog.text
+    assert [w.filename for w in seen_w] == [__file__]
+    assert "'s-1' without session=" in str(seen_w[0].message)
     assert seen["deps"] == {"k": 1}
     assert seen["run_id"] == result.run_id
     assert seen["session_id"] == "s-1"

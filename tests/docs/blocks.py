@@ -26,7 +26,6 @@ NEEDS = {
     "OPENAI_API_KEY": "a real OpenAI-compatible model",
     "ANTHROPIC_API_KEY": "a real Anthropic model",
     "PostgreSQL": "a PostgreSQL server",
-    "Redis": "a Redis server for the arq job queue",
     "lovia>=next": "API that lands after this checkout",
 }
 

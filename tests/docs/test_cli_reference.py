@@ -13,12 +13,15 @@ from .blocks import ROOT
 
 
 def _commands(parser: argparse.ArgumentParser, path: str = "lovia") -> dict[str, list[str]]:
-    """Each leaf command (``lovia runs prune``) with its long options, ``--help`` aside."""
+    """Each command (``lovia runs prune``) with its long options, ``--help`` aside; a command
+    with subcommands that also runs on its own (``lovia web``, ``lovia web init-ui``) is one
+    too."""
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    options = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    own = [o for o in options if o != "--help"]
     if not subs:
-        options = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
-        return {path: [o for o in options if o != "--help"]}
-    found: dict[str, list[str]] = {}
+        return {path: own}
+    found: dict[str, list[str]] = {path: own} if own and path != "lovia" else {}
     for name, sub in subs[0].choices.items():
         found.update(_commands(sub, f"{path} {name}"))
     return found

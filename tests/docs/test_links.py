@@ -43,7 +43,7 @@ def broken_links(page: pathlib.Path) -> list[str]:
 def test_slug_matches_github() -> None:
     assert slug("Two runs at once: the session version") == "two-runs-at-once-the-session-version"
     assert slug("Steering: `Mailbox`") == "steering-mailbox"
-    assert slug("Workers on a job queue (arq)") == "workers-on-a-job-queue-arq"
+    assert slug("Workers on a job queue (PostgreSQL)") == "workers-on-a-job-queue-postgresql"
     assert slug("Tools: at least once, and `on_resume`") == "tools-at-least-once-and-on_resume"
 
 

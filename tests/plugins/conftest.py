@@ -80,3 +80,29 @@ def start_http() -> Iterator[Callable[..., tuple[str, subprocess.Popen[bytes]]]]
     yield start
     for proc in started:
         stop_web(proc)
+
+
+HOSTILE_SCRIPT = str(Path(__file__).with_name("mcp_hostile.py"))
+
+
+def hostile_stdio(env: dict[str, str] | None = None, **options: Any) -> MCPServerStdio:
+    """The misbehaving server (``mcp_hostile.py``) over stdio."""
+    return MCPServerStdio(
+        name="h", command=sys.executable, args=[HOSTILE_SCRIPT, "stdio"], env=env, **options
+    )
+
+
+@pytest.fixture(scope="module")
+def hostile_url() -> Iterator[str]:
+    """The misbehaving server over streamable HTTP, shared by a module's tests."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, HOSTILE_SCRIPT, "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_until_ready(proc, lambda: _listening(port), "the hostile MCP HTTP server")
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_web(proc)

@@ -1,7 +1,9 @@
 """A worker process for the MCP crash tests: one checkpointed run whose agent has the test
 MCP server as a plugin. The model calls TOOL once, then answers with the tool's result.
 
-    python mcp_run_child.py DB TOOL MARKER
+    python mcp_run_child.py DB TOOL MARKER [idempotent]
+
+With MCP_URL set, the server is the one at that URL (streamable HTTP), not a child on stdio.
 
 Prints ``{"output": ...}`` or ``{"error": type, "message": ...}`` as one JSON line.
 """
@@ -10,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from lovia import Agent, CheckpointOptions, LoviaError, Runner, SQLiteCheckpointer
-from lovia.plugins.mcp import MCP, MCPServerStdio
+from lovia.plugins.mcp import MCP, MCPServer, MCPServerStdio, MCPServerStreamableHTTP
 from lovia.testing import ScriptedProvider, ScriptedTurn, call, text
 
 DB, TOOL, MARKER = sys.argv[1:4]
@@ -30,9 +33,21 @@ def model(messages: list[dict[str, Any]]) -> ScriptedTurn:
 
 
 async def main() -> None:
-    server = MCPServerStdio(
-        name="t", command=sys.executable, args=[SERVER, "stdio"], needs_approval=False
-    )
+    idempotent = sys.argv[4:] == ["idempotent"]  # the server honours the call's key
+    server: MCPServer
+    if os.environ.get("MCP_URL"):
+        server = MCPServerStreamableHTTP(
+            name="t", url=os.environ["MCP_URL"], needs_approval=False, idempotent=idempotent
+        )
+    else:
+        server = MCPServerStdio(
+            name="t",
+            command=sys.executable,
+            args=[SERVER, "stdio"],
+            env={"LOG_CALLS": os.environ["LOG_CALLS"]} if "LOG_CALLS" in os.environ else None,
+            needs_approval=False,
+            idempotent=idempotent,
+        )
     agent = Agent(  # type: ignore[call-arg]
         name="worker", model=ScriptedProvider([model] * 3), plugins=[MCP(server)]
     )

@@ -170,6 +170,35 @@ def pay_and_crash_client(marker: str) -> str:
     return _kill_client_once(marker)
 
 
+@server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False))
+def pay_with_key(marker: str, ctx: Context) -> str:  # type: ignore[type-arg]
+    """Destructive: logs the idempotency key the request's _meta carries, then, the first
+    time, kills the client mid-call."""
+    meta = ctx.request_context.meta or {}
+    logged(f"pay_with_key {meta.get('lovia/idempotency_key', '')}")
+    return _kill_client_once(marker)
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False))
+async def pay_with_key_and_wait(marker: str, ctx: Context) -> str:  # type: ignore[type-arg]
+    """Destructive: logs the idempotency key the request's _meta carries, then, the first
+    time, waits a minute (over HTTP the test kills the client meanwhile)."""
+    meta = ctx.request_context.meta or {}
+    logged(f"pay_with_key {meta.get('lovia/idempotency_key', '')}")
+    if _first_time(marker):
+        await asyncio.sleep(60)
+    return "ok"
+
+
+def _first_time(marker: str) -> bool:
+    """True once per ``marker`` file (made here)."""
+    if os.path.exists(marker):
+        return False
+    with open(marker, "w") as f:
+        f.write("started")
+    return True
+
+
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def read_and_crash_client(marker: str) -> str:
     """Read-only: the first call kills the client (this server's parent) mid-call."""

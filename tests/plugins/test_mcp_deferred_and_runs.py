@@ -22,9 +22,11 @@ from lovia import (
     Runner,
     ToolError,
     ToolResultEntry,
+    tool,
 )
 from lovia.plugins.mcp import MCP
 from lovia.testing import ScriptedProvider, call, text
+from lovia.tools import Tool
 from lovia.transcript import ToolCallEntry
 
 from .conftest import bare_context, stdio
@@ -107,6 +109,64 @@ async def test_a_run_calls_an_mcp_tool_and_closes_the_server_when_it_ends() -> N
     pid = int(outputs[1])
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+class OwnServer:
+    """An ``MCPServerLike`` of the caller's own (MCP's docs: a config or a live connection
+    satisfies it): ``open()`` gives an object with ``tools()`` and ``close()``."""
+
+    close_after_run = True
+    defer = False
+
+    def __init__(self, *tools: Tool) -> None:
+        self.listed = list(tools)
+        self.opened = self.closed = 0
+
+    async def open(self) -> OwnServer:
+        self.opened += 1
+        return self
+
+    def tools(self) -> list[Tool]:
+        return list(self.listed)
+
+    async def close(self) -> None:
+        self.closed += 1
+
+
+@tool
+def ping() -> str:
+    """Answer pong."""
+    return "pong"
+
+
+async def test_a_server_of_the_callers_own_lends_its_tools_to_the_agent_a_handoff_reaches() -> None:
+    # 0.9.119's MCPServerLike asks of a connection only tools() and close() (issue 29)
+    server = OwnServer(ping)
+    spanish = Agent(
+        name="spanish",
+        model=ScriptedProvider([call("ping", {}), text("pong recibido")]),
+        plugins=[MCP(server)],  # type: ignore[arg-type]
+    )
+    english = Agent(
+        name="english",
+        model=ScriptedProvider([call("transfer_to_spanish", {})]),
+        handoffs=[spanish],
+    )
+    result = await Runner.run(english, "hola")
+    assert result.output == "pong recibido"
+    assert [e.output for e in result.entries if isinstance(e, ToolResultEntry)][-1] == "pong"
+    assert (server.opened, server.closed) == (1, 1)
+
+
+async def test_a_deferred_server_of_the_callers_own_is_searched_by_its_tool_names() -> None:
+    server = OwnServer(ping)
+    server.defer = True
+    instance = await MCP(server).setup(bare_context())  # type: ignore[arg-type]
+    assert sorted(t.name for t in instance.tools) == ["call_mcp_tool", "search_mcp_tools"]
+    assert instance.instructions is not None and "ping" in instance.instructions
+    assert instance.aclose is not None
+    await instance.aclose()
+    assert server.closed == 1
 
 
 @needs_agent_plugins

@@ -196,6 +196,7 @@ async def test_a_destructive_call_is_not_repeated_when_the_server_dies(tmp_path:
         with pytest.raises(MCPError) as lost:
             await tools["t__charge_and_die"].invoke({"cents": 500}, bare_context())
         assert "may or may not have taken effect" in lost.value.message
+        assert lost.value.in_doubt is True
         assert lost.value.tool_name == "charge_and_die"
         assert lost.value.hint
         # the connection was reopened for the calls that follow

@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-import os
 import uuid
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import Iterator
+from urllib.parse import quote
 
 import pytest
 
+from tests.stores.pg import postgres_dsn
+
 
 @pytest.fixture
-async def redis() -> AsyncIterator[tuple[Any, str]]:
-    """An arq Redis pool and a tag for queue names and job ids no other test uses; every
-    key holding the tag is deleted after the test."""
-    pytest.importorskip("arq")
-    from arq.connections import RedisSettings, create_pool
+def queue_dsn() -> Iterator[str]:
+    """The test database with a schema of its own first on the search path: the queue's
+    tables (procrastinate's and lovia's) are created there and dropped after the test, so
+    parallel runs never see each other's jobs."""
+    dsn = postgres_dsn()
+    import psycopg
 
+    schema = f"q{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    sep = "&" if "?" in dsn else "?"
     try:
-        pool = await create_pool(RedisSettings(host="127.0.0.1", port=6379, conn_retries=0))
-    except Exception as exc:  # pragma: no cover - depends on the machine
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI must run the queue tests, but Redis is unreachable: {exc}")
-        pytest.skip(f"Redis at 127.0.0.1:6379 is unreachable: {exc}")
-    tag = uuid.uuid4().hex[:10]
-    try:
-        yield pool, tag
+        yield f"{dsn}{sep}options={quote(f'-csearch_path={schema}')}"
     finally:
-        keys = [k async for k in pool.scan_iter(match=f"*{tag}*", count=1000)]
-        if keys:
-            await pool.delete(*keys)
-        await pool.aclose()
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND query LIKE %s",
+                (f"%{schema}%",),
+            )
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')

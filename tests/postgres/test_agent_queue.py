@@ -1,12 +1,13 @@
-"""``lovia.workers``: agent jobs on arq with a real Redis and PostgreSQL, one worker in this
-process (a burst worker drains the queue and returns). Issue 8 (C6, C8, C10, S5)."""
+"""``lovia.workers``: agent runs on the PostgreSQL queue (procrastinate), a worker in this
+process, each test in a schema of its own. Issues 8 and 34 (C6, C8, C10, S5)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from lovia import (
@@ -19,24 +20,9 @@ from lovia import (
     tool,
 )
 from lovia.testing import ScriptedProvider, call, text
-from tests.stores.pg import drop_prefix, fresh_prefix, postgres_dsn
-
-pytest.importorskip("arq")
-from arq.jobs import Job, JobStatus
-from arq.worker import Worker
-
 from lovia.workers import AgentQueue, enqueue_run
 
-# arq 0.28's Worker.close() still calls redis-py's deprecated close(); not ours to fix
-pytestmark = pytest.mark.filterwarnings("ignore:Call to deprecated close:DeprecationWarning")
-
-
-@pytest.fixture
-def db() -> Iterator[tuple[str, str]]:
-    dsn = postgres_dsn()
-    prefix = fresh_prefix()
-    yield dsn, prefix
-    drop_prefix(dsn, prefix)
+pytest.importorskip("procrastinate")
 
 
 def lookup_agent(model: ScriptedProvider, calls: list[str]) -> Agent:
@@ -49,91 +35,96 @@ def lookup_agent(model: ScriptedProvider, calls: list[str]) -> Agent:
     return Agent("support", model=model, tools=[lookup])
 
 
-def worker_for(queue: AgentQueue, **settings: Any) -> Worker:
-    return Worker(
-        **queue.worker_settings(job_timeout=60, poll_delay=0.01, handle_signals=False, **settings)
-    )
-
-
 async def drain(queue: AgentQueue) -> None:
-    worker = worker_for(queue, burst=True)
-    try:
-        await worker.async_run()
-    finally:
-        await worker.close()
+    """Run the queued jobs in this process until none is left."""
+    await queue.run_worker(wait=False, install_signal_handlers=False)
 
 
-async def test_a_job_runs_the_agent_with_its_checkpoint_and_session(
-    db: tuple[str, str], redis: tuple[Any, str]
-) -> None:
-    dsn, prefix = db
-    pool, tag = redis
+def jobs(dsn: str) -> list[tuple[str, str]]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT args->>'run_id', status::text FROM procrastinate_jobs ORDER BY id"
+        ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+async def test_a_submitted_run_runs_with_its_checkpoint_and_session(queue_dsn: str) -> None:
     calls: list[str] = []
     model = ScriptedProvider([call("lookup", {"q": "order 42"}), text("refunded")])
-    queue = AgentQueue(lookup_agent(model, calls), dsn, table_prefix=prefix, queue_name=tag)
-    rid = f"{tag}-r1"
-    job = await enqueue_run(pool, rid, "refund order 42", session_id="user-7", queue_name=tag)
-    assert job is not None
-    await drain(queue)
-    summary = await job.result(timeout=10)
-    assert summary == {
-        "run_id": rid,
-        "status": "completed",
-        "output": "refunded",
-        "replayed": False,
-        "turns": 2,
-        "job_try": 1,
-    }
-    assert calls == [rid]
+    async with AgentQueue(lookup_agent(model, calls), queue_dsn) as queue:
+        job = await queue.submit("r1", "refund order 42", session_id="user-7")
+        assert job is not None
+        assert (await queue.state("r1") or {})["state"] == "queued"
+        await drain(queue)
+        state = await queue.state("r1")
+        assert state is not None and state["state"] == "completed"
+        assert state["result"]["output"] == "refunded" and state["attempts"] == 1
+        assert [e["state"] async for e in queue.follow("r1", timeout=5)] == ["completed"]
+    assert calls == ["r1"]
     async with (
-        PostgresCheckpointer(dsn, table_prefix=prefix) as cp,
-        PostgresSession(dsn, table_prefix=prefix) as session,
+        PostgresCheckpointer(queue_dsn) as cp,
+        PostgresSession(queue_dsn) as session,
     ):
-        snap = await cp.load(rid)
+        snap = await cp.load("r1")
         assert snap is not None and snap.status == "completed"
-        assert [s.run_id for s in await session.segments("user-7")] == [rid]
+        assert [s.run_id for s in await session.segments("user-7")] == ["r1"]  # S5
 
 
-async def test_a_second_delivery_of_a_completed_run_replays_it(
-    db: tuple[str, str], redis: tuple[Any, str]
-) -> None:
-    """C8: the model is not called again (its script is used up) and the tool does not run."""
-    dsn, prefix = db
-    pool, tag = redis
+async def test_a_run_is_queued_once(queue_dsn: str) -> None:
+    """C8: submitting a run again (before or after it ran) queues nothing and runs nothing."""
     calls: list[str] = []
     model = ScriptedProvider([call("lookup", {"q": "x"}), text("first answer")])
-    queue = AgentQueue(lookup_agent(model, calls), dsn, table_prefix=prefix, queue_name=tag)
-    rid = f"{tag}-r1"
-    await enqueue_run(pool, rid, "question", session_id="s", queue_name=tag)
-    await drain(queue)
-    # arq itself refuses the same job id while its result is kept...
-    assert await enqueue_run(pool, rid, "question", session_id="s", queue_name=tag) is None
-    # ...and a delivery under another id replays instead of running twice
-    again = await enqueue_run(
-        pool, rid, "ignored new input", session_id="s", queue_name=tag, job_id=f"{rid}-again"
-    )
-    assert again is not None
-    await drain(queue)
-    summary = await again.result(timeout=10)
-    assert (summary["output"], summary["replayed"]) == ("first answer", True)
-    assert calls == [rid]
-    async with PostgresSession(dsn, table_prefix=prefix) as session:
-        assert [s.run_id for s in await session.segments("s")] == [rid]  # S5
+    async with AgentQueue(lookup_agent(model, calls), queue_dsn) as queue:
+        assert await enqueue_run(queue, "r1", "question", session_id="s") is not None
+        assert await queue.submit("r1", "question", session_id="s") is None
+        await drain(queue)
+        assert await queue.submit("r1", "other input", session_id="s") is None
+        await drain(queue)
+    assert calls == ["r1"]
+    assert jobs(queue_dsn) == [("r1", "succeeded")]
 
 
-# Worker.close() cancels arq's polling task, which may be inside one of arq's own Redis
-# pipelines at that moment (it polls every 10 ms here); the cancelled pipeline keeps its
-# connection and redis-py warns when it is collected. arq's shutdown, not lovia's.
-@pytest.mark.filterwarnings(
-    "ignore:Exception ignored in. <function Redis.__del__:pytest.PytestUnraisableExceptionWarning"
-)
-async def test_a_job_cancelled_by_a_worker_shutdown_is_requeued_and_resumed(
-    db: tuple[str, str], redis: tuple[Any, str]
+async def test_submitting_inside_a_rolled_back_transaction_leaves_neither(
+    queue_dsn: str,
 ) -> None:
-    """A stopped worker's job goes back to the queue at once; the next worker resumes the
-    run from its checkpoint: the finished tool call is not repeated (C10)."""
-    dsn, prefix = db
-    pool, tag = redis
+    """The run's row and its job are one transaction with the caller's own writes."""
+    model = ScriptedProvider([text("never")])
+    async with AgentQueue(lookup_agent(model, []), queue_dsn) as queue:
+        async with await psycopg.AsyncConnection.connect(queue_dsn) as conn:
+            await conn.execute("CREATE TABLE orders (id text PRIMARY KEY)")
+            await conn.commit()
+            with pytest.raises(ZeroDivisionError):
+                async with conn.transaction():
+                    await conn.execute("INSERT INTO orders VALUES ('o1')")
+                    assert await queue.submit("r-o1", "refund o1", conn=conn) is not None
+                    raise ZeroDivisionError  # the caller fails after submitting
+            async with conn.transaction():
+                await conn.execute("INSERT INTO orders VALUES ('o2')")
+                assert await queue.submit("r-o2", "refund o2", conn=conn) is not None
+        assert await queue.state("r-o1") is None
+        assert (await queue.state("r-o2") or {})["state"] == "queued"
+    assert jobs(queue_dsn) == [("r-o2", "todo")]
+
+
+async def test_a_cancelled_run_is_not_run(queue_dsn: str) -> None:
+    calls: list[str] = []
+    model = ScriptedProvider([call("lookup", {"q": "x"}), text("no")])
+    async with AgentQueue(lookup_agent(model, calls), queue_dsn) as queue:
+        await queue.submit("r1", "go")
+        assert await queue.cancel("r1") is True
+        assert await queue.cancel("r1") is False  # nothing left to cancel
+        await drain(queue)
+        assert (await queue.state("r1") or {})["state"] == "cancelled"
+    assert calls == []
+    assert jobs(queue_dsn) == [("r1", "cancelled")]
+
+
+async def test_a_stopped_worker_hands_its_run_back_and_the_next_resumes_it(
+    queue_dsn: str,
+) -> None:
+    """As on SIGTERM: past the graceful timeout the run is interrupted and its job goes back
+    to the queue; the next worker resumes from the checkpoint, and the tool whose result was
+    saved is not run again (C10)."""
     calls: list[str] = []
     entered, release = asyncio.Event(), asyncio.Event()
 
@@ -150,28 +141,76 @@ async def test_a_job_cancelled_by_a_worker_shutdown_is_requeued_and_resumed(
         calls,
     )
     agent = base.clone(tools=[*base.tools, slow])
-    queue = AgentQueue(agent, dsn, table_prefix=prefix, queue_name=tag)
-    rid = f"{tag}-r1"
-    job = await enqueue_run(pool, rid, "go", queue_name=tag)
-    assert job is not None
-    first = worker_for(queue)
-    running = asyncio.ensure_future(first.async_run())
-    await entered.wait()
-    await first.close()  # as on SIGTERM: cancel the running jobs, stop polling, shut down
-    await asyncio.gather(running, return_exceptions=True)
-    assert await job.status() == JobStatus.queued  # back in the queue, not failed
-    async with PostgresCheckpointer(dsn, table_prefix=prefix) as cp:
-        snap = await cp.load(rid)
-        assert snap is not None and snap.status == "interrupted"
-    release.set()
-    await drain(queue)
-    summary = await Job(rid, pool).result(timeout=10)
-    assert (summary["output"], summary["job_try"]) == ("all done", 2)
-    assert calls == [rid, "slow", "slow"]  # lookup once; the dangling slow call again
-    async with PostgresCheckpointer(dsn, table_prefix=prefix) as cp:
-        snap = await cp.load(rid)
+    async with AgentQueue(agent, queue_dsn, lease_ttl=2.0) as queue:
+        await queue.submit("r1", "go")
+        first = asyncio.ensure_future(
+            queue.run_worker(graceful_timeout=0.2, install_signal_handlers=False)
+        )
+        await entered.wait()
+        queue.stop_worker()
+        await first
+        assert jobs(queue_dsn) == [("r1", "todo")]  # handed back, not failed
+        assert (await queue.state("r1") or {})["state"] == "queued"
+        async with PostgresCheckpointer(queue_dsn) as cp:
+            snap = await cp.load("r1")
+            assert snap is not None and snap.status == "interrupted"
+        release.set()
+        await drain(queue)
+        state = await queue.state("r1")
+        assert state is not None and state["state"] == "completed" and state["attempts"] == 2
+    assert calls == ["r1", "slow", "slow"]  # lookup once; the unsaved slow call again
+    async with PostgresCheckpointer(queue_dsn) as cp:
+        snap = await cp.load("r1")
         assert snap is not None
         assert sum(isinstance(e, ToolResultEntry) for e in snap.entries) == 2
+
+
+async def test_a_failing_run_is_retried_then_failed(queue_dsn: str) -> None:
+    tries: list[int] = []
+
+    @tool
+    async def broken(ctx: RunContext[Any]) -> str:
+        """Always fails hard."""
+        tries.append(1)
+        raise SystemError("disk on fire")
+
+    class Boom:
+        name = model = "boom"
+        supports_json_schema = False
+
+        async def stream(self, entries: Any, **kwargs: Any) -> Any:
+            raise ConnectionError("provider down")
+            yield  # pragma: no cover
+
+    agent = Agent("a", model=Boom(), tools=[broken])  # type: ignore[arg-type]
+    async with AgentQueue(agent, queue_dsn, max_attempts=2) as queue:
+        await queue.submit("r1", "go")
+        await drain(queue)  # the first try fails and is retried later (a backoff)
+        assert jobs(queue_dsn) == [("r1", "todo")]
+        assert (await queue.state("r1") or {})["state"] == "retrying"
+        with psycopg.connect(queue_dsn, autocommit=True) as conn:  # skip the backoff
+            conn.execute("UPDATE procrastinate_jobs SET scheduled_at = now()")
+        await drain(queue)
+        state = await queue.state("r1")
+        assert state is not None and state["state"] == "failed" and state["attempts"] == 2
+    assert jobs(queue_dsn) == [("r1", "failed")]
+
+
+async def test_sqlite_runs_in_process_without_a_queue(tmp_path: Path) -> None:
+    calls: list[str] = []
+    model = ScriptedProvider([call("lookup", {"q": "x"}), text("local answer")])
+    queue = AgentQueue(lookup_agent(model, calls), str(tmp_path / "app.db"))
+    try:
+        await queue.submit("r1", "go", session_id="s")
+        states = [e["state"] async for e in queue.follow("r1", poll_interval=0.05, timeout=10)]
+        assert states[-1] == "completed"
+        assert await queue.submit("r1", "go", session_id="s") is None
+        with pytest.raises(UserError) as info:
+            await queue.run_worker()
+        assert info.value.hint
+    finally:
+        await queue.shutdown()
+    assert calls == ["r1"]
 
 
 def test_bad_queue_options_are_user_errors() -> None:
@@ -180,7 +219,63 @@ def test_bad_queue_options_are_user_errors() -> None:
         AgentQueue(agent, "app.db", lease_ttl=0)
     with pytest.raises(UserError):
         AgentQueue({}, "app.db")
-    queue = AgentQueue(agent, "app.db", busy_retry_after=30)
     with pytest.raises(UserError) as info:
-        queue.worker_settings(job_timeout=10)
+        AgentQueue(agent, "app.db", max_attempts=0)
     assert info.value.hint
+
+
+async def test_submit_many_queues_a_burst_in_one_transaction_and_each_run_once(
+    queue_dsn: str,
+) -> None:
+    """Batched submits: the new runs get a job each (their ids on their rows), a run
+    submitted before gets ``None`` and no second job; a rolled-back batch leaves nothing."""
+    calls: list[str] = []
+    turns = [call("lookup", {"q": "x"}), text("ok")] * 3
+    async with AgentQueue(lookup_agent(ScriptedProvider(turns), calls), queue_dsn) as queue:
+        assert await queue.submit("b1", "first") is not None
+        burst = [{"run_id": f"b{i}", "input": f"q{i}", "session_id": f"s{i}"} for i in (1, 2, 3)]
+        ids = await queue.submit_many(burst)
+        assert ids[0] is None and ids[1] is not None and ids[2] is not None
+        with pytest.raises(UserError):
+            await queue.submit_many([burst[1], burst[1]])
+        async with await psycopg.AsyncConnection.connect(queue_dsn) as conn:
+            with pytest.raises(RuntimeError):
+                async with conn.transaction():
+                    await queue.submit_many([{"run_id": "gone", "input": "x"}], conn=conn)
+                    raise RuntimeError("the caller's transaction fails")
+        assert await queue.state("gone") is None
+        with psycopg.connect(queue_dsn) as conn:
+            rows = conn.execute(
+                f"SELECT r.run_id, r.job_id = j.id FROM {queue.runs_table} r "
+                "JOIN procrastinate_jobs j ON j.args->>'run_id' = r.run_id ORDER BY r.run_id"
+            ).fetchall()
+        assert rows == [("b1", True), ("b2", True), ("b3", True)]
+        # one at a time: the scripted model's turns are shared by the runs
+        await queue.run_worker(wait=False, install_signal_handlers=False, concurrency=1)
+        for run_id in ("b1", "b2", "b3"):
+            assert (await queue.state(run_id) or {})["state"] == "completed"
+    assert sorted(calls) == ["b1", "b2", "b3"]
+
+
+async def test_a_watched_run_announces_each_saved_step(queue_dsn: str) -> None:
+    """``park=True`` (a chat's page follows the run): besides its state changes, the worker
+    announces each saved step (two model turns and a tool result here) on the channel."""
+    from lovia.workers import CHANNEL
+
+    calls: list[str] = []
+    turns = [call("lookup", {"q": "x"}), text("ok")] * 2
+    async with AgentQueue(lookup_agent(ScriptedProvider(turns), calls), queue_dsn) as queue:
+        async with await psycopg.AsyncConnection.connect(queue_dsn, autocommit=True) as listen:
+            await listen.execute(f"LISTEN {CHANNEL}")
+            await queue.submit("plain", "go")
+            await queue.run_worker(wait=False, install_signal_handlers=False, concurrency=1)
+            await queue.submit("watched", "go", park=True)
+            await queue.run_worker(wait=False, install_signal_handlers=False, concurrency=1)
+            seen: list[str] = []
+            async for note in listen.notifies(timeout=1.0):
+                seen.append(note.payload)
+    plain = seen.count(queue.table_prefix + "plain")
+    watched = seen.count(queue.table_prefix + "watched")
+    assert plain == 3  # queued, running, completed
+    assert watched == plain + 3  # and each saved step
+    assert calls == ["plain", "watched"]

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,9 @@ async def two_apps() -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient
     clients = [
         httpx.AsyncClient(
             transport=httpx.ASGITransport(
-                app=web.create_app(demo_agent(delay=0), session=s, checkpointer=cp)
+                app=web.create_app(
+                    demo_agent(delay=0), store=web.ChatStore(s, checkpointer=cp), titles=False
+                )
             ),
             base_url="http://127.0.0.1",
         )
@@ -51,7 +54,7 @@ async def two_apps() -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient
 
 def _answered(response: httpx.Response) -> Any:
     assert response.status_code == 200, response.text
-    assert "run_completed" in response.text
+    assert "event: done" in response.text
     return response
 
 
@@ -59,15 +62,17 @@ async def test_a_chat_written_through_one_app_is_seen_and_continued_by_the_other
     two_apps: tuple[httpx.AsyncClient, httpx.AsyncClient],
 ) -> None:
     a, b = two_apps
-    chat = (await a.post("/api/chats")).json()["id"]
-    _answered(await a.post(f"/api/chats/{chat}/messages", json={"content": "hello from a"}))
-    listed = (await b.get("/api/chats")).json()
+    chat = uuid.uuid4().hex
+    _answered(
+        await a.post("/api/chat/stream", json={"message": "hello from a", "session_id": chat})
+    )
+    listed = (await b.get("/api/sessions")).json()
     assert chat in [c["id"] for c in listed]
-    seen = (await b.get(f"/api/chats/{chat}")).json()
-    assert [e["type"] for e in seen["entries"]] == ["input", "assistant_text"]
-    _answered(await b.post(f"/api/chats/{chat}/messages", json={"content": "and from b"}))
-    back = (await a.get(f"/api/chats/{chat}")).json()
-    inputs = [e["content"] for e in back["entries"] if e["type"] == "input"]
+    seen = (await b.get(f"/api/sessions/{chat}")).json()
+    assert [m["role"] for m in seen["entries"]] == ["user", "assistant"]
+    _answered(await b.post("/api/chat/stream", json={"message": "and from b", "session_id": chat}))
+    back = (await a.get(f"/api/sessions/{chat}")).json()
+    inputs = [m["content"] for m in back["entries"] if m["role"] == "user"]
     assert inputs == ["hello from a", "and from b"]
 
 
@@ -106,7 +111,7 @@ def two_servers() -> Iterator[tuple[str, str]]:
             deadline = time.monotonic() + 30
             while True:
                 try:
-                    if httpx.get(f"{base}/api/health").status_code == 200:
+                    if httpx.get(f"{base}/healthz").status_code == 200:
                         break
                 except httpx.TransportError:
                     pass
@@ -131,10 +136,12 @@ async def test_two_server_processes_on_two_ports_share_chats(two_servers: tuple[
         httpx.AsyncClient(base_url=base_a, timeout=30) as a,
         httpx.AsyncClient(base_url=base_b, timeout=30) as b,
     ):
-        chat = (await a.post("/api/chats")).json()["id"]
-        _answered(await a.post(f"/api/chats/{chat}/messages", json={"content": "first, on a"}))
-        assert chat in [c["id"] for c in (await b.get("/api/chats")).json()]
-        _answered(await b.post(f"/api/chats/{chat}/messages", json={"content": "then on b"}))
-        back = (await a.get(f"/api/chats/{chat}")).json()
-        inputs = [e["content"] for e in back["entries"] if e["type"] == "input"]
+        chat = uuid.uuid4().hex
+        first = {"message": "first, on a", "session_id": chat}
+        _answered(await a.post("/api/chat/stream", json=first))
+        assert chat in [c["id"] for c in (await b.get("/api/sessions")).json()]
+        then = {"message": "then on b", "session_id": chat}
+        _answered(await b.post("/api/chat/stream", json=then))
+        back = (await a.get(f"/api/sessions/{chat}")).json()
+        inputs = [m["content"] for m in back["entries"] if m["role"] == "user"]
         assert inputs == ["first, on a", "then on b"]

@@ -8,11 +8,13 @@ from typing import Any
 
 from lovia.demo import demo_agent
 from lovia.stores import open_stores
-from lovia.web import create_app
+from lovia.web import ChatStore, create_app
 
 
 def make_app() -> Any:
     session, checkpointer = open_stores(
         os.environ["LOVIA_TEST_POSTGRES_DSN"], table_prefix=os.environ["LOVIA_TEST_PREFIX"]
     )
-    return create_app(demo_agent(delay=0), session=session, checkpointer=checkpointer)
+    return create_app(
+        demo_agent(delay=0), store=ChatStore(session, checkpointer=checkpointer), titles=False
+    )

@@ -191,3 +191,19 @@ def test_a_bare_claude_name_still_goes_to_the_openai_compatible_server(
     with pytest.warns(UserWarning):
         model = Agent("helper", model=model_from_env()).resolve_provider()
     assert isinstance(model, OpenAIChatProvider) and model.model == "claude-sonnet-4-5"
+
+
+def test_a_bare_claude_name_is_also_logged_on_lovia_providers_as_in_0_9_119(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 36: 0.9.119's own tests read the record on ``lovia.providers``; it is there as
+    well as the UserWarning."""
+    from lovia.providers import provider_from_string
+
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    with caplog.at_level("WARNING", logger="lovia.providers"), pytest.warns(UserWarning):
+        provider = provider_from_string("claude-sonnet-4-5")
+    assert isinstance(provider, OpenAIChatProvider)
+    records = [r for r in caplog.records if r.name == "lovia.providers"]
+    assert len(records) == 1 and records[0].levelname == "WARNING"
+    assert "anthropic:claude-sonnet-4-5" in records[0].getMessage()

@@ -102,7 +102,10 @@ async def test_a_plain_runs_head_has_0_9_119s_keys_and_round_trips(tmp_path: Pat
     snap = await cp.load("r")
     assert snap is not None
     data = snap.to_dict()
-    assert set(data) == ZERO_NINE_KEYS | {"run_id", "entries"}
+    # one key more than 0.9.119's, the run's timeline (docs/compat.md); 0.9.119 ignores it
+    assert set(data) == ZERO_NINE_KEYS | {"run_id", "entries", "timeline"}
+    assert [row[:2] for row in data["timeline"]["turns"]] == [[1, "bot"]]
+    assert data["timeline"]["calls"] == []
     assert isinstance(data["started_at"], float)
     back = RunSnapshot.from_json(json.dumps(data))
     assert back.entries == snap.entries and back.head == snap.head

@@ -53,6 +53,11 @@ def full_head(**changes: Any) -> RunHead:
         turn_agent="triage",
         pending_approvals=(APPROVAL,),
         budget={"spent_usd": 0.25, "tool_calls": 2},
+        # when turns and calls ran, for `lovia runs show` (issue 36); a call still running
+        timeline={
+            "turns": [[3, "triage", 1_700_000_090.0, 1_700_000_091.5, 800, 12]],
+            "calls": [["c0", "pay", 1_700_000_091.6, None, None]],
+        },
     )
     return dataclasses.replace(head, **changes)
 
@@ -105,7 +110,8 @@ def test_a_0_9_119_head_dict_reads() -> None:
     head = RunHead.from_dict(data)
     assert head.usage == Usage(2, 2) and head.last_input_tokens == 1
     assert head.started_at == 1796256673.2 and head.pending_approvals == ()
-    assert head.budget == {} and head.session_id is None
+    assert head.budget == {} and head.session_id is None and head.timeline == {}
+    assert "timeline" not in head.to_dict()  # and it writes back what 0.9.119 wrote
 
 
 def test_checkpoint_options_take_if_run_exists_positionally() -> None:

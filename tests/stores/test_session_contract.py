@@ -1,4 +1,6 @@
-"""The session contract (S2-S5, S7, S8, S10), run against every backend in ``SESSION_BACKENDS``.
+"""The session contract beyond the conformance kit (S7, S8, S10 edges; the built-in extras),
+run against every backend in ``BACKENDS``; the promises any store keeps are
+``lovia.testing.conformance``'s, run by ``test_conformance_kit.py``.
 
 The ``session`` / ``session_backend`` fixtures come from this folder's ``conftest.py``.
 """
@@ -12,10 +14,8 @@ import pytest
 
 from lovia import (
     AssistantTextEntry,
-    InMemorySession,
     InputEntry,
     Segment,
-    Session,
     SessionConflict,
     SessionHistory,
     StoreError,
@@ -60,56 +60,6 @@ async def three_runs(session: Any, sid: str = "s") -> list[TranscriptEntry]:
 # -- the protocol ----------------------------------------------------------------------------
 
 
-async def test_store_is_a_session(session: Any) -> None:
-    """S3: the built-in stores satisfy the four-method protocol."""
-    assert isinstance(session, Session)
-
-
-async def test_unknown_session_is_empty(session: Any) -> None:
-    assert await session.segments("nobody") == []
-    assert await session.load("nobody") == []
-
-
-async def test_append_stores_one_segment_with_entries_and_meta(session: Any) -> None:
-    """S2: a run is one Segment(run_id, entries, meta)."""
-    entries = tool_run(1)
-    rid = await session.append("s", entries, run_id="r1", meta={"context_state": {"k": [1, 2]}})
-    assert rid == "r1"
-    assert await session.segments("s") == [Segment("r1", entries, {"context_state": {"k": [1, 2]}})]
-
-
-async def test_load_concatenates_segments_in_append_order(session: Any) -> None:
-    """S3: load() is every segment's entries, in the order the runs were appended."""
-    for n in (3, 1, 2):
-        await session.append("s", tool_run(n), run_id=f"r{n}")
-    assert [s.run_id for s in await session.segments("s")] == ["r3", "r1", "r2"]
-    assert await session.load("s") == tool_run(3) + tool_run(1) + tool_run(2)
-
-
-async def test_append_without_run_id_generates_a_fresh_one(session: Any) -> None:
-    """S5: run_id=None gets a new id each time, so both runs are stored."""
-    first = await session.append("s", [user("a")])
-    second = await session.append("s", [user("b")])
-    assert isinstance(first, str) and first and first != second
-    assert [s.run_id for s in await session.segments("s")] == [first, second]
-
-
-async def test_append_under_a_stored_run_id_changes_nothing(session: Any) -> None:
-    """S5: a second append under the same run_id is a no-op that returns the stored id."""
-    await session.append("s", [user("original")], run_id="r1", meta={"v": 1})
-    again = await session.append("s", [user("replayed"), say("x")], run_id="r1", meta={"v": 2})
-    assert again == "r1"
-    assert await session.segments("s") == [Segment("r1", [user("original")], {"v": 1})]
-
-
-async def test_run_ids_are_scoped_to_their_session(session: Any) -> None:
-    """S5/S7: the same run_id in two sessions is two segments."""
-    await session.append("a", [user("in a")], run_id="r1")
-    await session.append("b", [user("in b")], run_id="r1")
-    assert await session.load("a") == [user("in a")]
-    assert await session.load("b") == [user("in b")]
-
-
 async def test_sessions_never_see_each_other(session: Any) -> None:
     """S7: different session_ids are isolated for reads, clear and maintenance."""
     await three_runs(session, "a")
@@ -121,49 +71,6 @@ async def test_sessions_never_see_each_other(session: Any) -> None:
     assert await session.load("b") == other
 
 
-async def test_clear_empties_the_session_and_frees_its_run_ids(session: Any) -> None:
-    await three_runs(session)
-    await session.clear("s")
-    assert await session.segments("s") == []
-    await session.append("s", [user("again")], run_id="A")
-    assert await session.load("s") == [user("again")]
-
-
-async def test_clear_of_an_unknown_session_is_fine(session: Any) -> None:
-    await session.clear("nobody")
-    assert await session.load("nobody") == []
-
-
-async def test_what_goes_in_and_comes_out_is_copied(session: Any) -> None:
-    """Stores copy their inputs and outputs: mutating either never changes what is stored."""
-    entries: list[TranscriptEntry] = [user("hi")]
-    meta: dict[str, Any] = {"context_state": {"n": [1]}}
-    await session.append("s", entries, run_id="r1", meta=meta)
-    entries.append(say("sneaked in"))
-    meta["context_state"]["n"].append(2)
-    loaded = await session.load("s")
-    loaded.append(say("also sneaked"))
-    seg = (await session.segments("s"))[0]
-    seg.entries.append(say("and this"))
-    assert seg.meta is not None
-    seg.meta["context_state"]["n"].append(3)
-    assert await session.segments("s") == [
-        Segment("r1", [user("hi")], {"context_state": {"n": [1]}})
-    ]
-
-
-async def test_a_durable_store_survives_a_new_instance(session_backend: Any) -> None:
-    """S7: a SQLite session is seen by a new instance; an in-memory one dies with it (E4)."""
-    first = session_backend.open()
-    await first.append("s", tool_run(1), run_id="r1", meta={"m": 1})
-    if session_backend.durable:
-        await first.close()
-        again = session_backend.open()
-        assert await again.segments("s") == [Segment("r1", tool_run(1), {"m": 1})]
-    else:
-        assert await InMemorySession().load("s") == []
-
-
 @pytest.mark.parametrize("bad", ["", 42, None, "x" * 513])
 async def test_bad_session_ids_raise_user_error(session: Any, bad: Any) -> None:
     with pytest.raises(UserError):
@@ -173,42 +80,6 @@ async def test_bad_session_ids_raise_user_error(session: Any, bad: Any) -> None:
 
 
 # -- trim (S8) -------------------------------------------------------------------------------
-
-
-async def test_trim_cuts_outputs_in_every_run_but_the_last(session: Any) -> None:
-    """S8: outputs keep their first keep_chars characters, then a marker; the last run stays."""
-    big = "".join(chr(ord("a") + i % 26) for i in range(1000))
-    for n in (1, 2, 3):
-        await session.append("s", tool_run(n, big), run_id=f"r{n}", meta={"n": n})
-    trimmed = await session.trim_tool_results("s", keep_chars=400, keep_runs=1)
-    assert trimmed == 2
-    segments = await session.segments("s")
-    for seg in segments[:2]:
-        out = seg.entries[2]
-        assert isinstance(out, ToolResultEntry)
-        assert out.output.startswith(big[:400])
-        assert out.output[400:] == (
-            "\n[lovia: trimmed 600 of 1000 characters; "
-            f'recall_tool_result("{content_digest(big)}") returns the '
-            "whole output if a result store archived it]"
-        )
-    assert segments[2] == Segment("r3", tool_run(3, big), {"n": 3})
-    # structure, order, call_id pairing and meta stay as they were
-    assert [s.run_id for s in segments] == ["r1", "r2", "r3"]
-    assert [s.meta for s in segments] == [{"n": 1}, {"n": 2}, {"n": 3}]
-    for n, seg in zip((1, 2, 3), segments, strict=True):
-        assert [type(e) for e in seg.entries] == [type(e) for e in tool_run(n)]
-        assert [getattr(e, "call_id", None) for e in seg.entries] == [None, f"c{n}", f"c{n}", None]
-
-
-async def test_trim_is_idempotent(session: Any) -> None:
-    """S8: a second trim with the same arguments trims nothing and changes nothing."""
-    for n in (1, 2, 3):
-        await session.append("s", tool_run(n, "x" * 900), run_id=f"r{n}")
-    assert await session.trim_tool_results("s", keep_chars=100, keep_runs=1) == 2
-    once = await session.segments("s")
-    assert await session.trim_tool_results("s", keep_chars=100, keep_runs=1) == 0
-    assert await session.segments("s") == once
 
 
 async def test_trim_leaves_short_outputs_alone(session: Any) -> None:
@@ -262,17 +133,6 @@ async def test_rewind_at_a_run_boundary_deletes_later_runs(session: Any) -> None
     await three_runs(session)
     assert await session.rewind("s", keep_entries=4) == 6
     assert await session.segments("s") == [Segment("A", tool_run(1), {"context_state": {"a": 1}})]
-
-
-async def test_rewind_inside_a_run_drops_orphaned_call(session: Any) -> None:
-    """S10: a call whose result was cut goes too, counts as removed, and the meta is cleared."""
-    await three_runs(session)
-    removed = await session.rewind("s", keep_entries=6)  # A + B's input and call
-    assert removed == 5
-    assert await session.segments("s") == [
-        Segment("A", tool_run(1), {"context_state": {"a": 1}}),
-        Segment("B", [user("question 2")], None),
-    ]
 
 
 async def test_rewind_inside_a_run_keeps_answered_calls(session: Any) -> None:
@@ -428,14 +288,6 @@ async def test_a_stale_expected_version_raises_and_writes_nothing(session: Any) 
     assert "'s'" in err.message and err.hint and "if_run_exists='restart'" in err.hint
     assert [s.run_id for s in await session.segments("s")] == ["A", "B"]
     assert await version_of(session) == 2
-
-
-async def test_a_stored_run_id_returns_whatever_the_version(session: Any) -> None:
-    """S5 before the version check: replaying an append that landed is never a conflict."""
-    await session.append("s", tool_run(1), run_id="A", expected_version=0)
-    await session.append("s", tool_run(2), run_id="B")
-    assert await session.append("s", tool_run(1), run_id="A", expected_version=0) == "A"
-    assert [s.run_id for s in await session.segments("s")] == ["A", "B"]
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "0", True])

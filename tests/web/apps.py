@@ -138,3 +138,29 @@ class Listener:
 
 listening = {"listener": Agent("listener", model=Listener(), tools=[nap])}
 """Naps, then repeats what it heard: messages sent during a nap join the run."""
+
+
+@tool(needs_approval=True)
+def charge(cents: int) -> str:
+    """Charge ``cents`` (needs a person's approval); each charge is a line in the file
+    LOVIA_TEST_CHARGED names."""
+    ledger = os.environ.get("LOVIA_TEST_CHARGED")
+    if ledger:
+        with open(ledger, "a", encoding="utf-8") as f:
+            f.write(f"{cents}\n")
+    return f"charged {cents}"
+
+
+def _charge_then_answer(messages: list[Message]) -> AssistantTurn:
+    """``charge N``: asks to charge N with the call id ``call_0`` (ids numbered from zero,
+    as some providers and local servers do), then reports the result."""
+    last = messages[-1]
+    if last.role == "tool":
+        return text(f"done: {last.content}")
+    words = str(last.content or "").split()
+    cents = int(words[-1]) if words and words[-1].isdigit() else 1
+    return call("charge", {"cents": cents}, call_id="call_0")
+
+
+charging = {"charger": Agent("charger", model=Stateless(_charge_then_answer), tools=[charge])}
+"""Asks to charge the amount the last message names, always as ``call_0``."""

@@ -14,6 +14,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,6 @@ import httpx
 import pytest
 
 from lovia import SQLiteCheckpointer, SQLiteSession
-from lovia.web.sse import decode_sse
 
 from ..stores.pg import drop_prefix, fresh_prefix, postgres_dsn
 from ..web_server import start_web as _start
@@ -79,25 +79,46 @@ def servers(tmp_path: Path) -> Iterator[Servers]:
             os.environ["LOVIA_TEST_PAID"] = old
 
 
-def events(response: httpx.Response) -> list[dict[str, Any]]:
-    assert response.status_code == 200, response.text
-    return [event for _, event in decode_sse(response.text)]
-
-
 def park(base: str, chat: str) -> dict[str, Any]:
-    """Send a message that makes the model ask to pay; return the chat's parked run."""
-    sent = events(httpx.post(f"{base}/api/chats/{chat}/messages", json={"content": "pay bob"}))
-    assert sent[-1]["type"] == "run_failed"
-    assert sent[-1]["error"]["type"] == "ApprovalPending"
-    assert "approval_required" in [e["type"] for e in sent]
-    pending = httpx.get(f"{base}/api/chats/{chat}").json()["pending"]
+    """Send a message that makes the model ask to pay, read its stream until the run is
+    parked (the stream itself waits on for the decision), and return the parked run."""
+    body = {"message": "pay bob", "session_id": chat}
+    seen: list[str] = []
+    with httpx.stream("POST", f"{base}/api/chat/stream", json=body, timeout=60) as sent:
+        assert sent.status_code == 200
+        for line in sent.iter_lines():
+            if line.startswith("event:"):
+                seen.append(line[6:].strip())
+                if seen[-1] == "parked":
+                    break
+    assert "approval_required" in seen and seen[-1] == "parked", seen
+    pending = httpx.get(f"{base}/api/sessions/{chat}").json()["pending"]
     assert pending["awaiting_approval"] is True
     return dict(pending)
 
 
 def decide(base: str, chat: str, call_id: str, approve: bool, reason: str | None = None) -> Any:
-    body = {"approve": approve, "reason": reason}
-    return httpx.post(f"{base}/api/chats/{chat}/approvals/{call_id}", json=body, timeout=60)
+    body = {
+        "session_id": chat,
+        "call_id": call_id,
+        "decision": "approve" if approve else "deny",
+        "reason": reason,
+    }
+    return httpx.post(f"{base}/api/chat/approve", json=body, timeout=60)
+
+
+def settled(base: str, chat: str) -> dict[str, Any]:
+    """The chat once its run has ended (the one a decision resumed)."""
+    for _ in range(600):
+        chat_now: dict[str, Any] = httpx.get(f"{base}/api/sessions/{chat}").json()
+        if chat_now["live"] is None:
+            return chat_now
+        time.sleep(0.05)
+    raise AssertionError(f"chat {chat} is still answering")
+
+
+def last_answer(chat: dict[str, Any]) -> str:
+    return str([m["content"] for m in chat["entries"] if m["role"] == "assistant"][-1])
 
 
 def stored(db: str, chat: str) -> list[Any]:
@@ -136,7 +157,7 @@ def test_the_parked_call_shows_with_its_tool_and_raw_arguments(servers: Servers)
     assert approval["tool_name"] == "pay" and approval["decision"] is None
     assert json.loads(approval["arguments"]) == {"amount": 5, "to": PAYEE}
     assert [e["type"] for e in pending["entries"]] == ["input", "tool_call"]
-    listed = httpx.get(f"{base}/api/chats").json()
+    listed = httpx.get(f"{base}/api/sessions").json()
     assert listed[0]["pending"]["awaiting_approval"] is True
     [offered] = httpx.get(f"{base}/api/runs/resumable").json()
     assert offered["awaiting_approval"] is True and offered["status"] == "interrupted"
@@ -148,25 +169,22 @@ def test_approve_after_a_restart_runs_the_tool_once(servers: Servers) -> None:
     call_id = park(base, "c1")["approvals"][0]["call_id"]
     servers.stop()  # the decision comes to a new process: the state is in the checkpoint
     base = servers.start()
-    resumed = events(decide(base, "c1", call_id, True))
-    assert resumed[0]["type"] == "run_started" and resumed[0]["resumed"] is True
-    assert resumed[-1]["type"] == "run_completed"
-    assert resumed[-1]["result"]["output"] == f"after the payment: paid 5 to {PAYEE}"
+    decided = decide(base, "c1", call_id, True)
+    assert decided.status_code == 200, decided.text
+    run_id = decided.json()["run_id"]
+    chat = settled(base, "c1")
+    assert last_answer(chat) == f"after the payment: paid 5 to {PAYEE}"
     assert servers.payments() == [f"5 {PAYEE}"]
-    chat = httpx.get(f"{base}/api/chats/c1").json()
     assert chat["pending"] is None
-    assert [e["type"] for e in chat["entries"]] == [
-        "input",
-        "tool_call",
-        "tool_result",
-        "assistant_text",
-    ]
-    # the same decision again, or the other one: 409, nothing written, nothing run
+    assert [m["role"] for m in chat["entries"]] == ["user", "assistant", "tool", "assistant"]
+    [record] = httpx.get(f"{base}/api/runs/history", params={"session_id": "c1"}).json()
+    assert (record["run_id"], record["status"]) == (run_id, "completed")
+    # the same decision again, or the other one: refused, nothing written, nothing run
     before = rows(servers.db)
     for approve in (True, False):
         again = decide(base, "c1", call_id, approve)
-        assert again.status_code == 409, again.text
-        assert "waiting for a decision" in again.json()["detail"]
+        assert again.status_code == 404, again.text
+        assert again.json()["detail"]["code"] == "approval_not_found"
     assert rows(servers.db) == before
     assert servers.payments() == [f"5 {PAYEE}"]
 
@@ -182,18 +200,17 @@ def test_with_the_default_lease_deciding_and_stopping_do_not_wait_for_it(tmp_pat
         call_id = park(base, "c1")["approvals"][0]["call_id"]
         approved = decide(base, "c1", call_id, True)
         assert approved.status_code == 200, approved.text
-        assert events(approved)[-1]["type"] == "run_completed"
+        assert "paid 5" in last_answer(settled(base, "c1"))
         assert found.payments() == [f"5 {PAYEE}"]
         call_id = park(base, "c2")["approvals"][0]["call_id"]
-        rejected = decide(base, "c2", call_id, False, "no")
-        assert events(rejected)[-1]["result"]["output"].endswith("Reason: no")
+        assert decide(base, "c2", call_id, False, "no").status_code == 200
+        assert last_answer(settled(base, "c2")).endswith("Reason: no")
         run_id = park(base, "c3")["run_id"]
-        stopped = httpx.post(f"{base}/api/chats/c3/stop", timeout=60)
+        stopped = httpx.post(f"{base}/api/chat/cancel?session_id=c3", timeout=60)
         assert stopped.status_code == 200, stopped.text
         assert snapshot(found.db, run_id) is None
         first = park(base, "c4")["run_id"]
-        sent = httpx.post(f"{base}/api/chats/c4/messages", json={"content": "hi"}, timeout=60)
-        assert events(sent)[-1]["type"] == "run_failed"  # it asks again: a new run parks
+        assert park(base, "c4")["run_id"] != first  # it asks again: a new run parks
         assert snapshot(found.db, first) is None
         assert found.payments() == [f"5 {PAYEE}"]
     finally:
@@ -204,8 +221,8 @@ def test_with_the_default_lease_deciding_and_stopping_do_not_wait_for_it(tmp_pat
 def test_reject_with_a_reason_shows_the_model_its_refusal(servers: Servers) -> None:
     base = servers.start()
     call_id = park(base, "c1")["approvals"][0]["call_id"]
-    done = events(decide(base, "c1", call_id, False, "too expensive"))
-    assert done[-1]["result"]["output"] == (
+    assert decide(base, "c1", call_id, False, "too expensive").status_code == 200
+    assert last_answer(settled(base, "c1")) == (
         "after the payment: Tool pay was not approved. Reason: too expensive"
     )
     assert servers.payments() == []
@@ -215,8 +232,8 @@ def test_stop_rejects_waiting_calls_and_the_chat_goes_on(servers: Servers) -> No
     base = servers.start()
     pending = park(base, "c1")
     run_id, call_id = pending["run_id"], pending["approvals"][0]["call_id"]
-    stopped = httpx.post(f"{base}/api/chats/c1/stop")
-    assert stopped.json() == {"stopped": run_id}
+    stopped = httpx.post(f"{base}/api/chat/cancel?session_id=c1")
+    assert stopped.json() == {"ok": True, "stopped": run_id}
     [(seg_run, meta, entries)] = stored(servers.db, "c1")
     assert seg_run == run_id and meta == {"ended": "stopped"}
     assert [e.type for e in entries] == ["input", "tool_call", "tool_result"]
@@ -224,7 +241,7 @@ def test_stop_rejects_waiting_calls_and_the_chat_goes_on(servers: Servers) -> No
     assert snapshot(servers.db, run_id) is None  # no pending approval left behind
     assert httpx.get(f"{base}/api/runs/resumable").json() == []
     late = decide(base, "c1", call_id, True)
-    assert late.status_code == 409
+    assert late.status_code == 404
     # not deadlocked: the next message gets its own answer (which asks again)
     again = park(base, "c1")
     assert again["run_id"] != run_id
@@ -251,14 +268,13 @@ def test_a_decision_from_another_origin_is_refused_before_anything_is_written(
     base = servers.start()
     call_id = park(base, "c1")["approvals"][0]["call_id"]
     before = rows(servers.db)
+    body = {"session_id": "c1", "call_id": call_id, "decision": "approve"}
     forged = httpx.post(
-        f"{base}/api/chats/c1/approvals/{call_id}",
-        json={"approve": True},
-        headers={"Origin": "http://evil.example"},
+        f"{base}/api/chat/approve", json=body, headers={"Origin": "http://evil.example"}
     )
     assert forged.status_code == 403
-    for loose in ("yes please", "yes", 1, "true"):  # only a JSON true approves
-        bad = httpx.post(f"{base}/api/chats/c1/approvals/{call_id}", json={"approve": loose})
+    for loose in ("yes please", "yes", 1, True, "APPROVE"):  # only "approve" approves
+        bad = httpx.post(f"{base}/api/chat/approve", json={**body, "decision": loose})
         assert bad.status_code == 422, loose
     assert rows(servers.db) == before
     assert servers.payments() == []
@@ -284,28 +300,33 @@ def test_two_servers_deciding_at_once_one_wins_the_other_changes_nothing(
 
             async def both(chat: str = chat, call_id: str = call_id) -> list[httpx.Response]:
                 async with httpx.AsyncClient(timeout=30) as client:
-                    url = f"/api/chats/{chat}/approvals/{call_id}"
+                    url = "/api/chat/approve"
+                    body = {"session_id": chat, "call_id": call_id}
                     return list(
                         await asyncio.gather(
-                            client.post(a + url, json={"approve": True}),
-                            client.post(b + url, json={"approve": False}),
+                            client.post(a + url, json={**body, "decision": "approve"}),
+                            client.post(b + url, json={**body, "decision": "deny"}),
                         )
                     )
 
             ok_a, ok_b = asyncio.run(both())
             codes = sorted([ok_a.status_code, ok_b.status_code])
-            assert codes == [200, 409], (ok_a.text, ok_b.text)
+            # the other server's decision came while the chat was held (409) or after the
+            # call stopped waiting (404)
+            assert codes in ([200, 404], [200, 409]), (ok_a.text, ok_b.text)
             winner = ok_a if ok_a.status_code == 200 else ok_b
-            final = events(winner)[-1]
-            assert final["type"] == "run_completed"
-            chat_now = httpx.get(f"{a}/api/chats/{chat}").json()
+            chat_now = settled(a if winner is ok_a else b, chat)
             assert chat_now["pending"] is None
-            assert chat_now["entries"][-1]["content"] == final["result"]["output"]
+            answer = last_answer(chat_now)
             approved += winner is ok_a
             expected = "paid 5 to" if winner is ok_a else "not approved"
-            assert expected in final["result"]["output"]
+            assert expected in answer
             loser = ok_b if winner is ok_a else ok_a
-            assert loser.json()["detail"]
+            assert loser.json()["detail"]["code"] in (
+                "run_active",
+                "approval_conflict",
+                "approval_not_found",
+            )
             assert len(found.payments()) == approved  # the approved call ran once, no other
     finally:
         found.stop()

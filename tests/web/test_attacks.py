@@ -1,7 +1,7 @@
 """The web routes attacked through a real uvicorn: another machine naming a loopback Host,
 proxy credentials standing in for a script's token, run ids and tool call ids that a
 program or a provider chose, and bodies that are not what the API reads. Every refusal is
-``{detail, hint}`` and writes nothing; every odd but valid id works."""
+``{"detail": {code, message, hint}}`` and writes nothing; every odd but valid id works."""
 
 from __future__ import annotations
 
@@ -18,12 +18,10 @@ import pytest
 
 from lovia import Agent, ApprovalPending, Runner, SQLiteCheckpointer, SQLiteSession, tool
 from lovia.demo import demo_agent
-from lovia.stores.checkpoint import CheckpointOptions
+from lovia.stores.run_options import CheckpointOptions
 from lovia.testing import ScriptedProvider, call, text
-from lovia.web import create_app
-from lovia.web.ids import chat_segment
-from lovia.web.sse import decode_sse
 
+from .conftest import chat_path, detail_of, message, sid, web_app
 from .test_browser import Server
 
 
@@ -70,7 +68,7 @@ def test_without_a_token_another_machine_is_refused_whatever_host_it_names() -> 
     address = _local_address()
     if address is None:
         pytest.skip("this machine has no address but loopback ones")
-    with Open(create_app(demo_agent(delay=0))) as served:
+    with Open(web_app(demo_agent(delay=0))) as served:
         loopback = f"127.0.0.1:{served.port}"
         far = httpx.Client(
             base_url=f"http://{address}:{served.port}",
@@ -79,55 +77,57 @@ def test_without_a_token_another_machine_is_refused_whatever_host_it_names() -> 
         )
         with far:
             for method, path, body in (
-                ("GET", "/api/chats", None),
-                ("POST", "/api/chats/c1/messages", {"content": "hi"}),
-                ("POST", "/api/chat", {"message": "hi"}),
-                ("DELETE", "/api/chats/c1", None),
+                ("GET", "/api/sessions", None),
+                ("POST", "/api/chat/stream", message("c1", "hi")),
+                ("POST", "/api/chat", message("c1", "hi")),
+                ("DELETE", "/api/sessions/c1", None),
             ):
                 refused = far.request(method, path, json=body)
                 assert refused.status_code == 403, (path, refused.text)
-                assert address in refused.json()["detail"] and "--token" in refused.json()["hint"]
-        here = httpx.get(f"http://{loopback}/api/chats/c1")
-        assert here.status_code == 404  # nothing was written; this machine is still served
+                said = detail_of(refused.json())
+                assert address in said["message"] and "--token" in said["hint"]
+                assert said["code"] == "local_origin_required"
+        here = httpx.get(f"http://{loopback}/api/sessions/c1")
+        assert here.json()["entries"] == []  # nothing was written; this machine is served
 
 
 def test_with_a_token_another_machine_is_served_with_it() -> None:
     address = _local_address()
     if address is None:
         pytest.skip("this machine has no address but loopback ones")
-    with Open(create_app(demo_agent(delay=0), token="s3cret")) as served:
+    with Open(web_app(demo_agent(delay=0), token="s3cret")) as served:
         base = f"http://{address}:{served.port}"
         transport = httpx.HTTPTransport(local_address=address)
         with httpx.Client(base_url=base, transport=transport) as far:
-            assert far.get("/api/chats").status_code == 401
+            assert far.get("/api/sessions").status_code == 401
             bearer = {"Authorization": "Bearer s3cret"}
-            assert far.get("/api/chats", headers=bearer).status_code == 200
+            assert far.get("/api/sessions", headers=bearer).status_code == 200
 
 
 async def test_a_local_client_of_a_dual_stack_bind_is_loopback() -> None:
-    app = create_app(demo_agent(delay=0))
+    app = web_app(demo_agent(delay=0))
     for client, status in ((("::ffff:127.0.0.1", 5), 200), (("::ffff:10.1.2.3", 5), 403)):
         transport = httpx.ASGITransport(app=app, client=client)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
-            assert (await c.get("/api/chats")).status_code == status, client
+            assert (await c.get("/api/sessions")).status_code == status, client
 
 
 async def test_proxy_credentials_do_not_stand_in_for_a_scripts_token(client_for: Any) -> None:
     """Behind a proxy with Basic auth the browser adds ``Authorization: Basic`` to every
     request to it, from any page: only a Bearer header marks a script, so a page on another
     port of the host cannot write with the cookie."""
-    app = create_app(demo_agent(delay=0), token="s3cret")
+    app = web_app(demo_agent(delay=0), token="s3cret")
     page = client_for(app, base_url="http://127.0.0.1:8123")
     page.cookies.set("lovia_token_8123", "s3cret")
-    sent = await page.post("/api/chats/c/messages", json={"content": "hi"})
+    sent = await page.post("/api/chat/stream", json=message("c", "hi"))
     assert sent.status_code == 200
     basic = {"Authorization": "Basic dXNlcjpwYXNz", "Sec-Fetch-Site": "same-site"}
-    for method, path in [("POST", "/api/chats/c/stop"), ("DELETE", "/api/chats/c")]:
+    for method, path in [("POST", f"/api/chat/cancel{sid('c')}"), ("DELETE", chat_path("c"))]:
         refused = await page.request(method, path, headers=basic)
         assert refused.status_code == 403, (method, refused.text)
-    assert (await page.get("/api/chats/c")).json()["entries"][0]["content"] == "hi"
+    assert (await page.get(chat_path("c"))).json()["entries"][0]["content"] == "hi"
     script = {"Authorization": "Bearer s3cret", "Sec-Fetch-Site": "same-site"}
-    assert (await page.delete("/api/chats/c", headers=script)).status_code == 200
+    assert (await page.delete(chat_path("c"), headers=script)).status_code == 200
 
 
 @tool(needs_approval=True)
@@ -181,28 +181,37 @@ def test_odd_run_and_call_ids_are_approved_and_streamed_intact(parked: str) -> N
     waiting = httpx.get(f"{base}/api/runs/resumable").json()
     assert sorted(r["run_id"] for r in waiting) == sorted(r for r, _ in PARKED)
     for n, (run_id, call_id) in enumerate(PARKED):
-        url = f"{base}/api/chats/{chat_segment(f'chat {n}')}/approvals/{chat_segment(call_id)}"
-        answer = httpx.post(url, json={"approve": True}, timeout=60)
-        assert answer.status_code == 200, (run_id, answer.text)
-        header = answer.headers["x-lovia-run-id"]
+        chat = f"chat {n}"
+        # a client reconnecting to the parked chat: its stream names the run in a header
+        with httpx.stream("POST", f"{base}/api/chat/reconnect{sid(chat)}", timeout=60) as shown:
+            assert shown.status_code == 200
+            header = shown.headers["x-lovia-run-id"]
         assert header.isascii() and "\r" not in header and "\n" not in header
         assert httpx.URL("/?r=" + header).params["r"] == run_id  # percent-encoded UTF-8
-        events = [e for _, e in decode_sse(answer.text)]
-        assert events[0]["type"] == "run_started" and events[0]["run_id"] == run_id
-        assert events[-1]["type"] == "run_completed"
-        comment = answer.text.split("\n\n")[0]  # the run's id, as one comment line
-        assert comment.startswith(": run ") and not any(c in comment for c in "\r\n")
-        tools = [e for e in events if e["type"] == "tool_call_completed"]
-        assert tools[0]["output"] == f"paid {n}"
+        decision = {"session_id": chat, "call_id": call_id, "decision": "approve"}
+        answer = httpx.post(f"{base}/api/chat/approve", json=decision, timeout=60)
+        assert answer.status_code == 200, (run_id, answer.text)
+        assert answer.json() == {"ok": True, "run_id": run_id}
+        for _ in range(600):
+            history = httpx.get(f"{base}/api/runs/history", params={"session_id": chat}).json()
+            if history and history[0]["status"] == "completed":
+                break
+            time.sleep(0.05)
+        assert history[0]["run_id"] == run_id and history[0]["status"] == "completed"
+        entries = httpx.get(f"{base}{chat_path(chat)}").json()["entries"]
+        assert [m["content"] for m in entries if m["role"] == "tool"] == [f"paid {n}"]
     assert httpx.get(f"{base}/api/runs/resumable").json() == []
 
 
-def test_a_call_id_the_page_cannot_name_is_refused_with_a_hint(parked: str) -> None:
-    for segment, said in (("call%01", "control character"), ("~!!", "base64url")):
-        url = f"{parked}/api/chats/{chat_segment('chat 0')}/approvals/{segment}"
-        refused = httpx.post(url, json={"approve": True})
-        assert refused.status_code == 422 and said in refused.json()["detail"]
-        assert "tool call id" in refused.json()["detail"] and refused.json()["hint"]
+def test_a_decision_for_a_call_that_does_not_wait_is_refused_with_a_hint(parked: str) -> None:
+    for call_id in ("call 9", "call\x01"):
+        decision = {"session_id": "chat 0", "call_id": call_id, "decision": "approve"}
+        refused = httpx.post(f"{parked}/api/chat/approve", json=decision)
+        assert refused.status_code == 404, refused.text
+        said = detail_of(refused.json())
+        assert said["code"] == "approval_not_found" and said["hint"]
+    odd = {"session_id": "chat\x01", "call_id": "c", "decision": "approve"}
+    assert httpx.post(f"{parked}/api/chat/approve", json=odd).status_code == 422
     assert len(httpx.get(f"{parked}/api/runs/resumable").json()) == len(PARKED)
 
 
@@ -215,15 +224,15 @@ def served(tmp_path: Path) -> Iterator[str]:
 JSON = {"Content-Type": "application/json"}
 BODIES = [
     (b"[" * 200_000 + b"]" * 200_000, JSON, 400, "cannot be read as JSON"),  # nested deep
-    (b'{"content": "\xff"}', JSON, 400, "cannot be read as JSON"),  # not UTF-8
-    (b'{"content": ' + b"9" * 5000 + b"}", JSON, 400, "cannot be read as JSON"),
-    (b'{"content": ', JSON, 422, "not valid JSON at character 12"),
-    (b'{"content": "hi"}', {"Content-Type": "text/plain"}, 422, "text/plain"),
-    (b"content=hi", {"Content-Type": "application/x-www-form-urlencoded"}, 422, "form"),
-    (b'{"content": "hi"}', {}, 422, "no Content-Type"),
+    (b'{"message": "\xff"}', JSON, 400, "cannot be read as JSON"),  # not UTF-8
+    (b'{"message": ' + b"9" * 5000 + b"}", JSON, 400, "cannot be read as JSON"),
+    (b'{"message": ', JSON, 422, "not valid JSON at character 12"),
+    (b'{"message": "hi"}', {"Content-Type": "text/plain"}, 422, "text/plain"),
+    (b"message=hi", {"Content-Type": "application/x-www-form-urlencoded"}, 422, "form"),
+    (b'{"message": "hi"}', {}, 422, "no Content-Type"),
     (b'"hi"', JSON, 422, "dictionary"),
-    (b'{"content": "a\\u0000b"}', JSON, 422, "NUL"),
-    (b'{"content": "\\ud800"}', JSON, 422, "valid string"),
+    (b'{"message": "a\\u0000b"}', JSON, 422, "NUL"),
+    (b'{"message": "\\ud800"}', JSON, 422, "valid string"),
 ]
 
 
@@ -231,26 +240,29 @@ BODIES = [
 def test_bodies_the_api_cannot_read_are_refused_with_a_hint(
     served: str, body: bytes, headers: dict[str, str], status: int, said: str
 ) -> None:
-    answer = httpx.post(f"{served}/api/chats/c1/messages", content=body, headers=headers)
+    answer = httpx.post(f"{served}/api/chat/stream", content=body, headers=headers)
     assert answer.status_code == status, answer.text
-    assert said in answer.json()["detail"] and answer.json()["hint"], answer.json()
-    assert httpx.get(f"{served}/api/chats/c1").status_code == 404  # nothing was written
+    assert said in str(answer.json()["detail"]), answer.json()
+    assert answer.json().get("hint") or detail_of(answer.json()).get("hint"), answer.json()
+    assert httpx.get(f"{served}/api/sessions").json() == []  # nothing was written
 
 
 def test_unknown_routes_methods_and_missing_tokens_say_what_to_do(served: str) -> None:
     for method, path, status in (
         ("GET", "/api/nope", 404),
-        ("PUT", "/api/chats/c1", 405),
-        ("GET", "/api/chats/c1/stop", 405),
+        ("PUT", "/api/sessions/c1", 405),
+        ("GET", "/api/chat/cancel", 405),
         ("GET", "/static/..%2F..%2Fapp.py", 404),
     ):
         answer = httpx.request(method, served + path)
         assert answer.status_code == status, (path, answer.text)
-        assert answer.json()["detail"] and "/docs" in answer.json()["hint"]
+        said = detail_of(answer.json())
+        assert said["message"] and said["code"] and "/docs" in said["hint"]
 
 
 async def test_a_missing_token_says_how_to_send_one(client_for: Any) -> None:
-    client = client_for(create_app(demo_agent(delay=0), token="s3cret"))
-    refused = await client.get("/api/chats")
+    client = client_for(web_app(demo_agent(delay=0), token="s3cret"))
+    refused = await client.get("/api/sessions")
     assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
-    assert "Bearer" in refused.json()["hint"] and "?token=" in refused.json()["hint"]
+    said = detail_of(refused.json())
+    assert said["code"] == "server_token" and "Bearer" in said["hint"] and "?token=" in said["hint"]

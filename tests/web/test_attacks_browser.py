@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lovia import Agent, ApprovalPending, Runner, SQLiteCheckpointer, SQLiteSession, tool
-from lovia.stores.checkpoint import CheckpointOptions
+from lovia.stores.run_options import CheckpointOptions
 from lovia.testing import ScriptedProvider, call, text
 
 from .test_browser import Server, _open, _send, _wait_idle, browser, page, server

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from lovia import SQLiteCheckpointer, SQLiteSession
+from lovia import SQLiteSession
+from lovia.approvals import argument_digest
 from lovia.demo import demo_agent
 
 CHROMIUM = "/usr/bin/chromium"
@@ -53,21 +54,32 @@ def _free_port() -> int:
 class Server:
     """uvicorn serving ``create_app`` in a thread; ``url`` is where it listens."""
 
-    def __init__(self, db: Path, agents: Any = None, token: str | None = None) -> None:
+    def __init__(
+        self, db: Path, agents: Any = None, token: str | None = None, **options: Any
+    ) -> None:
         import uvicorn
 
-        from lovia.web import create_app
+        from lovia.web import ChatStore, create_app
 
         self.db = db
         app = create_app(
             demo_agent(delay=0.02) if agents is None else agents,
-            session=SQLiteSession(db, wal=True),
-            checkpointer=SQLiteCheckpointer(db, wal=True),
+            store=ChatStore.sqlite(db),
+            titles=False,
             token=token,
+            **options,
         )
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        # a page still open holds its event stream open: the server ends it after 1 s when it
+        # stops (as `lovia web` does after 3 s), where it would wait for the page to go
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            timeout_graceful_shutdown=1,
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -103,8 +115,12 @@ def server(tmp_path: Path) -> Iterator[Server]:
         yield running
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium for a test file (launching it is most of a short test's time). Each test
+    opens contexts of its own, which share no cookies, storage or pages. Module scope, not
+    session: Playwright's sync API holds this thread's event loop while it runs, which the
+    asyncio tests of the next file need."""
     _need(os.path.exists(CHROMIUM), f"Chromium is not installed at {CHROMIUM}")
     try:
         from playwright.sync_api import sync_playwright
@@ -184,7 +200,9 @@ def test_the_stop_button_stops_a_run_mid_tool(page: Any, server: Server) -> None
     segments = server.segments(_chat_id(page))
     assert len(segments) == 1
     assert [e.type for e in segments[0].entries] == ["input"]  # the dangling call is gone
-    assert page.locator("[data-testid=tool-call]").count() == 0
+    # ...from the stored chat; this tab still shows the card, marked stopped
+    page.wait_for_selector("[data-testid=tool-call][data-status=stopped]")
+    assert page.locator("[data-testid=tool-call]").count() == 1
     assert page.locator("[data-testid=user-message]").inner_text().startswith("wait 20")
 
 
@@ -335,7 +353,7 @@ def test_model_output_cannot_stand_in_for_the_page_controls(page: Any, server: S
     probe = (
         '<textarea id="input" name="content" hidden>attacker text</textarea>'
         '<button id="stop" type="button">fake stop</button>'
-        '<form action="/api/chats/x/stop" method="post"><input name="q"><button>go</button>'
+        '<form action="/api/chat/cancel" method="post"><input name="q"><button>go</button>'
         "</form>"
         '<div id="send" data-testid="regenerate" style="position:fixed;inset:0">cover</div>'
         '<select id="chat-list"><option>x</option></select><label for="input">label</label>'
@@ -514,10 +532,11 @@ def test_a_send_refused_because_another_server_answers_keeps_the_message(
         started = threading.Event()
 
         def drive() -> None:
-            url = f"{two.url}api/chats/shared/messages"
-            with httpx.stream("POST", url, json={"content": "wait 20"}, timeout=60) as r:
+            url = f"{two.url}api/chat/stream"
+            body = {"message": "wait 20", "session_id": "shared"}
+            with httpx.stream("POST", url, json=body, timeout=60) as r:
                 for line in r.iter_lines():
-                    if "tool_call_started" in line:
+                    if line == "event: tool_call":
                         started.set()
 
         driver = threading.Thread(target=drive, daemon=True)
@@ -533,7 +552,7 @@ def test_a_send_refused_because_another_server_answers_keeps_the_message(
         p.wait_for_selector("[data-testid=error] >> text=busy")
         assert p.locator("#input").input_value() == "are you there?"
         assert p.locator("[data-testid=user-message]", has_text="are you there?").count() == 0
-        httpx.post(f"{two.url}api/chats/shared/stop", timeout=30)
+        httpx.post(f"{two.url}api/chat/cancel?session_id=shared", timeout=30)
         driver.join(timeout=30)
         context.close()
         users = [e.content for s in one.segments("shared") for e in s.entries if e.type == "input"]
@@ -562,7 +581,7 @@ def test_a_page_on_another_port_cannot_use_the_token_cookie(browser: Any, tmp_pa
         other.wait_for_selector("body[data-ready=true]")
         status = other.evaluate(
             """async ([url, chat]) => {
-                const r = await fetch(`${url}api/chats/${chat}/stop`,
+                const r = await fetch(`${url}api/chat/cancel?session_id=${chat}`,
                     { method: "POST", credentials: "include", mode: "no-cors" });
                 return r.type;
             }""",
@@ -572,7 +591,7 @@ def test_a_page_on_another_port_cannot_use_the_token_cookie(browser: Any, tmp_pa
         import httpx
 
         auth = {"Authorization": "Bearer s3cret"}
-        detail = httpx.get(f"{a.url}api/chats/{chat}", headers=auth, timeout=30).json()
+        detail = httpx.get(f"{a.url}api/sessions/{chat}", headers=auth, timeout=30).json()
         assert detail["live"] is not None  # the run was not stopped (a stop waits for it)
         mine.click("#stop")
         mine.wait_for_selector("[data-testid=ended]")
@@ -618,7 +637,13 @@ def test_an_approval_given_after_a_restart_runs_the_tool_once(
         assert json.dumps(PAYEE) in card.locator("[data-testid=approval-args]").inner_text()
         assert p.evaluate("document.body.dataset.pwned") is None  # the markup stayed text
         p.screenshot(path=str(tmp_path / "approval.png"))
-        p.click("[data-testid=approve]")
+        with p.expect_request(lambda r: r.url.endswith("/api/chat/approve")) as sent:
+            p.click("[data-testid=approve]")
+        # the decision names what the card showed: the run and the call's digest (issue 27)
+        decision = json.loads(sent.value.post_data or "{}")
+        assert decision["run_id"] and decision["digest"] == argument_digest(
+            "pay", json.dumps({"amount": 5, "to": PAYEE})
+        )
         p.locator("[data-testid=answer]", has_text="after the payment: paid 5 to").wait_for()
         _wait_idle(p)
         assert p.locator("[data-testid=approval]").count() == 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from lovia import Agent, Runner, SQLiteSession
 from lovia.testing import ScriptedProvider, text
 from lovia.web.ids import chat_segment, read_chat_segment
 
+from .conftest import decode
 from .test_browser import Server
 
 ODD_IDS = [
@@ -68,34 +68,38 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Server]]:
 
 
 def _texts(chat: dict[str, Any]) -> list[Any]:
-    return [e.get("content") for e in chat["entries"] if e["type"] in ("input", "assistant_text")]
+    return [m["content"] for m in chat["entries"] if m["role"] in ("user", "assistant")]
 
 
 def _events(response: httpx.Response) -> list[dict[str, Any]]:
-    return [json.loads(x[5:]) for x in response.text.splitlines() if x.startswith("data:")]
+    return decode(response.text)
+
+
+def _stream(chat_id: str, text: str) -> dict[str, Any]:
+    return {"message": text, "session_id": chat_id}
 
 
 def test_every_stored_id_is_listed_opened_continued_and_deleted(
     served: tuple[str, Server],
 ) -> None:
     base, server = served
-    listed = {c["id"] for c in httpx.get(f"{base}/api/chats").json()}
+    listed = {c["id"] for c in httpx.get(f"{base}/api/sessions").json()}
     assert listed == {"victim", *ODD_IDS}
     for chat_id in ODD_IDS:
-        url = f"{base}/api/chats/{chat_segment(chat_id)}"
+        url = f"{base}/api/sessions/{chat_segment(chat_id)}"
         chat = httpx.get(url).json()
         assert chat["id"] == chat_id
         assert _texts(chat) == [f"hi from {chat_id}", f"hello {chat_id}"]
-        sent = httpx.post(f"{url}/messages", json={"content": "hello"}, timeout=60)
-        assert _events(sent)[-1]["type"] == "run_completed", sent.text
+        sent = httpx.post(f"{base}/api/chat/stream", json=_stream(chat_id, "hello"), timeout=60)
+        assert _events(sent)[-1]["event"] == "done", sent.text
         stored = [e.content for s in server.segments(chat_id) for e in s.entries]
         assert stored[0] == f"hi from {chat_id}" and stored[2] == "hello" and len(stored) == 4
     for chat_id in ODD_IDS:
-        deleted = httpx.delete(f"{base}/api/chats/{chat_segment(chat_id)}")
-        assert deleted.status_code == 200 and deleted.json()["deleted"] == chat_id
+        deleted = httpx.delete(f"{base}/api/sessions/{chat_segment(chat_id)}")
+        assert deleted.status_code == 200 and deleted.json()["ok"] is True
         assert server.segments(chat_id) == []
-    assert [c["id"] for c in httpx.get(f"{base}/api/chats").json()] == ["victim"]
-    assert _texts(httpx.get(f"{base}/api/chats/victim").json()) == [
+    assert [c["id"] for c in httpx.get(f"{base}/api/sessions").json()] == ["victim"]
+    assert _texts(httpx.get(f"{base}/api/sessions/victim").json()) == [
         "hi from victim",
         "hello victim",
     ]
@@ -104,36 +108,36 @@ def test_every_stored_id_is_listed_opened_continued_and_deleted(
 def test_ids_without_a_slash_also_go_as_they_are(served: tuple[str, Server]) -> None:
     base, _ = served
     for chat_id in ("alice@example.com", "Zoë 1", "日本語のチャット", "emoji 🦉"):
-        chat = httpx.get(f"{base}/api/chats/{quote(chat_id, safe='')}").json()
+        chat = httpx.get(f"{base}/api/sessions/{quote(chat_id, safe='')}").json()
         assert chat["id"] == chat_id and _texts(chat)[0] == f"hi from {chat_id}"
     # the short ids of earlier versions keep their URLs, in both directions
     assert chat_segment("victim") == "victim" and chat_segment("a:b.c-d_e") == "a:b.c-d_e"
-    assert httpx.get(f"{base}/api/chats/victim").json()["id"] == "victim"
+    assert httpx.get(f"{base}/api/sessions/victim").json()["id"] == "victim"
 
 
 def test_a_live_run_of_an_odd_id_is_followed_and_stopped(served: tuple[str, Server]) -> None:
     base, server = served
-    url = f"{base}/api/chats/{chat_segment('team/alice')}"
-    seen: list[str] = []
-    with httpx.stream("POST", f"{url}/messages", json={"content": "wait 30"}, timeout=60) as r:
+    url = f"{base}/api/sessions/{chat_segment('team/alice')}"
+    query = f"?session_id={quote('team/alice', safe='')}"
+    body = _stream("team/alice", "wait 30")
+    with httpx.stream("POST", f"{base}/api/chat/stream", json=body, timeout=60) as r:
         assert r.status_code == 200
         for line in r.iter_lines():
-            if line.startswith("data:"):
-                seen.append(json.loads(line[5:])["type"])
-            if seen and seen[-1] == "tool_call_started":
+            if line == "event: tool_call":
                 break
-        listed = {c["id"]: c for c in httpx.get(f"{base}/api/chats").json()}
+        listed = {c["id"]: c for c in httpx.get(f"{base}/api/sessions").json()}
         assert listed["team/alice"]["live"] is not None
         assert httpx.get(url).json()["live"] is not None
-        with httpx.stream("GET", f"{url}/events", timeout=60) as follow:
+        with httpx.stream("POST", f"{base}/api/chat/reconnect{query}", timeout=60) as follow:
             assert follow.status_code == 200
-            stopped = httpx.post(f"{url}/stop", timeout=30)
+            stopped = httpx.post(f"{base}/api/chat/cancel{query}", timeout=30)
             assert stopped.status_code == 200 and stopped.json()["stopped"]
-            last = [json.loads(x[5:]) for x in follow.iter_lines() if x.startswith("data:")][-1]
-        assert last["type"] == "run_failed" and last["stopped"]
+            last = decode(follow.read().decode())[-1]
+        assert last["event"] == "error" and last["stopped"] and last["code"] == "cancelled"
     assert httpx.get(url).json()["live"] is None
     assert [e.content for s in server.segments("team/alice") for e in s.entries][-1] == "wait 30"
-    assert httpx.post(f"{url}/stop").status_code == 409  # nothing left to stop
+    again = httpx.post(f"{base}/api/chat/cancel{query}")
+    assert again.json()["stopped"] is None  # nothing left to stop
 
 
 def test_the_blocking_route_takes_any_servable_session_id(served: tuple[str, Server]) -> None:
@@ -180,19 +184,20 @@ def test_ids_the_app_cannot_serve_are_refused_with_a_hint(
     served: tuple[str, Server], segment: str, status: int, said: str
 ) -> None:
     base, _ = served
-    before = {c["id"] for c in httpx.get(f"{base}/api/chats").json()}
+    before = {c["id"] for c in httpx.get(f"{base}/api/sessions").json()}
     for method, suffix, body in (
         ("GET", "", None),
         ("DELETE", "", None),
-        ("POST", "/messages", {"content": "hi"}),
-        ("POST", "/stop", None),
-        ("GET", "/events", None),
+        ("PATCH", "", {"title": "x"}),
+        ("POST", "/rewind", {"user_turn": 0}),
+        ("POST", "/fork", {}),
+        ("GET", "/export", None),
     ):
-        answer = httpx.request(method, f"{base}/api/chats/{segment}{suffix}", json=body)
+        answer = httpx.request(method, f"{base}/api/sessions/{segment}{suffix}", json=body)
         assert answer.status_code == status, (method, segment, answer.text)
-        data = answer.json()
-        assert said in data["detail"] and "'~'" in data["hint"], data
-    assert {c["id"] for c in httpx.get(f"{base}/api/chats").json()} == before
+        data = answer.json()["detail"]
+        assert said in data["message"] and "'~'" in data["hint"], data
+    assert {c["id"] for c in httpx.get(f"{base}/api/sessions").json()} == before
 
 
 def test_the_tilde_form_reads_back_every_id() -> None:
@@ -220,7 +225,7 @@ def test_reading_a_chat_does_not_reach_another_through_dots(served: tuple[str, S
                 chunks.append(chunk)
         return b"".join(chunks).decode("utf-8", "replace")
 
-    dots = raw("/api/chats/..")
+    dots = raw("/api/sessions/..")
     assert " 200 " in dots.splitlines()[0] and '"id":".."' in dots
-    up = raw("/api/chats/../chats/victim")
+    up = raw("/api/sessions/../sessions/victim")
     assert " 404 " in up.splitlines()[0] and "hi from victim" not in up

@@ -86,7 +86,7 @@ def test_a_chat_stored_under_an_odd_id_opens_continues_stops_and_deletes(
     assert _hash_id(page) == chat_id
     segment = chat_segment(chat_id)
     assert segment.startswith("~")
-    assert any(u.endswith(f"/api/chats/{segment}") for u in urls), urls
+    assert any(u.endswith(f"/api/sessions/{segment}") for u in urls), urls
 
     _send_and_wait(page, "calculate 6 * 7")
     page.locator("[data-testid=answer]", has_text="42").wait_for()
@@ -99,7 +99,8 @@ def test_a_chat_stored_under_an_odd_id_opens_continues_stops_and_deletes(
     page.wait_for_selector("#send:not([hidden])")
     page.wait_for_selector("[data-testid=ended]")
     assert _stored(server, chat_id)[-1] == "wait 20"
-    assert any(u.endswith(f"/api/chats/{segment}/stop") for u in urls), urls
+    stop = f"/api/chat/cancel?session_id={quote(chat_id, safe='')}"
+    assert any(u.endswith(stop) for u in urls), urls
 
     # a reload opens the same chat from the address
     page.reload()

@@ -9,7 +9,6 @@ written. The page's own requests (``same-origin``), typed addresses (``none``) a
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 
 from ..web_server import start_web as _start
 from ..web_server import stop_web as _stop
+from .conftest import decode, message
 
 LOVIA = Path(sys.executable).with_name("lovia")
 
@@ -34,8 +34,7 @@ def server(tmp_path: Path) -> Iterator[str]:
 
 
 def _answers(response: httpx.Response) -> list[str]:
-    events = [json.loads(x[5:]) for x in response.text.splitlines() if x.startswith("data:")]
-    return [e["type"] for e in events]
+    return [e["event"] for e in decode(response.text)]
 
 
 @pytest.mark.parametrize("site", ["same-site", "cross-site", "Same-Site"])
@@ -43,27 +42,31 @@ def test_writes_a_browser_marks_as_from_another_origin_are_refused(server: str, 
     other_port = "http://127.0.0.1:1"  # a loopback Origin: only Sec-Fetch-Site tells
     foreign = {"Origin": other_port, "Sec-Fetch-Site": site}
     with httpx.Client(base_url=server, timeout=30) as c:
-        kept = c.post("/api/chats/kept/messages", json={"content": "q1"})
-        assert _answers(kept)[-1] == "run_completed"
-        before = c.get("/api/chats/kept").json()
+        kept = c.post("/api/chat/stream", json=message("kept", "q1"))
+        assert _answers(kept)[-1] == "done"
+        before = c.get("/api/sessions/kept").json()
+        listed = c.get("/api/sessions").json()
         for method, path, body in [
-            ("POST", "/api/chats/new/messages", {"content": "hi"}),
-            ("POST", "/api/chats/kept/messages", {"content": "q2"}),
-            ("POST", "/api/chats/kept/stop", None),
-            ("POST", "/api/chats/kept/regenerate", None),
-            ("POST", "/api/chats/kept/resume", None),
-            ("POST", "/api/chats", None),
-            ("DELETE", "/api/chats/kept", None),
+            ("POST", "/api/chat/stream", message("new", "hi")),
+            ("POST", "/api/chat", message("kept", "q2")),
+            ("POST", "/api/chat/inject", {"session_id": "kept", "message": "q2"}),
+            ("POST", "/api/chat/cancel?session_id=kept", None),
+            ("POST", "/api/chat/reconnect?session_id=kept", None),
+            ("POST", "/api/sessions/kept/rewind", {"user_turn": 0}),
+            ("POST", "/api/sessions/kept/fork", {}),
+            ("PATCH", "/api/sessions/kept", {"title": "x"}),
+            ("DELETE", "/api/sessions/kept", None),
+            ("DELETE", "/api/sessions", None),
         ]:
             refused = c.request(method, path, json=body, headers=foreign)
             assert refused.status_code == 403, (method, path, refused.text)
-            assert "other origins" in refused.json()["detail"]
-            assert refused.json()["hint"]
+            assert "other origins" in refused.json()["detail"]["message"]
+            assert refused.json()["detail"]["hint"]
         # nothing changed: the chat is as it was, the new one was never made
-        assert c.get("/api/chats/kept").json() == before
-        assert c.get("/api/chats/new").status_code == 404
+        assert c.get("/api/sessions/kept").json() == before
+        assert c.get("/api/sessions").json() == listed
         # reading is not a state change: a GET marked so is still answered
-        assert c.get("/api/chats", headers=foreign).status_code == 200
+        assert c.get("/api/sessions", headers=foreign).status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -80,19 +83,20 @@ def test_the_page_itself_typed_addresses_and_scripts_may_write(
     if headers.get("Origin") == "SELF":
         headers = {**headers, "Origin": server}
     with httpx.Client(base_url=server, timeout=30) as c:
-        sent = c.post("/api/chats/c/messages", json={"content": "q1"}, headers=headers)
-        assert _answers(sent)[-1] == "run_completed"
-        assert c.post("/api/chats/c/regenerate", headers=headers).status_code == 200
-        assert c.delete("/api/chats/c", headers=headers).status_code == 200
-        assert c.get("/api/chats/c").status_code == 404
+        sent = c.post("/api/chat/stream", json=message("c", "q1"), headers=headers)
+        assert _answers(sent)[-1] == "done"
+        rewound = c.post("/api/sessions/c/rewind", json={"user_turn": 0}, headers=headers)
+        assert rewound.status_code == 200
+        assert c.delete("/api/sessions/c", headers=headers).status_code == 200
+        assert c.get("/api/sessions").json() == []
 
 
 def test_a_foreign_origin_is_still_refused_without_sec_fetch_site(server: str) -> None:
     with httpx.Client(base_url=server, timeout=30) as c:
         refused = c.post(
-            "/api/chats/c/messages",
-            json={"content": "hi"},
+            "/api/chat/stream",
+            json=message("c", "hi"),
             headers={"Origin": "https://evil.example", "Sec-Fetch-Site": "same-origin"},
         )
         assert refused.status_code == 403
-        assert c.get("/api/chats/c").status_code == 404
+        assert c.get("/api/sessions").json() == []

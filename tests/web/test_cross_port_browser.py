@@ -26,15 +26,17 @@ def two(tmp_path: Path) -> Iterator[tuple[Server, Server]]:
 
 
 def _chat(base: str, chat_id: str) -> Any:
-    return httpx.get(f"{base}api/chats/{chat_id}", timeout=30).json()
+    return httpx.get(f"{base}api/sessions/{chat_id}", timeout=30).json()
 
 
 def test_a_page_on_another_port_cannot_regenerate_or_stop(browser: Any, two: Any) -> None:
     target, other = two
     sent = httpx.post(
-        f"{target.url}api/chats/victim/messages", json={"content": "tell me a story"}, timeout=60
+        f"{target.url}api/chat/stream",
+        json={"message": "tell me a story", "session_id": "victim"},
+        timeout=60,
     )
-    assert '"run_completed"' in sent.text
+    assert "event: done" in sent.text
     before = _chat(target.url, "victim")
 
     # the other program's page, on another port of 127.0.0.1 (its own page: no CSP of ours)
@@ -46,8 +48,8 @@ def test_a_page_on_another_port_cannot_regenerate_or_stop(browser: Any, two: Any
         fired = page.evaluate(
             """async (base) => {
                 const out = [];
-                for (const path of ['regenerate', 'stop']) {
-                    const r = await fetch(base + 'api/chats/victim/' + path,
+                for (const path of ['sessions/victim/rewind', 'chat/cancel?session_id=victim']) {
+                    const r = await fetch(base + 'api/' + path,
                                           {method: 'POST', mode: 'no-cors'});
                     out.push(r.type);
                 }
@@ -67,9 +69,17 @@ def test_a_page_on_another_port_cannot_regenerate_or_stop(browser: Any, two: Any
         page.goto(target.url)
         page.wait_for_selector("body[data-ready=true]")
         status = page.evaluate(
-            "async () => (await fetch('/api/chats/victim/regenerate', {method: 'POST'})).status"
+            """async () => {
+                const json = { method: 'POST', headers: { 'Content-Type': 'application/json' } };
+                const rewound = await fetch('/api/sessions/victim/rewind',
+                    { ...json, body: JSON.stringify({ user_turn: 0 }) });
+                const sent = await fetch('/api/chat/stream',
+                    { ...json, body: JSON.stringify({ message: 'again', session_id: 'victim' }) });
+                await sent.text();
+                return [rewound.status, sent.status];
+            }"""
         )
-        assert status == 200
+        assert status == [200, 200]
     finally:
         context.close()
     after = _chat(target.url, "victim")

@@ -26,6 +26,7 @@ from lovia import SQLiteSession
 
 from ..web_server import start_web as _start
 from ..web_server import stop_web as _stop
+from .conftest import decode
 
 LOVIA = Path(sys.executable).with_name("lovia")
 
@@ -58,10 +59,18 @@ def start(tmp_path: Path) -> Iterator[Callable[..., tuple[str, subprocess.Popen[
 
 
 async def sse(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The chat stream's events as they arrive: ``{"event": name, **data}``."""
     assert response.status_code == 200, await response.aread()
+    name = "message"
     async for line in response.aiter_lines():
-        if line.startswith("data:"):
-            yield json.loads(line[5:])
+        if line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            yield {"event": name, **json.loads(line[5:])}
+
+
+def send(chat: str, text: str, **extra: Any) -> dict[str, Any]:
+    return {"message": text, "session_id": chat, **extra}
 
 
 async def until(events: AsyncIterator[dict[str, Any]], *types: str) -> list[dict[str, Any]]:
@@ -70,11 +79,11 @@ async def until(events: AsyncIterator[dict[str, Any]], *types: str) -> list[dict
     wanted = list(types)
     async for event in events:
         seen.append(event)
-        if wanted and event["type"] == wanted[0]:
+        if wanted and event["event"] == wanted[0]:
             wanted.pop(0)
             if not wanted:
                 return seen
-    raise AssertionError(f"the stream ended before {wanted}: {[e['type'] for e in seen]}")
+    raise AssertionError(f"the stream ended before {wanted}: {[e['event'] for e in seen]}")
 
 
 def segments(tmp_path: Path, chat: str) -> list[Any]:
@@ -94,20 +103,23 @@ def test_a_message_sent_while_a_run_is_live_joins_that_run(start: Any, tmp_path:
 
     async def scenario() -> tuple[list[dict[str, Any]], httpx.Response]:
         async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-            async with c.stream("POST", "/api/chats/j/messages", json={"content": "a"}) as first:
+            async with c.stream("POST", "/api/chat/stream", json=send("j", "a")) as first:
                 first_events = sse(first)
-                await until(first_events, "tool_call_started")
-                second = await c.post("/api/chats/j/messages", json={"content": "b"})
+                await until(first_events, "tool_call")
+                second = await c.post("/api/chat/stream", json=send("j", "b"))
                 rest = [e async for e in first_events]
             return rest, second
 
     rest, second = asyncio.run(scenario())
     assert second.status_code == 200 and second.headers["x-lovia-joined"] == "1"
-    joined = [json.loads(line[5:]) for line in second.text.splitlines() if line.startswith("data:")]
-    kinds = [e["type"] for e in joined]
-    assert kinds[0] == "user_message_queued" and joined[0]["content"] == "b"
-    assert "user_message_injected" in kinds and kinds[-1] == "run_completed"
-    assert joined[-1]["result"]["output"] == "heard: a | b"
+    joined = decode(second.text)
+    kinds = [e["event"] for e in joined]
+    assert kinds[:2] == ["session", "snapshot"]  # then the run, replayed from its start
+    queued = next(e for e in joined if e["event"] == "user_queued")
+    assert queued["content"] == "b"
+    assert "user_injected" in kinds and kinds[-1] == "done"
+    assert joined[-1]["output"] == "heard: a | b"
+    joined[-1].pop("frame_id")
     assert rest[-1] == joined[-1]  # the first request follows the same run to its end
     assert users(segments(tmp_path, "j")) == [["a", "b"]]  # one run answered both
 
@@ -117,15 +129,13 @@ def test_a_message_not_yet_read_is_kept_when_the_run_is_stopped(start: Any, tmp_
 
     async def scenario() -> Any:
         async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-            async with c.stream("POST", "/api/chats/s/messages", json={"content": "a"}) as first:
+            async with c.stream("POST", "/api/chat/stream", json=send("s", "a")) as first:
                 first_events = sse(first)
-                await until(first_events, "tool_call_started")
-                async with c.stream(
-                    "POST", "/api/chats/s/messages", json={"content": "b"}
-                ) as second:
+                await until(first_events, "tool_call")
+                async with c.stream("POST", "/api/chat/stream", json=send("s", "b")) as second:
                     second_events = sse(second)
-                    await until(second_events, "user_message_queued")
-                    return await c.post("/api/chats/s/stop")
+                    await until(second_events, "user_queued")
+                    return await c.post("/api/chat/cancel?session_id=s")
 
     stopped = asyncio.run(scenario())
     assert stopped.status_code == 200
@@ -140,15 +150,13 @@ def test_a_message_read_by_the_run_is_kept_when_it_is_stopped(start: Any, tmp_pa
 
     async def scenario() -> Any:
         async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-            async with c.stream("POST", "/api/chats/s/messages", json={"content": "a"}) as first:
+            async with c.stream("POST", "/api/chat/stream", json=send("s", "a")) as first:
                 first_events = sse(first)
-                await until(first_events, "tool_call_started")
-                async with c.stream(
-                    "POST", "/api/chats/s/messages", json={"content": "b"}
-                ) as second:
+                await until(first_events, "tool_call")
+                async with c.stream("POST", "/api/chat/stream", json=send("s", "b")) as second:
                     second_events = sse(second)
-                    await until(second_events, "user_message_injected", "tool_call_started")
-                    return await c.post("/api/chats/s/stop")
+                    await until(second_events, "user_injected", "tool_call")
+                    return await c.post("/api/chat/cancel?session_id=s")
 
     assert asyncio.run(scenario()).status_code == 200
     [seg] = segments(tmp_path, "s")
@@ -162,14 +170,12 @@ def test_a_message_read_before_a_crash_is_in_the_resumed_run(start: Any, tmp_pat
 
     async def scenario() -> None:
         async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-            async with c.stream("POST", "/api/chats/k/messages", json={"content": "a"}) as first:
+            async with c.stream("POST", "/api/chat/stream", json=send("k", "a")) as first:
                 first_events = sse(first)
-                await until(first_events, "tool_call_started")
-                async with c.stream(
-                    "POST", "/api/chats/k/messages", json={"content": "c"}
-                ) as second:
+                await until(first_events, "tool_call")
+                async with c.stream("POST", "/api/chat/stream", json=send("k", "c")) as second:
                     second_events = sse(second)
-                    await until(second_events, "user_message_injected", "tool_call_started")
+                    await until(second_events, "user_injected", "tool_call")
                     proc.send_signal(signal.SIGKILL)  # a crash during the second nap
                     proc.wait(timeout=10)
 
@@ -177,11 +183,11 @@ def test_a_message_read_before_a_crash_is_in_the_resumed_run(start: Any, tmp_pat
         asyncio.run(scenario())
     assert proc.poll() is not None
     base2, _ = start(nap=0.1)
-    pending = httpx.get(f"{base2}/api/chats/k").json()["pending"]
+    pending = httpx.get(f"{base2}/api/sessions/k").json()["pending"]
     assert [e["content"] for e in pending["entries"] if e["type"] == "input"] == ["a", "c"]
-    done = httpx.post(f"{base2}/api/chats/k/resume", timeout=30)
-    final = [json.loads(x[5:]) for x in done.text.splitlines() if x.startswith("data:")][-1]
-    assert final["result"]["output"] == "heard: a | c"
+    done = httpx.post(f"{base2}/api/chat/reconnect?session_id=k", timeout=30)
+    final = decode(done.text)[-1]
+    assert final["event"] == "done" and final["output"] == "heard: a | c"
     assert users(segments(tmp_path, "k")) == [["a", "c"]]
 
 
@@ -192,23 +198,19 @@ def test_a_message_too_late_for_the_last_turn_gets_its_own_run(start: Any, tmp_p
 
     async def scenario() -> list[dict[str, Any]]:
         async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-            async with c.stream("POST", "/api/chats/l/messages", json={"content": "a"}) as first:
+            async with c.stream("POST", "/api/chat/stream", json=send("l", "a")) as first:
                 first_events = sse(first)
-                await until(first_events, "tool_call_completed", "turn_started")
-                second = await c.post("/api/chats/l/messages", json={"content": "b"})
-                joined = [
-                    json.loads(x[5:]) for x in second.text.splitlines() if x.startswith("data:")
-                ]
-            assert joined[-1]["type"] == "run_completed" and joined[-1]["next_run_id"]
-            assert joined[-1]["result"]["output"] == "heard: a"
-            live = (await c.get("/api/chats/l")).json()["live"]
-            assert live["run_id"] == joined[-1]["next_run_id"] and live["input"] == "b"
-            async with c.stream("GET", "/api/chats/l/events") as follow:
-                follow_events = sse(follow)
-                return [e async for e in follow_events]
+                await until(first_events, "tool_result", "turn_started")
+                await c.post("/api/chat/stream", json=send("l", "b"))
+                return [e async for e in first_events]
 
     events = asyncio.run(scenario())
-    assert events[-1]["result"]["output"] == "heard: a | b"
+    # one stream, two runs: the first ends, the one that answers the late message follows
+    ends = [e for e in events if e["event"] == "done"]
+    assert [e["output"] for e in ends] == ["heard: a", "heard: a | b"]
+    assert ends[0]["next_run_id"]
+    late = [e for e in events if e["event"] == "user_injected"]
+    assert [e["content"] for e in late] == ["b"]
     assert users(segments(tmp_path, "l")) == [["a"], ["b"]]
 
 
@@ -220,17 +222,18 @@ def test_a_message_for_a_run_on_another_server_is_refused_and_not_written(
 
     async def scenario() -> httpx.Response:
         async with httpx.AsyncClient(timeout=30) as c:
-            async with c.stream("POST", f"{a}/api/chats/o/messages", json={"content": "a"}) as r:
+            async with c.stream("POST", f"{a}/api/chat/stream", json=send("o", "a")) as r:
                 r_events = sse(r)
-                await until(r_events, "tool_call_started")
-                refused = await c.post(f"{b}/api/chats/o/messages", json={"content": "b"})
+                await until(r_events, "tool_call")
+                refused = await c.post(f"{b}/api/chat/stream", json=send("o", "b"))
                 rest = [e async for e in r_events]
-            assert rest[-1]["result"]["output"] == "heard: a"
+            assert rest[-1]["output"] == "heard: a"
             return refused
 
     refused = asyncio.run(scenario())
     assert refused.status_code == 409, refused.text
-    assert "another server" in refused.json()["detail"]
+    assert "another server" in refused.json()["detail"]["message"]
+    assert refused.json()["detail"]["code"] == "run_active"
     assert users(segments(tmp_path, "o")) == [["a"]]
 
 
@@ -243,18 +246,18 @@ def test_a_message_that_cannot_be_sent_does_not_join_the_live_run(
 
     async def scenario() -> tuple[list[httpx.Response], list[dict[str, Any]]]:
         async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-            async with c.stream("POST", "/api/chats/r/messages", json={"content": "a"}) as first:
+            async with c.stream("POST", "/api/chat/stream", json=send("r", "a")) as first:
                 first_events = sse(first)
-                await until(first_events, "tool_call_started")
+                await until(first_events, "tool_call")
                 refused = [
-                    await c.post("/api/chats/r/messages", json={"content": "b", "agent": "nope"}),
-                    await c.post("/api/chats/r/messages", json={"content": "\u200b\u00a0\u2060"}),
+                    await c.post("/api/chat/stream", json=send("r", "b", agent="nope")),
+                    await c.post("/api/chat/stream", json=send("r", "\u200b\u00a0\u2060")),
                 ]
                 rest = [e async for e in first_events]
             return refused, rest
 
     refused, rest = asyncio.run(scenario())
-    assert [r.status_code for r in refused] == [400, 422], [r.text for r in refused]
-    assert "queued" not in " ".join(e["type"] for e in rest)
-    assert rest[-1]["result"]["output"] == "heard: a"
+    assert [r.status_code for r in refused] == [404, 422], [r.text for r in refused]
+    assert "queued" not in " ".join(e["event"] for e in rest)
+    assert rest[-1]["output"] == "heard: a"
     assert users(segments(tmp_path, "r")) == [["a"]]

@@ -13,7 +13,7 @@ import httpx
 
 from lovia.chats.supervisor import MAILBOX_LIMIT
 
-from .test_mailbox import segments, sse, start, until, users
+from .test_mailbox import segments, send, sse, start, until, users
 
 __all__ = ["start"]  # the fixture, used by name
 
@@ -26,26 +26,29 @@ def test_a_message_beyond_the_mailbox_cap_is_refused_and_not_queued(
 
     async def scenario() -> tuple[list[httpx.Response], httpx.Response, httpx.Response]:
         async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-            async with c.stream("POST", "/api/chats/f/messages", json={"content": "a"}) as first:
-                await until(sse(first), "tool_call_started")
+            async with c.stream("POST", "/api/chat/stream", json=send("f", "a")) as first:
+                await until(sse(first), "tool_call")
                 for text in waiting:
-                    async with c.stream(
-                        "POST", "/api/chats/f/messages", json={"content": text}
-                    ) as joined:
-                        await until(sse(joined), "user_message_queued")
+                    joined = await c.post(
+                        "/api/chat/inject", json={"session_id": "f", "message": text}
+                    )
+                    assert joined.json()["accepted"] is True, joined.text
                 refused = [
-                    await c.post("/api/chats/f/messages", json={"content": "one too many"})
-                    for _ in range(2)
+                    await c.post("/api/chat/stream", json=send("f", "one too many")),
+                    await c.post(
+                        "/api/chat/inject", json={"session_id": "f", "message": "one too many"}
+                    ),
                 ]
-                live = await c.get("/api/chats/f")
-                stopped = await c.post("/api/chats/f/stop")
+                live = await c.get("/api/sessions/f")
+                stopped = await c.post("/api/chat/cancel?session_id=f")
             return refused, live, stopped
 
     refused, live, stopped = asyncio.run(scenario())
     for response in refused:
         assert response.status_code == 429, response.text
-        body = response.json()
-        assert f"{MAILBOX_LIMIT} messages waiting" in body["detail"], body
+        body = response.json()["detail"]
+        assert f"{MAILBOX_LIMIT} messages" in body["message"], body
+        assert body["code"] == "mailbox_full"
         assert body["hint"] and response.headers["retry-after"]
     assert "one too many" not in live.text  # not queued, not announced to the run's followers
     assert stopped.status_code == 200

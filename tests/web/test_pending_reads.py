@@ -12,9 +12,9 @@ from typing import Any
 
 from lovia import AssistantTextEntry, InputEntry, RunHead, SQLiteCheckpointer, SQLiteSession
 from lovia.demo import demo_agent
-from lovia.web import create_app
+from lovia.web import ChatStore
 
-from .conftest import events_of
+from .conftest import events_of, message, sid, web_app
 
 
 class Recording(SQLiteCheckpointer):
@@ -57,16 +57,17 @@ async def test_a_chat_request_reads_only_that_chats_runs(client_for: Any, tmp_pa
         await cp.append(f"o{i}", [InputEntry(content="x" * 2000)], head)
     head = RunHead("demo", status="failed", session_id="mine", error={"type": "ProviderError"})
     await cp.append("m1", [InputEntry(content="calculate 6 * 7")], head)
-    client = client_for(create_app(demo_agent(delay=0), session=session, checkpointer=cp))
+    client = client_for(web_app(demo_agent(delay=0), store=ChatStore(session, checkpointer=cp)))
 
     cp.asked.clear()
-    detail = (await client.get("/api/chats/mine")).json()
+    detail = (await client.get("/api/sessions/mine")).json()
     assert detail["pending"]["run_id"] == "m1"
-    resumed = events_of(await client.post("/api/chats/mine/resume"))
-    assert "42" in resumed[-1]["result"]["output"]
-    sent = events_of(await client.post("/api/chats/mine/messages", json={"content": "hi"}))
-    assert sent[-1]["type"] == "run_completed"
-    assert (await client.post("/api/chats/mine/stop")).status_code == 409  # nothing to stop
+    resumed = events_of(await client.post(f"/api/chat/reconnect{sid('mine')}"))
+    assert "42" in resumed[-1]["output"]
+    sent = events_of(await client.post("/api/chat/stream", json=message("mine", "hi")))
+    assert sent[-1]["event"] == "done"
+    stopped = await client.post(f"/api/chat/cancel{sid('mine')}")
+    assert stopped.json()["stopped"] is None  # nothing to stop
     assert cp.asked, "the chat's unfinished run is looked up through list_run_heads"
     assert all(kwargs.get("session_id") == "mine" for kwargs in cp.asked), cp.asked
     assert not cp.full, "no request reads every run with its entries"
@@ -75,7 +76,7 @@ async def test_a_chat_request_reads_only_that_chats_runs(client_for: Any, tmp_pa
     # the chat list and the resumable runs still see every chat
     cp.loaded.clear()
     cp.firsts.clear()
-    chats = (await client.get("/api/chats")).json()
+    chats = (await client.get("/api/sessions")).json()
     listed = {c["id"]: c for c in chats}
     assert {f"other{i}" for i in range(40)} <= set(listed)
     assert listed["other7"]["title"] == "x" * 79 + "…"  # the run's first message
@@ -87,7 +88,7 @@ async def test_a_chat_request_reads_only_that_chats_runs(client_for: Any, tmp_pa
     assert len(cp.firsts) == 1, "each title is read once"
 
     cp.loaded.clear()
-    assert (await client.get("/api/chats")).json() == chats
+    assert (await client.get("/api/sessions")).json() == chats
     assert len((await client.get("/api/runs/resumable")).json()) == 40
     assert cp.loaded == [], "the chat list reads heads only once titles are known"
     assert len(cp.firsts) == 1
@@ -107,8 +108,8 @@ async def test_a_run_that_starts_without_a_user_message_is_read_whole_for_its_ti
     await cp.append("odd-run", [InputEntry(content="the  question\n asked")], head)
     other = RunHead("demo", status="failed", session_id="p", error={"type": "X"})
     await cp.append("plain", [InputEntry(content="plain one")], other)
-    client = client_for(create_app(demo_agent(delay=0), session=session, checkpointer=cp))
-    titles = {c["id"]: c["title"] for c in (await client.get("/api/chats")).json()}
+    client = client_for(web_app(demo_agent(delay=0), store=ChatStore(session, checkpointer=cp)))
+    titles = {c["id"]: c["title"] for c in (await client.get("/api/sessions")).json()}
     assert titles == {"odd": "the question asked", "p": "plain one"}
     assert cp.loaded == ["odd-run"], "only the run whose first entry has no title is read whole"
     await session.close()
@@ -145,8 +146,13 @@ async def test_a_checkpointer_without_first_entries_still_gives_titles(
     session = SQLiteSession(db, wal=True)
     head = RunHead("demo", status="failed", session_id="c1", error={"type": "X"})
     await inner.append("r1", [InputEntry(content="what is lovia")], head)
-    client = client_for(create_app(demo_agent(delay=0), session=session, checkpointer=Plain(inner)))
-    [chat] = (await client.get("/api/chats")).json()
+    client = client_for(
+        web_app(
+            demo_agent(delay=0),
+            store=ChatStore(session, checkpointer=Plain(inner)),  # type: ignore[arg-type]
+        )
+    )
+    [chat] = (await client.get("/api/sessions")).json()
     assert (chat["id"], chat["title"]) == ("c1", "what is lovia")
     [run] = (await client.get("/api/runs/resumable")).json()
     assert run["title"] == "what is lovia"

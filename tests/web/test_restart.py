@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -23,10 +22,10 @@ from lovia import (
     ToolCallEntry,
     ToolResultEntry,
 )
-from lovia.web import create_app
+from lovia.web import ChatStore
 
 from .apps import agents
-from .conftest import events_of
+from .conftest import events_of, sid, web_app
 
 ROOT = Path(__file__).resolve().parents[2]
 LOVIA = Path(sys.executable).with_name("lovia")
@@ -58,7 +57,7 @@ def killed_server(tmp_path: Path) -> Iterator[tuple[Path, str]]:
         deadline = time.monotonic() + 30
         while True:
             try:
-                if httpx.get(f"{base}/api/health").status_code == 200:
+                if httpx.get(f"{base}/healthz").status_code == 200:
                     break
             except httpx.TransportError:
                 pass
@@ -67,15 +66,12 @@ def killed_server(tmp_path: Path) -> Iterator[tuple[Path, str]]:
                 raise RuntimeError(f"lovia web did not start: {out}")
             time.sleep(0.1)
         run_id = ""
-        with httpx.stream(
-            "POST", f"{base}/api/chats/r/messages", json={"content": "go"}, timeout=30
-        ) as response:
+        body = {"message": "go", "session_id": "r"}
+        with httpx.stream("POST", f"{base}/api/chat/stream", json=body, timeout=30) as response:
+            run_id = response.headers["x-lovia-run-id"]
             for line in response.iter_lines():
-                if line.startswith("data:"):
-                    event = json.loads(line[5:])
-                    run_id = run_id or event.get("run_id", "")
-                    if event["type"] == "tool_call_started":
-                        break
+                if line == "event: tool_call":
+                    break
         proc.send_signal(signal.SIGKILL)  # a crash: nothing gets to mark the run
         proc.wait(timeout=10)
         yield db, run_id
@@ -95,17 +91,22 @@ async def test_a_new_app_on_the_same_database_resumes_the_interrupted_run(
     db, run_id = killed_server
     session = SQLiteSession(db, wal=True)
     cp = SQLiteCheckpointer(db, wal=True)
-    client = client_for(create_app(agents, session=session, checkpointer=cp, lease_ttl=1))
+    store = ChatStore(session, checkpointer=cp, meta_path=db)
+    client = client_for(web_app(agents, store=store, lease_ttl=1))
     offered = (await client.get("/api/runs/resumable")).json()
-    assert [(r["run_id"], r["chat_id"], r["status"]) for r in offered] == [(run_id, "r", "running")]
-    chats = (await client.get("/api/chats")).json()
+    assert [(r["run_id"], r["session_id"], r["status"]) for r in offered] == [
+        (run_id, "r", "running")
+    ]
+    chats = (await client.get("/api/sessions")).json()
     assert chats[0]["id"] == "r" and chats[0]["pending"]["status"] == "running"
-    pending = (await client.get("/api/chats/r")).json()["pending"]
+    pending = (await client.get("/api/sessions/r")).json()["pending"]
     assert [e["type"] for e in pending["entries"]] == ["input", "tool_call"]
-    events = events_of(await client.post("/api/chats/r/resume"))
-    assert events[0]["type"] == "run_started" and events[0]["resumed"] is True
-    assert events[0]["run_id"] == run_id
-    assert events[-1]["result"]["output"] == "finished after unblocked once"
+    resumed = await client.post(f"/api/chat/reconnect{sid('r')}")
+    assert resumed.headers["x-lovia-run-id"] == run_id
+    events = events_of(resumed)
+    assert events[0]["event"] == "snapshot"
+    assert events[-1]["event"] == "done"
+    assert events[-1]["output"] == "finished after unblocked once"
     stored = await session.load("r")
     assert [type(e) for e in stored][:3] == [InputEntry, ToolCallEntry, ToolResultEntry]
     assert [e for e in stored if isinstance(e, InputEntry)] == [InputEntry(content="go")]

@@ -9,24 +9,40 @@ import pytest
 from lovia import Agent, InMemorySession
 from lovia.demo import demo_agent
 from lovia.testing import ScriptedProvider, text
-from lovia.web import create_app
+from lovia.web import ChatStore
 from lovia.web.auth import COOKIE_NAME, is_loopback
 
-from .conftest import events_of
+from .conftest import chat_path, detail_of, events_of, message, sid, web_app
 
 ROUTES = [
-    ("GET", "/api/health"),
-    ("GET", "/api/chats"),
-    ("POST", "/api/chats"),
-    ("GET", "/api/chats/c1"),
-    ("DELETE", "/api/chats/c1"),
-    ("POST", "/api/chats/c1/messages"),
-    ("POST", "/api/chats/c1/stop"),
-    ("POST", "/api/chats/c1/edit"),
-    ("POST", "/api/chats/c1/regenerate"),
-    ("GET", "/api/chats/c1/events"),
-    ("POST", "/api/chats/c1/resume"),
+    ("GET", "/api/info"),
+    ("GET", "/api/agents"),
+    ("GET", "/api/agents/demo"),
+    ("POST", "/api/chat"),
+    ("POST", "/api/chat/stream"),
+    ("POST", f"/api/chat/reconnect{sid('c1')}"),
+    ("POST", "/api/chat/approve"),
+    ("POST", "/api/chat/answer"),
+    ("POST", f"/api/chat/cancel{sid('c1')}"),
+    ("POST", "/api/chat/inject"),
+    ("POST", "/api/chat/uninject"),
+    ("GET", "/api/sessions"),
+    ("DELETE", "/api/sessions"),
+    ("GET", "/api/sessions/c1"),
+    ("PATCH", "/api/sessions/c1"),
+    ("DELETE", "/api/sessions/c1"),
+    ("POST", "/api/sessions/c1/rewind"),
+    ("POST", "/api/sessions/c1/fork"),
+    ("GET", "/api/sessions/c1/export"),
+    ("GET", "/api/sessions/c1/todos"),
+    ("POST", "/api/sessions/c1/followups"),
+    ("GET", "/api/sessions/c1/ui-data/abcdefghijklmnopqrstuv"),
+    ("GET", "/api/sessions/c1/tool-images/c/0"),
+    ("GET", "/api/sessions/c1/processes"),
+    ("GET", "/api/runs"),
+    ("GET", "/api/runs/history"),
     ("GET", "/api/runs/resumable"),
+    ("GET", "/api/events"),
 ]
 
 
@@ -34,40 +50,42 @@ ROUTES = [
 async def test_every_api_route_answers_401_without_the_token(
     client_for: Any, method: str, path: str
 ) -> None:
-    client = client_for(create_app(demo_agent(delay=0), token="s3cret"))
-    body = {"content": "hi"} if path.endswith("messages") else None
+    client = client_for(web_app(demo_agent(delay=0), token="s3cret"))
+    body = message("c1", "hi") if path.startswith("/api/chat") else None
     refused = await client.request(method, path, json=body)
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"] == "Bearer"
+    assert detail_of(refused.json())["code"] == "server_token"
     wrong = await client.request(method, path, json=body, headers={"Authorization": "Bearer nope"})
     assert wrong.status_code == 401
 
 
 async def test_the_bearer_header_or_the_cookie_lets_requests_in(client_for: Any) -> None:
-    app = create_app(demo_agent(delay=0), token="s3cret")
+    app = web_app(demo_agent(delay=0), token="s3cret")
     bearer = client_for(app, headers={"Authorization": "Bearer s3cret"})
-    assert (await bearer.get("/api/chats")).status_code == 200
-    events = events_of(await bearer.post("/api/chats/c/messages", json={"content": "hi"}))
-    assert events[-1]["type"] == "run_completed"
+    assert (await bearer.get("/api/sessions")).status_code == 200
+    events = events_of(await bearer.post("/api/chat/stream", json=message("c", "hi")))
+    assert events[-1]["event"] == "done"
+    assert (await client_for(app).get("/healthz")).json() == {"status": "ok"}  # no token
     browser = client_for(app)
     exchange = await browser.get("/?token=s3cret")
     assert exchange.status_code == 303 and exchange.headers["location"] == "/"
     cookie = exchange.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie
     browser.cookies.set(COOKIE_NAME, "s3cret")
-    assert (await browser.get("/api/chats/c")).json()["entries"][0]["content"] == "hi"
+    assert (await browser.get(chat_path("c"))).json()["entries"][0]["content"] == "hi"
     assert (await client_for(app).get("/?token=guess")).status_code == 401
 
 
 async def test_the_page_and_static_files_load_without_the_token(client_for: Any) -> None:
-    client = client_for(create_app(demo_agent(), token="s3cret"))
+    client = client_for(web_app(demo_agent(), token="s3cret"))
     page = await client.get("/")
     assert page.status_code == 200 and "<html" in page.text.lower()
     assert (await client.get("/static/app.js")).status_code == 200
 
 
 async def test_the_page_forbids_inline_scripts(client_for: Any) -> None:
-    page = await client_for(create_app(demo_agent())).get("/")
+    page = await client_for(web_app(demo_agent())).get("/")
     policy = page.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
     assert "<script>" not in page.text  # the page's own code is in modules, not inline
@@ -83,11 +101,11 @@ async def test_model_output_with_markup_travels_as_json_text_only(client_for: An
     (the browser test checks that nothing executes)."""
     probe = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
     agent = Agent("x", model=ScriptedProvider([text(probe)]))
-    client = client_for(create_app(agent))
-    response = await client.post("/api/chats/x/messages", json={"content": "hi"})
+    client = client_for(web_app(agent))
+    response = await client.post("/api/chat/stream", json=message("x", "hi"))
     assert response.headers["content-type"].startswith("text/event-stream")
-    assert events_of(response)[-1]["result"]["output"] == probe
-    detail = await client.get("/api/chats/x")
+    assert events_of(response)[-1]["output"] == probe
+    detail = await client.get(chat_path("x"))
     assert detail.headers["content-type"] == "application/json"
     assert detail.json()["entries"][1]["content"] == probe
 
@@ -97,11 +115,11 @@ async def test_model_output_with_markup_travels_as_json_text_only(client_for: An
 )
 async def test_without_a_token_a_foreign_host_header_is_refused(client_for: Any, host: str) -> None:
     """DNS rebinding: a page whose domain now points at 127.0.0.1 sends its own Host."""
-    client = client_for(create_app(demo_agent(delay=0)))
-    for path in ("/api/chats", "/", "/api/health"):
+    client = client_for(web_app(demo_agent(delay=0)))
+    for path in ("/api/sessions", "/", "/api/info"):
         refused = await client.get(path, headers={"Host": host})
         assert refused.status_code == 400, (path, refused.text)
-        assert "loopback" in refused.json()["detail"]
+        assert "loopback" in detail_of(refused.json())["message"]
 
 
 @pytest.mark.parametrize(
@@ -110,8 +128,8 @@ async def test_without_a_token_a_foreign_host_header_is_refused(client_for: Any,
 async def test_without_a_token_loopback_hosts_with_any_port_are_served(
     client_for: Any, host: str
 ) -> None:
-    client = client_for(create_app(demo_agent(delay=0)))
-    assert (await client.get("/api/chats", headers={"Host": host})).json() == []
+    client = client_for(web_app(demo_agent(delay=0)))
+    assert (await client.get("/api/sessions", headers={"Host": host})).json() == []
     assert (await client.get("/", headers={"Host": host})).status_code == 200
 
 
@@ -123,39 +141,39 @@ async def test_without_a_token_a_post_from_another_site_is_refused(
 ) -> None:
     """CSRF: another site's page may send a POST to 127.0.0.1; its Origin gives it away."""
     session = InMemorySession()
-    client = client_for(create_app(demo_agent(delay=0), session=session))
+    client = client_for(web_app(demo_agent(delay=0), store=ChatStore(session)))
     sent = await client.post(
-        "/api/chats/c/messages", json={"content": "hi"}, headers={"Origin": origin}
+        "/api/chat/stream", json=message("c", "hi"), headers={"Origin": origin}
     )
     assert sent.status_code == 403, sent.text
     assert await session.load("c") == []
-    deleted = await client.delete("/api/chats/c", headers={"Origin": origin})
+    deleted = await client.delete(chat_path("c"), headers={"Origin": origin})
     assert deleted.status_code == 403
     # reading stays allowed: the Host check already keeps foreign pages out
-    assert (await client.get("/api/chats", headers={"Origin": origin})).status_code == 200
+    assert (await client.get("/api/sessions", headers={"Origin": origin})).status_code == 200
 
 
 async def test_without_a_token_loopback_origins_and_no_origin_may_post(client_for: Any) -> None:
     session = InMemorySession()
-    client = client_for(create_app(demo_agent(delay=0), session=session))
+    client = client_for(web_app(demo_agent(delay=0), store=ChatStore(session)))
     for origin in ("http://127.0.0.1:8000", "http://localhost:5173", "http://[::1]:8000", None):
         headers = {"Origin": origin} if origin else {}
-        sent = await client.post("/api/chats/c/messages", json={"content": "hi"}, headers=headers)
-        assert events_of(sent)[-1]["type"] == "run_completed", origin
+        sent = await client.post("/api/chat/stream", json=message("c", "hi"), headers=headers)
+        assert events_of(sent)[-1]["event"] == "done", origin
     assert len(await session.segments("c")) == 4
 
 
 async def test_with_a_token_the_host_and_origin_are_not_checked(client_for: Any) -> None:
     """A tokened server may sit behind any name (a proxy, a LAN address): the token decides."""
     client = client_for(
-        create_app(demo_agent(delay=0), token="s3cret"),
+        web_app(demo_agent(delay=0), token="s3cret"),
         headers={"Authorization": "Bearer s3cret", "Host": "lovia.lan:8000"},
     )
-    assert (await client.get("/api/chats")).status_code == 200
+    assert (await client.get("/api/sessions")).status_code == 200
     sent = await client.post(
-        "/api/chats/c/messages", json={"content": "hi"}, headers={"Origin": "https://lovia.lan"}
+        "/api/chat/stream", json=message("c", "hi"), headers={"Origin": "https://lovia.lan"}
     )
-    assert events_of(sent)[-1]["type"] == "run_completed"
+    assert events_of(sent)[-1]["event"] == "done"
 
 
 async def test_the_token_cookie_is_named_after_the_port_and_writes_need_this_origin(
@@ -164,34 +182,34 @@ async def test_the_token_cookie_is_named_after_the_port_and_writes_need_this_ori
     """Issue 14 item 4: cookies ignore ports, so a page on another port of the host gets the
     cookie sent along; its state-changing requests are refused by their Origin, and another
     server's cookie (named for its port) does not open this one."""
-    app = create_app(demo_agent(delay=0), token="s3cret")
+    app = web_app(demo_agent(delay=0), token="s3cret")
     base = "http://127.0.0.1:8123"
     page = client_for(app, base_url=base)
     exchange = await page.get("/?token=s3cret")
     assert exchange.headers["set-cookie"].startswith("lovia_token_8123=")
     page.cookies.set("lovia_token_8123", "s3cret")
     own = {"Origin": base, "Sec-Fetch-Site": "same-origin"}
-    sent = await page.post("/api/chats/c/messages", json={"content": "hi"}, headers=own)
-    assert events_of(sent)[-1]["type"] == "run_completed"
+    sent = await page.post("/api/chat/stream", json=message("c", "hi"), headers=own)
+    assert events_of(sent)[-1]["event"] == "done"
     for foreign in (
         {"Origin": "http://127.0.0.1:9999"},
         {"Origin": "http://127.0.0.1:9999", "Sec-Fetch-Site": "same-site"},
         {"Sec-Fetch-Site": "same-site"},
         {"Origin": "null"},
     ):
-        for method, path in [("POST", "/api/chats/c/stop"), ("DELETE", "/api/chats/c")]:
+        for method, path in [("POST", f"/api/chat/cancel{sid('c')}"), ("DELETE", chat_path("c"))]:
             refused = await page.request(method, path, headers=foreign)
             assert refused.status_code == 403, (foreign, method, refused.text)
-    assert (await page.get("/api/chats/c")).json()["entries"][0]["content"] == "hi"
+    assert (await page.get(chat_path("c"))).json()["entries"][0]["content"] == "hi"
     other = client_for(app, base_url=base)
     other.cookies.set("lovia_token_9999", "s3cret")  # the cookie of a server on port 9999
-    assert (await other.get("/api/chats")).status_code == 401
+    assert (await other.get("/api/sessions")).status_code == 401
     script = client_for(app, base_url=base, headers={"Authorization": "Bearer s3cret"})
-    assert (await script.delete("/api/chats/c")).status_code == 200  # no Origin: a script
+    assert (await script.delete(chat_path("c"))).status_code == 200  # no Origin: a script
 
 
 async def test_the_favicon_is_served(client_for: Any) -> None:
-    client = client_for(create_app(demo_agent()))
+    client = client_for(web_app(demo_agent()))
     icon = await client.get("/favicon.ico")
     assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
     page = await client.get("/")
@@ -207,7 +225,7 @@ def test_a_body_that_stops_halfway_gets_408_from_a_real_server() -> None:
 
     import uvicorn
 
-    app = create_app(demo_agent(delay=0), body_timeout=0.5)
+    app = web_app(demo_agent(delay=0), body_timeout=0.5)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -220,9 +238,9 @@ def test_a_body_that_stops_halfway_gets_408_from_a_real_server() -> None:
             time.sleep(0.02)
         with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
             conn.sendall(
-                b"POST /api/chats/c1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"POST /api/chat/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                 b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
-                b'{"content":'
+                b'{"message":'
             )
             chunks = []
             while chunk := conn.recv(4096):  # headers and body may arrive apart; to close

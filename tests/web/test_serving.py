@@ -48,13 +48,13 @@ def test_a_connection_that_sends_nothing_is_closed_with_408(port: int) -> None:
 
 def test_half_a_request_head_is_closed_with_408(port: int) -> None:
     with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
-        conn.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        conn.sendall(b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
         answer = _answer(conn)
     assert answer.startswith("HTTP/1.1 408"), answer
 
 
 def test_headers_trickled_a_byte_at_a_time_do_not_hold_the_connection(port: int) -> None:
-    head = b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Pad: " + b"a" * 200
+    head = b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Pad: " + b"a" * 200
     with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
         sent = 0
         try:
@@ -71,12 +71,12 @@ def test_headers_trickled_a_byte_at_a_time_do_not_hold_the_connection(port: int)
 
 def test_a_complete_request_is_served_and_the_next_one_has_its_own_deadline(port: int) -> None:
     with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
-        conn.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        conn.sendall(b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         first = conn.recv(65536).decode()  # at least the start of the first answer
         assert first.startswith("HTTP/1.1 200"), first
-        conn.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
+        conn.sendall(b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
         answer = first + _answer(conn)
-    assert answer.count("HTTP/1.1 200") == 1 and '"ok":true' in answer, answer
+    assert answer.count("HTTP/1.1 200") == 1 and '"configured":true' in answer, answer
     second = answer[answer.index("HTTP/1.1", 1) :]
     assert second.startswith("HTTP/1.1 408"), answer
 
@@ -84,9 +84,9 @@ def test_a_complete_request_is_served_and_the_next_one_has_its_own_deadline(port
 def test_a_slow_body_gets_408_under_the_same_option(port: int) -> None:
     with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
         conn.sendall(
-            b"POST /api/chats/c1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"POST /api/chat/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
-            b'{"content":'
+            b'{"message":'
         )
         answer = _answer(conn)
     assert answer.startswith("HTTP/1.1 408"), answer

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from lovia import Agent, InMemoryCheckpointer, InMemorySession
-from lovia.web import create_app
+from lovia.web import ChatStore
+
+from .conftest import message, web_app
 
 
 def _closed_port() -> int:
@@ -24,17 +26,20 @@ async def test_a_model_without_its_key_is_reported_and_refused_before_any_write(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     session, cp = InMemorySession(), InMemoryCheckpointer()
-    app = create_app(Agent("assistant", model="openai:gpt-4.1"), session=session, checkpointer=cp)
+    app = web_app(
+        Agent("assistant", model="openai:gpt-4.1"), store=ChatStore(session, checkpointer=cp)
+    )
     client = client_for(app)
-    health = (await client.get("/api/health")).json()
-    assert health["agents"] == [{"name": "assistant", "demo": False, "usable": False}]
+    health = (await client.get("/api/info")).json()
+    agents = (await client.get("/api/agents")).json()
+    assert [(a["name"], a["demo"], a["usable"]) for a in agents] == [("assistant", False, False)]
     assert "no API key" in health["setup_problem"]["message"]
     assert health["setup_problem"]["blocking"] is True
     assert "OPENAI_API_KEY" in health["setup_hint"]
-    refused = await client.post("/api/chats/c1/messages", json={"content": "hi"})
+    refused = await client.post("/api/chat/stream", json=message("c1", "hi"))
     assert refused.status_code == 400
-    assert "OPENAI_API_KEY" in refused.json()["hint"]
-    assert "cannot be used" in refused.json()["detail"]
+    assert "OPENAI_API_KEY" in refused.json()["detail"]["hint"]
+    assert "cannot be used" in refused.json()["detail"]["message"]
     assert await session.load("c1") == []
     assert await cp.list_runs() == []  # nothing to "resume" that could only fail again
 
@@ -45,12 +50,14 @@ async def test_a_misspelt_provider_is_reported_with_the_fix_and_refused(
     """The Agent is built (as in 0.9.119); the page says what to write before any message."""
     monkeypatch.setenv("OPENAI_API_KEY", "set")
     session = InMemorySession()
-    client = client_for(create_app(Agent("assistant", model="opnai:gpt-4.1"), session=session))
-    health = (await client.get("/api/health")).json()
-    assert health["agents"][0]["usable"] is False
+    client = client_for(
+        web_app(Agent("assistant", model="opnai:gpt-4.1"), store=ChatStore(session))
+    )
+    health = (await client.get("/api/info")).json()
+    assert (await client.get("/api/agents")).json()[0]["usable"] is False
     assert "unknown model provider 'opnai'" in health["setup_problem"]["message"]
     assert "openai:gpt-4.1" in health["setup_hint"]
-    refused = await client.post("/api/chats/c1/messages", json={"content": "hi"})
+    refused = await client.post("/api/chat/stream", json=message("c1", "hi"))
     assert refused.status_code == 400
     assert await session.load("c1") == []
 
@@ -61,13 +68,13 @@ async def test_an_unreachable_base_url_is_a_warning_that_names_the_url(
     port = _closed_port()
     monkeypatch.setenv("OPENAI_API_KEY", "local")
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
-    client = client_for(create_app(Agent("assistant", model="openai:qwen3")))
-    health = (await client.get("/api/health")).json()
+    client = client_for(web_app(Agent("assistant", model="openai:qwen3")))
+    health = (await client.get("/api/info")).json()
     problem = health["setup_problem"]
     assert problem["blocking"] is False  # the server may come up later: sending stays open
     assert f"127.0.0.1:{port}" in problem["message"]
     assert "OPENAI_BASE_URL" in health["setup_hint"]
-    assert health["agents"][0]["usable"] is True
+    assert (await client.get("/api/agents")).json()[0]["usable"] is True
 
 
 async def test_a_listening_base_url_and_a_keyed_model_report_nothing(
@@ -79,8 +86,8 @@ async def test_a_listening_base_url_and_a_keyed_model_report_nothing(
         port = listener.getsockname()[1]
         monkeypatch.setenv("OPENAI_API_KEY", "local")
         monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
-        client = client_for(create_app(Agent("assistant", model="openai:qwen3")))
-        health = (await client.get("/api/health")).json()
+        client = client_for(web_app(Agent("assistant", model="openai:qwen3")))
+        health = (await client.get("/api/info")).json()
     assert health["setup_problem"] is None and health["setup_hint"] is None
 
 
@@ -92,13 +99,15 @@ async def test_a_run_that_fails_before_its_checkpoint_keeps_the_message(
     error and its fix."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     session, cp = InMemorySession(), InMemoryCheckpointer()
-    app = create_app(Agent("assistant", model="openai:gpt-4.1"), session=session, checkpointer=cp)
+    app = web_app(
+        Agent("assistant", model="openai:gpt-4.1"), store=ChatStore(session, checkpointer=cp)
+    )
     client = client_for(app)
-    assert (await client.get("/api/health")).json()["agents"][0]["usable"] is True
+    assert (await client.get("/api/agents")).json()[0]["usable"] is True
     monkeypatch.delenv("OPENAI_API_KEY")
-    sent = await client.post("/api/chats/c1/messages", json={"content": "hello?"})
+    sent = await client.post("/api/chat/stream", json=message("c1", "hello?"))
     assert sent.status_code == 200
-    chat = (await client.get("/api/chats/c1")).json()
+    chat = (await client.get("/api/sessions/c1")).json()
     assert chat["pending"] is None
     [entry] = chat["entries"]
     assert entry["content"] == "hello?" and entry["ended"] == "failed"

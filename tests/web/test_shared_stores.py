@@ -22,9 +22,9 @@ from lovia import (
     tool,
 )
 from lovia.testing import ScriptedProvider, call, text
-from lovia.web import create_app
+from lovia.web import ChatStore
 
-from .conftest import events_of
+from .conftest import chat_path, detail_of, events_of, message, sid, web_app
 
 
 def _held_agent() -> tuple[Agent, asyncio.Event, asyncio.Event]:
@@ -61,32 +61,35 @@ async def test_stop_on_another_server_refuses_and_keeps_the_run_whole(
     server 1 drives the chat's run; nothing is written, and server 1's answer lands whole."""
     agent, started, go = _held_agent()
     (session1, cp1), (session2, cp2) = _two_servers(kind, tmp_path)
-    one = client_for(create_app(agent, session=session1, checkpointer=cp1))
-    two = client_for(create_app(agent, session=session2, checkpointer=cp2))
-    sending = asyncio.ensure_future(one.post("/api/chats/c/messages", json={"content": "go"}))
+    one = client_for(web_app(agent, store=ChatStore(session1, checkpointer=cp1)))
+    two = client_for(web_app(agent, store=ChatStore(session2, checkpointer=cp2)))
+    sending = asyncio.ensure_future(one.post("/api/chat/stream", json=message("c", "go")))
     await started.wait()
 
-    assert (await two.get("/api/chats/c")).json()["busy_elsewhere"] is True
-    assert (await one.get("/api/chats/c")).json()["busy_elsewhere"] is False
-    stop = await two.post("/api/chats/c/stop")
+    assert (await two.get(chat_path("c"))).json()["busy_elsewhere"] is True
+    assert (await one.get(chat_path("c"))).json()["busy_elsewhere"] is False
+    stop = await two.post(f"/api/chat/cancel{sid('c')}")
     assert stop.status_code == 409, stop.text
-    assert "busy" in stop.json()["detail"]
+    assert "busy" in detail_of(stop.json())["message"]
+    assert detail_of(stop.json())["code"] == "run_active"
     for path, body in [
-        ("/api/chats/c/messages", {"content": "meanwhile"}),
-        ("/api/chats/c/regenerate", None),
-        ("/api/chats/c/edit", {"index": 0, "content": "other"}),
+        ("/api/chat/stream", message("c", "meanwhile")),
+        ("/api/chat", message("c", "meanwhile")),
+        (chat_path("c", "/rewind"), {"user_turn": 0}),
     ]:
         refused = await two.post(path, json=body)
         assert refused.status_code == 409, (path, refused.text)
-    assert (await two.delete("/api/chats/c")).status_code == 409
+    joined = await two.post("/api/chat/inject", json={"session_id": "c", "message": "x"})
+    assert joined.json() == {"accepted": False}  # not this server's run to join
+    assert (await two.delete(chat_path("c"))).status_code == 409
     assert await session2.load("c") == []
     pending = (await two.get("/api/runs/resumable")).json()
-    assert [r["chat_id"] for r in pending] == ["c"]  # the checkpoint is still there
+    assert [r["session_id"] for r in pending] == ["c"]  # the checkpoint is still there
     assert pending[0]["busy_elsewhere"] is True  # and the page says it is answered elsewhere
 
     go.set()
     events = events_of(await sending)
-    assert events[-1]["type"] == "run_completed"
+    assert events[-1]["event"] == "done"
     stored = await session2.load("c")
     assert [type(e) for e in stored] == [
         InputEntry,
@@ -95,8 +98,9 @@ async def test_stop_on_another_server_refuses_and_keeps_the_run_whole(
         AssistantTextEntry,
     ]
     assert isinstance(stored[-1], AssistantTextEntry) and stored[-1].content == "the full answer"
-    assert (await two.post("/api/chats/c/stop")).status_code == 409  # nothing left to settle
-    assert (await two.get("/api/chats/c")).json()["busy_elsewhere"] is False
+    nothing = await two.post(f"/api/chat/cancel{sid('c')}")  # nothing left to settle
+    assert nothing.json() == {"ok": True, "stopped": None}
+    assert (await two.get(chat_path("c"))).json()["busy_elsewhere"] is False
     if kind == "sqlite":
         for store in (session1, cp1, session2, cp2):
             await store.close()

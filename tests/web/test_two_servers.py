@@ -22,6 +22,7 @@ from psycopg import sql
 
 from ..stores.pg import fresh_prefix, postgres_dsn
 from ..web_server import start_web, stop_web
+from .conftest import chat_path, message, user_ref
 
 LOVIA = Path(sys.executable).with_name("lovia")
 TRIALS = 6
@@ -68,14 +69,14 @@ async def _post(client: httpx.AsyncClient, url: str, body: Any) -> tuple[int, st
 
 
 def _exchanges(chat: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """``[(user text, [answer texts])]`` of a chat's stored entries."""
+    """``[(user text, [answer texts])]`` of a chat's stored messages."""
     out: list[tuple[str, list[str]]] = []
-    for e in chat["entries"]:
-        if e["type"] == "input" and e["role"] == "user":
-            out.append((e["content"], []))
-        elif e["type"] == "assistant_text":
+    for m in chat["entries"]:
+        if m["role"] == "user":
+            out.append((m["content"], []))
+        elif m["role"] == "assistant" and m["content"]:
             assert out, chat
-            out[-1][1].append(e["content"])
+            out[-1][1].append(m["content"])
     return out
 
 
@@ -89,7 +90,7 @@ def _answered(chat: dict[str, Any]) -> list[str]:
 
 
 async def _chat(client: httpx.AsyncClient, base: str, chat_id: str) -> dict[str, Any]:
-    response = await client.get(f"{base}/api/chats/{chat_id}")
+    response = await client.get(f"{base}{chat_path(chat_id)}")
     assert response.status_code == 200, response.text
     found: dict[str, Any] = response.json()
     return found
@@ -97,8 +98,19 @@ async def _chat(client: httpx.AsyncClient, base: str, chat_id: str) -> dict[str,
 
 async def _setup(client: httpx.AsyncClient, base: str, chat_id: str) -> None:
     for q in ("q1", "q2"):
-        status, text = await _post(client, f"{base}/api/chats/{chat_id}/messages", {"content": q})
-        assert status == 200 and "run_completed" in text, text
+        status, text = await _post(client, f"{base}/api/chat/stream", message(chat_id, q))
+        assert status == 200 and "event: done" in text, text
+
+
+async def _again(
+    client: httpx.AsyncClient, base: str, chat_id: str, ref: str, text: str
+) -> tuple[int, str]:
+    """Rewind to the user message ``ref`` names, then send ``text`` there (edit and
+    regenerate): the rewind's refusal, or the message's answer."""
+    status, body = await _post(client, f"{base}{chat_path(chat_id, '/rewind')}", {"ref": ref})
+    if status != 200:
+        return status, body
+    return await _post(client, f"{base}/api/chat/stream", message(chat_id, text))
 
 
 async def test_regenerate_on_two_servers_at_once_loses_no_exchange(
@@ -110,18 +122,19 @@ async def test_regenerate_on_two_servers_at_once_loses_no_exchange(
         for trial in range(TRIALS):
             chat_id = f"regen{trial}"
             await _setup(client, one, chat_id)
+            ref = user_ref(await _chat(client, one, chat_id))
             results = await asyncio.gather(
-                _post(client, f"{one}/api/chats/{chat_id}/regenerate", {}),
-                _post(client, f"{two}/api/chats/{chat_id}/regenerate", {}),
+                _again(client, one, chat_id, ref, "q2"), _again(client, two, chat_id, ref, "q2")
             )
             codes = sorted(status for status, _ in results)
-            assert codes in ([200, 200], [200, 409]), results
+            # the rewind that came second found its message gone (404) or the chat held (409)
+            assert codes in ([200, 404], [200, 409]), results
             refused += codes.count(409)
             for status, text in results:
                 if status == 200:
-                    assert "run_completed" in text, text
-                else:
-                    assert "busy" in text, text
+                    assert "event: done" in text, text
+                elif status == 409:
+                    assert "busy" in text or "run_active" in text, text
             for base in (one, two):
                 assert _answered(await _chat(client, base, chat_id)) == ["q1", "q2"]
     assert refused > 0  # the requests did overlap
@@ -134,13 +147,19 @@ async def test_edit_on_two_servers_at_once_rewinds_once(servers: tuple[str, str]
         for trial in range(TRIALS):
             chat_id = f"edit{trial}"
             await _setup(client, one, chat_id)
+            ref = user_ref(await _chat(client, one, chat_id))
             results = await asyncio.gather(
-                _post(client, f"{one}/api/chats/{chat_id}/edit", {"index": 2, "content": "e1"}),
-                _post(client, f"{two}/api/chats/{chat_id}/edit", {"index": 2, "content": "e2"}),
+                _again(client, one, chat_id, ref, "e1"), _again(client, two, chat_id, ref, "e2")
             )
             codes = [status for status, _ in results]
-            assert sorted(codes) in ([200, 200], [200, 409]), results
+            # the other server's rewind found its message gone (404) or the chat held (409);
+            # or a rewind went through and its message then found the chat held a moment by
+            # the other server's refused rewind (409, the text goes back to the composer)
+            assert sorted(codes) in ([200, 404], [200, 409], [404, 409]), results
             refused += codes.count(409)
+            if 200 not in codes:
+                assert _answered(await _chat(client, two, chat_id)) == ["q1"]
+                continue
             questions = _answered(await _chat(client, two, chat_id))
             assert questions[0] == "q1" and len(questions) == 2, questions
             if codes.count(200) == 1:
@@ -159,8 +178,8 @@ async def test_two_messages_on_two_servers_at_once_are_both_kept_or_refused(
         for trial in range(TRIALS):
             chat_id = f"send{trial}"
             results = await asyncio.gather(
-                _post(client, f"{one}/api/chats/{chat_id}/messages", {"content": "from one"}),
-                _post(client, f"{two}/api/chats/{chat_id}/messages", {"content": "from two"}),
+                _post(client, f"{one}/api/chat/stream", message(chat_id, "from one")),
+                _post(client, f"{two}/api/chat/stream", message(chat_id, "from two")),
             )
             sent = zip(["from one", "from two"], results, strict=True)
             kept = [m for m, (status, _) in sent if status == 200]
@@ -169,7 +188,7 @@ async def test_two_messages_on_two_servers_at_once_are_both_kept_or_refused(
             refused += codes.count(409)
             for status, text in results:
                 if status == 200:
-                    assert "run_completed" in text and "SessionConflict" not in text, text
+                    assert "event: done" in text and "SessionConflict" not in text, text
             questions = _answered(await _chat(client, one, chat_id))
             assert sorted(questions) == sorted(kept)
             resumable = (await client.get(f"{one}/api/runs/resumable")).json()
@@ -189,25 +208,23 @@ async def test_a_delete_racing_a_send_on_two_servers_keeps_or_refuses_the_messag
     async with httpx.AsyncClient() as client:
         for trial in range(TRIALS):
             chat_id = f"delete{trial}"
-            status, text = await _post(
-                client, f"{one}/api/chats/{chat_id}/messages", {"content": "q1"}
-            )
-            assert status == 200 and "run_completed" in text, text
+            status, text = await _post(client, f"{one}/api/chat/stream", message(chat_id, "q1"))
+            assert status == 200 and "event: done" in text, text
 
             async def delete(pause: float, chat_id: str = chat_id) -> tuple[int, str]:
                 await asyncio.sleep(pause)
-                response = await client.delete(f"{two}/api/chats/{chat_id}", timeout=30)
+                response = await client.delete(f"{two}{chat_path(chat_id)}", timeout=30)
                 return response.status_code, response.text
 
             (sent, text), (deleted, reason) = await asyncio.gather(
-                _post(client, f"{one}/api/chats/{chat_id}/messages", {"content": "keep me"}),
+                _post(client, f"{one}/api/chat/stream", message(chat_id, "keep me")),
                 delete(0.05 * (trial % 3)),
             )
             outcomes.add((sent, deleted))
             assert sent in (200, 409) and deleted in (200, 409), (text, reason)
             if sent == 200:
-                assert "run_completed" in text, text
-            response = await client.get(f"{one}/api/chats/{chat_id}")
+                assert "event: done" in text, text
+            response = await client.get(f"{one}{chat_path(chat_id)}")
             questions = _answered(response.json()) if response.status_code == 200 else []
             if deleted == 200:
                 assert "q1" not in questions and questions in ([], ["keep me"]), questions
@@ -215,5 +232,5 @@ async def test_a_delete_racing_a_send_on_two_servers_keeps_or_refuses_the_messag
                 assert "busy" in reason, reason
                 assert questions == (["q1", "keep me"] if sent == 200 else ["q1"]), questions
             resumable = (await client.get(f"{one}/api/runs/resumable")).json()
-            assert [r for r in resumable if r["chat_id"] == chat_id] == []
+            assert [r for r in resumable if r["session_id"] == chat_id] == []
     assert (200, 409) in outcomes  # the requests did overlap

@@ -73,16 +73,19 @@ def test_a_blocking_turn_answers_and_lands_in_the_chat(start: Any) -> None:
         f"{url}/api/chat", json={"message": "And Italy?", "session_id": chat}, timeout=30
     )
     assert again.json()["output"] == "Rome." and again.json()["session_id"] == chat
-    shown = httpx.get(f"{url}/api/chats/{chat}").json()
-    assert [e.get("content") for e in shown["entries"]] == [
+    shown = httpx.get(f"{url}/api/sessions/{chat}").json()
+    assert [m["content"] for m in shown["entries"]] == [
         "Capital of France?",
         "Paris.",
         "And Italy?",
         "Rome.",
     ]
-    assert [c["id"] for c in httpx.get(f"{url}/api/chats").json()] == [chat]
+    assert [c["id"] for c in httpx.get(f"{url}/api/sessions").json()] == [chat]
     failed = httpx.post(f"{url}/api/chat", json={"message": "more?"}, timeout=30)
-    assert failed.status_code == 500 and failed.json()["detail"]  # the script ran out
+    assert failed.status_code == 500  # the script ran out
+    assert failed.json()["detail"]["code"] == "run_failed" and failed.json()["detail"]["message"]
+    [last, *_] = httpx.get(f"{url}/api/runs/history").json()
+    assert last["status"] == "failed" and last["error"]
 
 
 def test_a_blocking_turn_is_checked_like_every_other_route(start: Any) -> None:

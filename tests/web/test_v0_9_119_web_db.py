@@ -17,9 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from lovia.web.sse import decode_sse
-
 from ..web_server import interrupt
+from .conftest import decode
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "v0_9_119_web.sqlite"
 LOVIA = str(Path(sys.executable).with_name("lovia"))
@@ -90,19 +89,21 @@ def test_a_0_9_119_database_is_found_and_its_chats_listed_with_their_titles(
     base, _, banner = served
     assert "chats and runs are stored in .lovia/helper.db" in banner[1]
     assert "lovia 0.9.119's file for agent 'helper'" in banner[2]
-    chats = httpx.get(f"{base}/api/chats").json()
+    chats = httpx.get(f"{base}/api/sessions").json()
     assert {c["id"]: c["title"] for c in chats} == {CHAT_A: "France and Italy", CHAT_B: "Sums"}
-    a = httpx.get(f"{base}/api/chats/{CHAT_A}").json()
-    assert a["title"] == "France and Italy"
-    said = [(e["type"], e.get("content")) for e in a["entries"]]
+    assert {c["id"]: c["pinned"] for c in chats} == {CHAT_A: True, CHAT_B: False}
+    assert chats[0]["id"] == CHAT_A  # pinned first, as 0.9.119 listed it
+    a = httpx.get(f"{base}/api/sessions/{CHAT_A}").json()
+    assert a["title"] == "France and Italy" and a["agent"] == "helper"
+    said = [(m["role"], m["content"]) for m in a["entries"]]
     assert said == [
-        ("input", "Capital of France?"),
-        ("assistant_text", "Paris."),
-        ("input", "And of Italy?"),
-        ("assistant_text", "Rome."),
+        ("user", "Capital of France?"),
+        ("assistant", "Paris."),
+        ("user", "And of Italy?"),
+        ("assistant", "Rome."),
     ]
-    b = httpx.get(f"{base}/api/chats/{CHAT_B}").json()
-    assert [e.get("content") for e in b["entries"]] == ["What is 2+2?", "4."]
+    b = httpx.get(f"{base}/api/sessions/{CHAT_B}").json()
+    assert [m["content"] for m in b["entries"]] == ["What is 2+2?", "4."]
 
 
 HOSTILE_TITLE = '<img src=x onerror="document.body.dataset.pwned=1">' + "long " * 100
@@ -125,24 +126,26 @@ def test_titles_0_9_119_could_not_have_written_are_cut_and_a_bad_byte_costs_only
     served: tuple[str, Path, list[str]],
 ) -> None:
     base, _, _ = served
-    chats = {c["id"]: c["title"] for c in httpx.get(f"{base}/api/chats").json()}
+    chats = {c["id"]: c["title"] for c in httpx.get(f"{base}/api/sessions").json()}
     assert chats == {CHAT_A: HOSTILE_TITLE[:120].strip(), CHAT_B: "Sums\ufffd"}
 
 
-def test_a_0_9_119_chat_goes_on_here_and_its_titles_are_left_as_they_were(
+def test_a_0_9_119_chat_goes_on_here_keeps_its_title_and_can_be_renamed(
     served: tuple[str, Path, list[str]],
 ) -> None:
     base, db, _ = served
     before = titles_in(db)
-    sent = httpx.post(
-        f"{base}/api/chats/{CHAT_A}/messages", json={"content": "And of Germany?"}, timeout=30
-    )
-    events = [event for _, event in decode_sse(sent.text)]
-    assert events[-1]["type"] == "run_completed", events[-1]
-    a = httpx.get(f"{base}/api/chats/{CHAT_A}").json()
-    assert [e.get("content") for e in a["entries"]][-2:] == ["And of Germany?", "Berlin."]
+    body = {"message": "And of Germany?", "session_id": CHAT_A}
+    sent = httpx.post(f"{base}/api/chat/stream", json=body, timeout=30)
+    events = decode(sent.text)
+    assert events[-1]["event"] == "done", events[-1]
+    a = httpx.get(f"{base}/api/sessions/{CHAT_A}").json()
+    assert [m["content"] for m in a["entries"]][-2:] == ["And of Germany?", "Berlin."]
     assert a["title"] == "France and Italy"
-    assert titles_in(db) == before  # 0.9.119's table is read, never written
+    assert titles_in(db) == before  # the titles (generated or renamed) are kept
+    renamed = httpx.patch(f"{base}/api/sessions/{CHAT_B}", json={"title": "Arithmetic"})
+    assert renamed.json()["title"] == "Arithmetic"
+    assert dict((i, t) for i, t, _ in titles_in(db))[CHAT_B] == "Arithmetic"
 
 
 def test_our_own_database_wins_over_the_0_9_119_one(tmp_path: Path) -> None:

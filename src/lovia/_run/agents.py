@@ -13,16 +13,18 @@ from ..context.policy import ContextPolicy
 from ..errors import UserError
 from ..hooks import AgentHooks
 from ..plugins.base import PluginInstance, check_plugin_names, fail_open
-from ..providers.base import Provider
+from ..providers.base import Provider, supports_vision
 from ..providers.registry import resolve_model
 from ..run_context import RunContext
 from ..tools import Tool
+from ..workspace._activation import open_for_run
 from .options import RunOptions
 from .resume import reachable_agents
 
 __all__ = ["AgentKit"]
 
 log = logging.getLogger("lovia.run")
+_NOT_OFFERED: set[tuple[str, Any]] = set()  # (tool, model) pairs already logged
 
 
 class _Tooling:
@@ -45,17 +47,27 @@ class AgentKit:
         self._providers: dict[int, Provider] = {}
         self._tooling: dict[int, _Tooling] = {}
         self._plugins: dict[int, list[PluginInstance]] = {}
+        self._workspaces: dict[int, Any] = {}  # each agent's live workspace session
         self._plugin_order: list[PluginInstance] = []
         self.plugin_order = self._plugin_order  # read-only view: set up, not yet closed
         self._owned: list[Provider] = []
 
     async def activate_plugins(self, agent: Agent) -> None:
-        if id(agent) in self._plugins or not agent.plugins:
+        """Set up ``agent``'s workspace and plugins once per run; ``ctx.workspace`` becomes
+        its workspace session (also when it acts again after a handoff)."""
+        if id(agent) in self._plugins or not (agent.plugins or agent.workspace is not None):
             self._plugins.setdefault(id(agent), [])
+            self.ctx.workspace = self._workspaces.get(id(agent))
             return
         check_plugin_names(agent.plugins, agent.name)
         instances: list[PluginInstance] = []
         self._plugins[id(agent)] = instances
+        self.ctx.workspace = None
+        if agent.workspace is not None:  # first, so plugins set up after it can use it
+            session, contributed = await open_for_run(agent.workspace)
+            self._workspaces[id(agent)] = self.ctx.workspace = session
+            instances.append(contributed)
+            self._plugin_order.append(contributed)
         for plugin in agent.plugins:
             name = getattr(plugin, "name", plugin)
             inst = await plugin.setup(self.ctx)
@@ -132,6 +144,8 @@ class AgentKit:
     def all_tools(self, agent: Agent) -> list[Tool]:
         tools = agent.all_tools(self.policy(agent))
         plugin_tools = [t for i in self._plugins.get(id(agent), ()) for t in i.tools]
+        if any(t.returns_images for t in plugin_tools):
+            plugin_tools = self._seeable(agent, plugin_tools)
         if plugin_tools:
             names = {t.name for t in tools}
             for t in plugin_tools:
@@ -144,6 +158,20 @@ class AgentKit:
                 names.add(t.name)
             tools = [*tools, *plugin_tools]
         return tools
+
+    def _seeable(self, agent: Agent, tools: list[Tool]) -> list[Tool]:
+        """A plugin's or workspace's tools without those returning images, when the model
+        cannot see images (an agent's own tools are its owner's choice and stay)."""
+        provider = self.provider(agent)
+        if supports_vision(provider):
+            return tools
+        left = [t for t in tools if not t.returns_images]
+        for t in tools:
+            key = (t.name, getattr(provider, "model", None))
+            if t.returns_images and key not in _NOT_OFFERED:
+                _NOT_OFFERED.add(key)
+                log.info("tool %r returns images the model cannot see; not offering it", t.name)
+        return left
 
     def tooling(self, agent: Agent) -> _Tooling:
         key = id(agent)

@@ -13,17 +13,20 @@ import asyncio
 import inspect
 import json
 import logging
+import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import events as ev
 from ..errors import ApprovalPending, BudgetExceeded, RunCancelled, UserError
+from ..parts import ImagePart
 from ..tools import Tool, result_to_text, run_tool
 from ..tracing import handoff_span, tool_call_span
 from ..transcript import ToolCallEntry, ToolResultEntry
 from .approval import OPEN, approval, counted_at_start, reused_text
 from .batch import collect
+from .effects import call_key, in_call
 from .outcome import Outcome, Ready, as_call, batches, failed, load_arguments, rendered, stored_raw
 from .turn import until_cancelled
 
@@ -218,9 +221,10 @@ class ToolPhase:
         if decision == "rerun":
             return None
         if callable(decision):
-            decision = decision(as_call(call), d.ctx)
-            if inspect.isawaitable(decision):
-                decision = await decision
+            with in_call(d, call):  # the callable may look the call up by its key
+                decision = decision(as_call(call), d.ctx)
+                if inspect.isawaitable(decision):
+                    decision = await decision
         if decision == "rerun":
             return None
         if decision == "fail":
@@ -246,6 +250,9 @@ class ToolPhase:
         d, state = self.d, self.state
         new = [r.call.call_id for r in ready if r.call.call_id not in state.started_calls]
         state.started_calls.extend(new)
+        now = time.time()
+        for r in ready:
+            state.time_call_start(r.call.call_id, r.call.name, now)
         # In-doubt calls (and consumed approvals) are known before they start. A batch of
         # unapproved "rerun" calls needs no save of its own: a resume runs such a call again
         # whether or not it had started, and the next save records it anyway.
@@ -264,6 +271,10 @@ class ToolPhase:
         await collect(self, tasks)
 
     async def _call(self, r: Ready) -> Outcome:
+        with in_call(self.d, r.call):
+            return await self._call_in_scope(r)
+
+    async def _call_in_scope(self, r: Ready) -> Outcome:
         d = self.d
         agent = d.state.agent
         if d.traced:
@@ -330,6 +341,9 @@ class ToolPhase:
                 )
             )
             self._answered(call.call_id)
+            if state.steps:  # its recorded steps are done with
+                state.steps.pop(call_key(d, call), None)
+            state.time_call_end(call.call_id, time.time(), outcome.is_error)
         if d.saves:
             await d.save()
         if not d.emitter.heard():
@@ -347,6 +361,7 @@ class ToolPhase:
                     outcome.raw if outcome.raw is not None else outcome.output,
                     outcome.is_error,
                     outcome.output,
+                    image_stubs(outcome.parts),
                 )
             )
 
@@ -391,3 +406,9 @@ class ToolPhase:
             await d.save()
         await d.emit(ev.ToolCallCompleted(as_call(call), text, False, text))
         return target
+
+
+def image_stubs(parts: Sequence[Any] | None) -> tuple[dict[str, Any], ...]:
+    """``{index, mime_type}`` for each image among a result's parts, numbered among images."""
+    images = [p for p in parts or () if isinstance(p, ImagePart)]
+    return tuple({"index": n, "mime_type": p.mime_type} for n, p in enumerate(images))

@@ -27,8 +27,9 @@ from ..errors import (
 )
 from ..guardrails import check_guardrails
 from ..run_context import RunContext
-from ..stores.checkpoint import CheckpointOptions, RunSnapshot
+from ..stores.checkpoint import RunSnapshot
 from ..stores.run_lease import RunLease
+from ..stores.run_options import CheckpointOptions
 from ..tracing import (
     NoopTracer,
     link_context,
@@ -42,6 +43,7 @@ from ..transcript import (
     ToolCallEntry,
     TranscriptEntry,
     dangling_tool_calls,
+    entry_from_dict,
 )
 from .agents import AgentKit
 from .calls import ToolPhase
@@ -187,6 +189,7 @@ class RunDriver:
             await self._emit_failed(exc)
             raise
         finally:
+            self._unbind_mailbox()
             if span_cm is not None:
                 span_cm.__exit__(None, None, None)
             if self.kit.plugin_order or self.kit.owns_providers:
@@ -256,6 +259,7 @@ class RunDriver:
             if replayed is not None:
                 return replayed
         await setup(self, snapshot)
+        self._bind_mailbox(snapshot)
         # (no model configured: setup fails before any event) the run span names the model
         if self.run_span is not None:
             record_run_model(self.run_span, self.provider(self.state.agent), self.tracer)
@@ -272,6 +276,24 @@ class RunDriver:
         if snapshot is None:
             return await self._loop(resumed=False)
         return await self._loop(resumed=True, refused=refused_answer(snapshot))
+
+    def _unbind_mailbox(self) -> None:
+        """A put after the run's end writes nothing (a refused ``mailbox=`` has no binding)."""
+        unbind = getattr(self.o.mailbox, "_bind", None)
+        if unbind is not None:
+            unbind(None)
+
+    def _bind_mailbox(self, snapshot: RunSnapshot | None) -> None:
+        """Messages the stored run had not read go back to the front of the mailbox; from
+        now on ``Mailbox.put`` returns once the checkpoint holds its message."""
+        mailbox = self.o.mailbox
+        if snapshot is not None and snapshot.head.queued:
+            restored = [entry_from_dict(q) for q in snapshot.head.queued]
+            mailbox._requeue([e.content for e in restored if isinstance(e, InputEntry)])
+        if not self.saves:
+            return
+        self.recorder.mailbox = mailbox
+        mailbox._bind(self.save)
 
     # -- turns ------------------------------------------------------------------------------
 

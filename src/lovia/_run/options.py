@@ -7,8 +7,8 @@ from typing import Any
 from ..context.policy import ContextPolicy
 from ..reliability import CancelToken, RetryPolicy, RunBudget
 from ..steering import Mailbox
-from ..stores.checkpoint import CheckpointOptions
-from ..stores.session import Session
+from ..stores.run_options import CheckpointOptions
+from ..stores.session_protocol import Session
 from ..tracing import NoopTracer
 from ..usage import Usage
 

@@ -119,11 +119,12 @@ def json_safe(value: Any) -> bool:
 
 
 def stored_raw(value: Any) -> Any:
-    """``raw`` as a result entry keeps it: JSON as it is; a pydantic model, a dataclass or a
-    tuple as its JSON form (fields, list), as 0.9.119 keeps them; anything else ``None``."""
+    """``raw`` as a result entry keeps it: JSON as it is; a pydantic model, a dataclass, a
+    tuple or a list of them as its JSON form (fields, list), as 0.9.119 keeps them; anything
+    else ``None``."""
     if json_safe(value):
         return value
-    if isinstance(value, BaseModel | tuple) or (
+    if isinstance(value, BaseModel | tuple | list) or (
         dataclasses.is_dataclass(value) and not isinstance(value, type)
     ):
         try:

@@ -17,16 +17,17 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import LoviaError, SessionConflict
+from ..errors import LoviaError, SessionConflict, StoreError
 from ..session import NOTICE_META_KEY, STATE_META_KEY, TIMING_META_KEY
+from ..stores.capabilities import AppendsNow, has_capability
 from ..stores.checkpoint import Checkpointer, RunHead, RunSnapshot, RunStatus
 from ..stores.maintenance import appending_at
 from ..stores.run_lease import RunLease
-from ..stores.session import Session
+from ..stores.session_protocol import Session
 from ..tracing import record_checkpoint_save, record_session_append
-from ..transcript import TranscriptEntry
+from ..transcript import InputEntry, TranscriptEntry, entry_to_dict
 
 if TYPE_CHECKING:
     from .state import RunState
@@ -34,17 +35,22 @@ if TYPE_CHECKING:
 __all__ = ["RunRecorder"]
 
 log = logging.getLogger("lovia.run")
+INFLIGHT_WAIT_S = 120.0
+CANCELLED_SAVE_WAIT_S = 5.0
 
 
 class RunRecorder:
     """Writes one run to its checkpointer and session."""
 
     __slots__ = (
+        "_doubt",
         "_inflight",
+        "_turn",
         "checkpointer",
         "completed",
         "delete_on_success",
         "lease",
+        "mailbox",
         "run_id",
         "saved",
         "session",
@@ -72,9 +78,14 @@ class RunRecorder:
         self.saved = saved  # how many of the run's entries the checkpoint already holds
         self.lease = lease
         self._inflight: asyncio.Future[None] | None = None
+        # (saved before, saved if it landed) of a write that failed: it may have committed
+        self._doubt: tuple[int, int] | None = None
+        # saves from the run's task and from tools' recorded steps (ctx.step) take turns
+        self._turn = asyncio.Lock()
         self.tracer: Any = None
         self.trace_link: dict[str, str] | None = None
         self.completed = False  # the checkpoint says "completed": nothing may overwrite it
+        self.mailbox: Any = None  # the run's Mailbox: its unread messages ride in the head
 
     def head(
         self,
@@ -91,6 +102,14 @@ class RunRecorder:
         if "budget" in fields_:
             extra["budget"] = dict(state.budget_state)
         extra["trace"] = self.trace_link
+        if "timeline" in fields_ and (state.timeline["turns"] or state.timeline["calls"]):
+            extra["timeline"] = {k: [list(row) for row in v] for k, v in state.timeline.items()}
+        if state.steps and "steps" in fields_:
+            extra["steps"] = {k: dict(v) for k, v in state.steps.items()}
+        if self.mailbox is not None and status != "completed":
+            extra["queued"] = tuple(
+                entry_to_dict(InputEntry(role="user", content=c)) for c in self.mailbox.queued()
+            )
         if "last_input_tokens" in fields_:
             extra["last_input_tokens"] = state.reported_input_tokens
         return RunHead(
@@ -114,13 +133,20 @@ class RunRecorder:
 
     async def save(self, state: RunState, status: RunStatus = "running", **fields: Any) -> None:
         """Append the entries since the last save and replace the head."""
-        cp = self.checkpointer
-        if cp is None:
+        if self.checkpointer is None:
             return
+        async with self._turn:
+            await self._save(state, status, **fields)
+
+    async def _save(self, state: RunState, status: RunStatus, **fields: Any) -> None:
+        cp = self.checkpointer
+        assert cp is not None
         if self.lease is not None:
             await self.lease.confirm()  # a worker whose run was taken over must not write
         if self._inflight is not None:  # a save cut off by cancellation lands first
-            await asyncio.wait([self._inflight])
+            await self._await_inflight()
+        if self._doubt is not None:
+            await self._resolve_doubt(cp)
         if self.completed and status != "completed":
             return  # C12: the completed head that just landed must not be overwritten
         entries: list[TranscriptEntry] = state.entries
@@ -130,8 +156,8 @@ class RunRecorder:
         if self._inflight is None:
             # The built-in stores save right here when nothing makes them wait (a WAL file not
             # locked, memory): written before this returns, so no cancellation can cut it off.
-            now = getattr(cp, "_append_now", None)
-            if now is not None and now(self.run_id, new, head):
+            fast = cast("AppendsNow", cp) if has_capability(cp, AppendsNow) else None
+            if fast is not None and fast.append_now(self.run_id, new, head):
                 self._saved(count, status)
                 return
         # A write may commit after its awaiter was cancelled (SQLite runs on its own thread):
@@ -141,11 +167,45 @@ class RunRecorder:
         self._inflight = write
         await asyncio.shield(write)
 
+    async def _await_inflight(self) -> None:
+        """Wait for the earlier save, at most ``INFLIGHT_WAIT_S``: the store's own deadlines
+        (PostgreSQL's call_timeout, SQLite's busy timeout) end it well before that."""
+        inflight = self._inflight
+        assert inflight is not None
+        done, _ = await asyncio.wait([inflight], timeout=INFLIGHT_WAIT_S)
+        if not done:
+            raise StoreError(
+                f"an earlier checkpoint save of run {self.run_id!r} is still unanswered after "
+                f"{INFLIGHT_WAIT_S} s; nothing more was written (the next load shows whether "
+                f"that save committed)",
+                hint="check the store; give it a deadline (PgDeadlines(call_timeout=...))",
+            )
+
+    async def _resolve_doubt(self, cp: Checkpointer) -> None:
+        """A failed write may still have committed (its connection died after COMMIT was
+        sent): the stored entry count says which, so nothing is ever appended twice."""
+        assert self._doubt is not None
+        before, after = self._doubt
+        snap = await cp.load(self.run_id)
+        stored = 0 if snap is None else len(snap.entries)
+        if stored not in (before, after):
+            raise StoreError(
+                f"run {self.run_id!r} holds {stored} checkpoint entries, expected {before} or "
+                f"{after}: another writer changed it; nothing more was written",
+                hint="run one worker per run_id (a RunLease), then resume the run",
+            )
+        self._doubt = None
+        self.saved = stored
+        if snap is not None and snap.status == "completed":
+            self.completed = True
+
     def _landed(self, write: asyncio.Future[None], count: int, status: RunStatus) -> None:
         if self._inflight is write:
             self._inflight = None
         if not write.cancelled() and write.exception() is None:
             self._saved(count, status)  # also when its awaiter was cancelled meanwhile
+        else:
+            self._doubt = (self.saved, count)
 
     def _saved(self, count: int, status: RunStatus) -> None:
         if self.tracer is not None:
@@ -250,8 +310,11 @@ class RunRecorder:
         if self.checkpointer is None or self.completed:
             return
         try:
-            await self.save(state, "interrupted")
-        except BaseException as exc:  # cancelled again, or the store is gone
+            # bounded: a cancelled run returns at most this long after its cancellation; a
+            # save still in flight goes on in the background to its store's own deadline,
+            # and the next load of the run shows whether it committed
+            await asyncio.wait_for(self.save(state, "interrupted"), CANCELLED_SAVE_WAIT_S)
+        except BaseException as exc:  # cancelled again, or the store is gone, or slow
             log.warning("could not mark run %s interrupted: %r", self.run_id, exc)
 
 

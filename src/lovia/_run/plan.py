@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import UserError
-from ..stores.checkpoint import CheckpointOptions, RunSnapshot
+from ..stores.checkpoint import RunSnapshot
+from ..stores.run_options import CheckpointOptions
 from ..transcript import AssistantTextEntry, TranscriptEntry
 
 __all__ = ["Plan", "plan", "segment_answer"]

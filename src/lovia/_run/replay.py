@@ -5,12 +5,12 @@ success answered from its session segment. Also the one session read a run's set
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import events as ev
 from ..errors import UserError
+from ..stores.capabilities import VersionedSession, has_capability
 from ..stores.checkpoint import RunSnapshot
-from ..stores.maintenance import keeps_versions
 from .output import parse_output, revive_output
 from .plan import segment_answer
 from .result import RunResult
@@ -137,8 +137,8 @@ async def read_history(d: RunDriver) -> tuple[list[Any], int | None]:
     """The session's segments and (a store that keeps one) its version, in one read."""
     session, session_id = d.o.session, d.o.session_id
     assert session is not None and session_id is not None
-    if keeps_versions(session):
-        history = await session.history(session_id)  # type: ignore[attr-defined]
+    if has_capability(session, VersionedSession):  # every built-in store; else unchecked
+        history = await cast("VersionedSession", session).history(session_id)
         return history.segments, history.version
     return await session.segments(session_id), None
 

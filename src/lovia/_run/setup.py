@@ -4,7 +4,11 @@ guarded and saved."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import sys
+import warnings
 from typing import TYPE_CHECKING
 
 from ..errors import UserError, UserTypeError
@@ -12,7 +16,8 @@ from ..guardrails import check_guardrails
 from ..output import output_instructions
 from ..reliability import CancelToken, RunBudget
 from ..steering import Mailbox
-from ..stores.checkpoint import CheckpointOptions, RunSnapshot, validate_id
+from ..stores.checkpoint import RunSnapshot, validate_id
+from ..stores.run_options import CheckpointOptions
 from ..stores.sqlite_session import SQLiteSession
 from ..transcript import (
     InputEntry,
@@ -38,6 +43,24 @@ __all__ = [
 ]
 
 log = logging.getLogger("lovia.run")
+
+_OWN_DIRS = tuple(  # lovia's package and asyncio's
+    os.path.dirname(path) + os.sep for path in (os.path.dirname(__file__), asyncio.__file__ or "")
+)
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` that points a warning raised by our caller at the first frame
+    outside lovia and asyncio: the user's ``Runner.run``/``run_sync`` line (for a streamed
+    run, the user's line that started the event loop); 2, our caller's caller, if none."""
+    frame = sys._getframe(2)  # the caller of whoever calls this
+    level = 2
+    while frame is not None:
+        if not frame.f_code.co_filename.startswith(_OWN_DIRS):
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return 2
 
 
 def check_arguments(d: RunDriver) -> None:
@@ -83,13 +106,15 @@ def check_arguments(d: RunDriver) -> None:
                     "segments/load/append/clear",
                 )
     elif o.session_id is not None:
-        # Logged, not a Python warning: 0.9.119 accepts this silently, and a user's suite
-        # that turns warnings into errors must keep passing; the log still tells them.
-        log.warning(
-            "session_id=%r without session=: this run has no memory of earlier runs and "
-            "is not remembered; pass session=SQLiteSession(path) too",
-            o.session_id,
+        # 0.9.119 accepted this silently. A UserWarning, on the caller's line, is what shows
+        # in a script nobody configured logging for (as docs/sessions.md says); the log line
+        # is for programs that read lovia's log.
+        message = (
+            f"session_id={o.session_id!r} without session=: this run has no memory of earlier "
+            "runs and is not remembered; pass session=SQLiteSession(path) too"
         )
+        log.warning("%s", message)
+        warnings.warn(message, UserWarning, stacklevel=_callers_level())
     if o.session_id is not None:
         validate_id(o.session_id, "session_id")
     if o.checkpoint is not None and not isinstance(o.checkpoint, CheckpointOptions):
@@ -98,6 +123,14 @@ def check_arguments(d: RunDriver) -> None:
             hint="checkpoint=CheckpointOptions(SQLiteCheckpointer('runs.db'), run_id='job-1')",
         )
     d.kit.tooling(d.entry_agent)  # two tools with one name fail before any work (kept)
+
+
+def _restore_timeline(d: RunDriver, snapshot: RunSnapshot) -> None:
+    """A resumed run goes on with the timeline its head holds."""
+    stored = getattr(snapshot, "timeline", None) or {}
+    for kind in ("turns", "calls"):
+        rows = stored.get(kind, ())
+        d.state.timeline[kind] = [list(r) for r in rows if isinstance(r, list)]
 
 
 async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
@@ -110,9 +143,11 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
         state.turn = snapshot.turns
         state.context_state = dict(snapshot.context_state)
         state.started_calls = list(snapshot.started_calls)
+        state.steps = {k: dict(v) for k, v in (getattr(snapshot, "steps", None) or {}).items()}
         state.pending_approvals = list(getattr(snapshot, "pending_approvals", ()) or ())
         state.budget_state = dict(getattr(snapshot, "budget", None) or {})
         state.started_at = snapshot.started_at  # None: a head from before runs were timed
+        _restore_timeline(d, snapshot)
         if d.budget is not None and state.budget_state:
             d.budget.restore(state.budget_state)
         if snapshot.turn_agent is not None:
@@ -138,7 +173,7 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
         carried = meta.get("context_state") if isinstance(meta, dict) else None
         if snapshot is None and isinstance(carried, dict):
             state.context_state = dict(carried)
-    if state.agent.plugins:  # an agent without plugins has nothing to set up
+    if state.agent.plugins or state.agent.workspace is not None:  # else nothing to set up
         await d.kit.activate_plugins(state.agent)
     await render_system(d)
     d.provider(state.agent)  # no model configured: fail before any event

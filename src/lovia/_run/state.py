@@ -38,6 +38,9 @@ if hasattr(os, "register_at_fork"):  # a child must not hand out its parent's id
     os.register_at_fork(after_in_child=_RANDOM.clear)
 
 
+TIMELINE_ROWS = 200  # turns and calls kept in a head's timeline (the latest)
+
+
 class RunState:
     """The mutable state of one run. Nothing outside the run loop changes it."""
 
@@ -55,7 +58,9 @@ class RunState:
         "session_version",
         "started_at",
         "started_calls",
+        "steps",
         "system_entries",
+        "timeline",
         "turn",
         "turn_agent",
         "usage",
@@ -73,12 +78,34 @@ class RunState:
         self.finish_reason: str | None = None
         self.reported_input_tokens: int | None = None
         self.started_calls: list[str] = []
+        # the recorded steps (ctx.step) of calls without a result: {call key: {slot: result}}
+        self.steps: dict[str, dict[str, Any]] = {}
         self.session_version: int | None = None  # the history's, when the session keeps one
         self.turn_agent: Agent | None = None  # who asked for this turn's calls
         # the target of a handoff that fired this turn; the switch happens after the turn's
         # calls, and a run that stops before it keeps it in its head (resumed from there)
         self.pending_handoff: Agent | None = None
+        # when each turn and tool call ran (RunHead.timeline): rows, latest TIMELINE_ROWS
+        self.timeline: dict[str, list[list[Any]]] = {"turns": [], "calls": []}
         self.pending_approvals: list[PendingApproval] = []  # parked calls (durable approvals)
         self.budget_state: dict[str, Any] = {}
         # the run's first start; a resume keeps its head's, unknown (None) for a head without one
         self.started_at: float | None = time.time()
+
+    def time_turn(self, started: float, ended: float, usage: Usage) -> None:
+        rows = self.timeline["turns"]
+        rows.append(
+            [self.turn, self.agent.name, started, ended, usage.input_tokens, usage.output_tokens]
+        )
+        del rows[:-TIMELINE_ROWS]
+
+    def time_call_start(self, call_id: str, tool: str, started: float) -> None:
+        rows = self.timeline["calls"]
+        rows.append([call_id, tool, started, None, None])
+        del rows[:-TIMELINE_ROWS]
+
+    def time_call_end(self, call_id: str, ended: float, is_error: bool) -> None:
+        for row in reversed(self.timeline["calls"]):
+            if row[0] == call_id and row[3] is None:
+                row[3], row[4] = ended, is_error
+                return

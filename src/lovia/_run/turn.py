@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import time
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
     tooling = d.tooling(agent)
     attempt = 0
     refused: tuple[list[TranscriptEntry], ContextOverflowError] | None = None
+    started = time.time()
     while True:
         whole = [*state.system_entries, *state.history, *state.entries]
         compacted = None
@@ -97,6 +99,7 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
             attempt, refused = 1, (viewed, exc)
             continue
         state.usage = state.usage + turn.usage
+        state.time_turn(started, time.time(), turn.usage)
         if d.o.parent_usage is not None:
             d.o.parent_usage.add(turn.usage)
         state.reported_input_tokens = turn.usage.input_tokens or None

@@ -14,14 +14,23 @@ import inspect
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..errors import StoreError
+from ..stores.capabilities import (
+    ListsRunHeads,
+    ListsRuns,
+    ListsSessions,
+    LoadsFirstEntries,
+    RewindsRuns,
+    RewindsSessions,
+    has_capability,
+)
 from ..stores.checkpoint import Checkpointer, RunInfo, RunSnapshot
 from ..stores.lease import LeaseStore
 from ..stores.maintenance import rewind_plan, title_of
 from ..stores.run_lease import holder_is_dead
-from ..stores.session import Session
+from ..stores.session_protocol import Session
 from ..transcript import TranscriptEntry, entry_to_dict
 
 __all__ = [
@@ -112,10 +121,12 @@ class ChatBook:
                 titles[run.run_id] = self._titles[key]
             else:
                 unknown.append(run)
-        load_first = getattr(self.checkpointer, "load_first_entries", None)
-        if unknown and load_first is not None:
+        cp = self.checkpointer
+        if unknown and has_capability(cp, LoadsFirstEntries):
             try:
-                firsts = await load_first([r.run_id for r in unknown], limit=1)
+                firsts = await cast("LoadsFirstEntries", cp).load_first_entries(
+                    [r.run_id for r in unknown], limit=1
+                )
             except StoreError:  # a damaged run among them: each is read on its own, below
                 firsts = None
             if firsts is not None:
@@ -148,13 +159,12 @@ class ChatBook:
         """Runs (heads only) with these statuses, of ``chat_id`` or of every chat; through
         ``list_run_heads`` when the checkpointer has it, else from ``list_runs``."""
         store = self.checkpointer
-        list_heads = getattr(store, "list_run_heads", None)
-        if list_heads is not None:
-            heads: list[RunInfo] = await list_heads(statuses=statuses, session_id=chat_id)
-            return heads
-        list_runs = getattr(store, "list_runs", None)
-        if list_runs is None:
+        if has_capability(store, ListsRunHeads):
+            lister = cast("ListsRunHeads", store)
+            return await lister.list_run_heads(statuses=statuses, session_id=chat_id)
+        if not has_capability(store, ListsRuns):
             return []
+        list_runs: Any = cast("ListsRuns", store).list_runs  # may or may not take session_id
         params = inspect.signature(list_runs).parameters.values()
         if chat_id is not None and any(
             p.name == "session_id" or p.kind is p.VAR_KEYWORD for p in params
@@ -175,9 +185,8 @@ class ChatBook:
         chats: dict[str, dict[str, Any]] = {}
         for cid, (created, updated, title) in self._seen.items():
             chats[cid] = _summary(cid, title, created, updated)
-        list_sessions = getattr(self.session, "list_sessions", None)
-        if list_sessions is not None:
-            for info in await list_sessions():
+        if has_capability(self.session, ListsSessions):
+            for info in await cast("ListsSessions", self.session).list_sessions():
                 old = chats.get(info.session_id)
                 chats[info.session_id] = _summary(
                     info.session_id,
@@ -263,16 +272,23 @@ class ChatBook:
         holder = await store.lease_holder(run_id)
         return None if holder is None or holder_is_dead(holder) else holder
 
+    @property
+    def can_rewind(self) -> bool:
+        """Whether the session store can cut a chat (``rewind_runs`` or ``rewind``)."""
+        return any(callable(getattr(self.session, n, None)) for n in ("rewind_runs", "rewind"))
+
     async def rewind(self, chat_id: str, keep_entries: int) -> Rewound:
         """Cut the chat to its first ``keep_entries`` entries and delete the checkpoints of
         every run the cut changed."""
-        rewind_runs = getattr(self.session, "rewind_runs", None)
-        if rewind_runs is not None:
-            result = await rewind_runs(chat_id, keep_entries=keep_entries)
+        if has_capability(self.session, RewindsRuns):
+            rewinder = cast("RewindsRuns", self.session)
+            result = await rewinder.rewind_runs(chat_id, keep_entries=keep_entries)
             removed, affected = int(result.removed), tuple(result.affected_run_ids)
         else:
             plan = rewind_plan(await self.session.segments(chat_id), keep_entries=keep_entries)
-            removed = await self.session.rewind(chat_id, keep_entries=keep_entries)  # type: ignore[attr-defined]
+            removed = await cast("RewindsSessions", self.session).rewind(
+                chat_id, keep_entries=keep_entries
+            )
             affected = plan.affected_run_ids
         for run_id in affected:
             await self.checkpointer.delete(run_id)
@@ -350,6 +366,7 @@ def pending_dict(run: RunSnapshot) -> dict[str, Any]:
                 "call_id": p.call_id,
                 "tool_name": p.tool_name,
                 "arguments": p.arguments,
+                "digest": p.digest,
                 "agent_name": p.agent_name,
                 "requested_at": p.requested_at,
                 "decision": p.decision,

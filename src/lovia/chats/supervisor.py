@@ -14,6 +14,7 @@ import contextlib
 import logging
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
@@ -26,9 +27,10 @@ from ..errors import ApprovalPending, RunBusy, RunCancelled, UserError
 from ..events import ApprovalRequired
 from ..reliability import CancelToken
 from ..steering import Mailbox
-from ..stores.checkpoint import CheckpointOptions, IfRunExists, RunSnapshot
+from ..stores.checkpoint import IfRunExists, RunSnapshot
 from ..stores.lease import LeaseStore
 from ..stores.run_lease import RunLease, default_owner, holder_is_dead
+from ..stores.run_options import CheckpointOptions
 from ..transcript import (
     AssistantTextEntry,
     InputEntry,
@@ -38,12 +40,14 @@ from ..transcript import (
     drop_dangling_tool_calls,
 )
 from .book import ChatBook, chat_claim_key
+from .runstart import RunObserver, RunStart
 from .setup import SetupCheck
 
 __all__ = [
     "MAILBOX_LIMIT",
     "NO_MODEL_HINT",
     "ApprovalConflict",
+    "ApprovalStale",
     "ChatBusy",
     "LiveRun",
     "MailboxFull",
@@ -82,6 +86,15 @@ class ApprovalConflict(ChatBusy):
     for a decision any more (the API answers 409; nothing was written)."""
 
 
+class ApprovalStale(ApprovalConflict):
+    """A decision for something other than what waits now: the run it names no longer
+    waits, or the call of that id waits with another tool or arguments (``code``:
+    ``"approval_stale"``), or the call id alone is ambiguous (``"approval_ambiguous"``).
+    The API answers 409 with that code; nothing was written, nothing run."""
+
+    code: str = "approval_stale"
+
+
 class LiveRun:
     """One run in flight: its buffered events and the clients following them."""
 
@@ -100,10 +113,15 @@ class LiveRun:
         self.mailbox = Mailbox()  # messages sent while the run is live join it here
         self.closing = False  # the mailbox was emptied for the last time: no more joins
         self.next_run: LiveRun | None = None  # the run that answers messages it did not see
+        self.resumed_by: LiveRun | None = None  # the run a decision resumed this parked one as
         self.claim: RunLease | None = None  # the chat's claim, held until the run is settled
         self.finished = asyncio.Event()
         self._changed = asyncio.Condition()
         self.task: asyncio.Task[None] | None = None
+        self.source = "user"  # what started it: "user", "schedule:<id>", ...
+        self.park = True  # a call that needs approval waits for a person (else: handler/deny)
+        self.context: dict[str, Any] | None = None  # the client's context (run_deps)
+        self.served_as = agent_name  # the name the agent is served under (a chat keeps it)
 
     async def publish(self, event: dict[str, Any], *, last: bool = False) -> int:
         """Add ``event``; returns its number (1-based, as ``follow`` counts)."""
@@ -146,6 +164,7 @@ class LiveRun:
             "input": self.input_text,
             "started_at": self.started_at,
             "events": len(self.events),
+            "source": self.source,
         }
 
 
@@ -173,8 +192,22 @@ class RunSupervisor:
         self.live: dict[str, LiveRun] = {}
         self._reserved: set[str] = set()
         self._resuming: set[str] = set()  # run ids a begin() here is about to drive
+        # the runs started here, while anything (a stream waiting on a parked one) holds them
+        self._runs: weakref.WeakValueDictionary[str, LiveRun] = weakref.WeakValueDictionary()
         self._closing = False
         self.setup = SetupCheck(self.agents, probe=probe)
+        # Runner.stream options of every run (budget, retry, context_policy, tracer)
+        self.run_options: dict[str, Any] = {}
+        # an AgentQueue (lovia.workers): runs are queued for `lovia worker` processes and
+        # followed from the database instead of driven here
+        self.queue: Any = None
+        # told of each run's start and end (run records, lifecycle events); each may fail
+        self.observers: list[RunObserver] = []
+
+    @property
+    def closing(self) -> bool:
+        """Whether the server is shutting down (no run starts any more)."""
+        return self._closing
 
     def busy_here(self, chat_id: str) -> bool:
         """Whether this server is answering, or writing to, the chat right now."""
@@ -192,6 +225,17 @@ class RunSupervisor:
             raise UserError(f"unknown agent {name!r}", hint=f"use one of: {', '.join(self.agents)}")
         return found
 
+    def _served_as(self, asked: str | None, agent: Agent) -> str:
+        """The name ``agent`` is served under (a chat is recorded under it)."""
+        if asked is not None:
+            return asked
+        return next((k for k, a in self.agents.items() if a is agent), agent.name)
+
+    def served_name(self, agent: Agent) -> str | None:
+        """The name ``agent`` is served under (the key of ``agents``, which may differ from
+        ``agent.name``), or ``None`` when it is not served itself."""
+        return next((k for k, a in self.agents.items() if a is agent), None)
+
     def entry_agent_for(self, active_name: str) -> Agent:
         """The configured agent whose handoff graph holds ``active_name``."""
         return entry_agent(self.agents, active_name) or self.agent(None)
@@ -207,6 +251,7 @@ class RunSupervisor:
         resume_run_id: str | None = None,
         claim: RunLease | None = None,
         queued: list[Any] | None = None,
+        start: RunStart | None = None,
     ) -> LiveRun:
         """Claim the chat (or take over ``claim``, already held), ``await prepare()``
         (rewind, settle...) for the run's input, and start the run; ``queued`` messages
@@ -240,28 +285,28 @@ class RunSupervisor:
             if resume_run_id is None:
                 await self.settle_pending(chat_id)
             run = LiveRun(chat_id, run_id, agent.name, text)
+            run.served_as = self._served_as(agent_name, agent)
             run.resumed = resume_run_id is not None
+            start = start or RunStart()
+            run.source, run.park, run.context = start.source, start.park, start.context
+            run_input: Any = text or ""
+            if start.input is not None and resume_run_id is None:
+                run_input = start.input
             for content in queued or ():
                 run.mailbox.push(content)  # joined the run before this one too late: first here
-            handle = Runner.stream(
-                agent,
-                [] if resume_run_id else (text or ""),
-                cancel_token=run.token,
-                mailbox=run.mailbox,
-                session=self.chats.session,
-                session_id=chat_id,
-                max_turns=self.max_turns,
-                checkpoint=CheckpointOptions(
-                    self.chats.checkpointer,
-                    run_id,
-                    if_run_exists=policy,
-                    lease_ttl=self.lease_ttl,
-                ),
-            )
+            options = {**self.run_options, **start.options}
+            if start.deps is not None:
+                options["deps"] = start.deps
+            work = self._work(run, agent, run_input, options, policy, resume_run_id is not None)
             run.claim, claim = claim, None
+            parked = self._runs.get(resume_run_id) if resume_run_id is not None else None
+            if parked is not None:
+                parked.resumed_by = run  # its streams go on with this run, however quick
+            self._runs[run_id] = run
             self.live[chat_id] = run
             self.chats.touch(chat_id, text)
-            run.task = asyncio.ensure_future(self._pump(run, handle))
+            await self._tell("on_start", run)
+            run.task = asyncio.ensure_future(work)
             return run
         finally:
             if claim is not None:
@@ -270,8 +315,59 @@ class RunSupervisor:
             if resume_run_id is not None:
                 self._resuming.discard(resume_run_id)
 
+    def _work(
+        self,
+        run: LiveRun,
+        agent: Agent,
+        run_input: Any,
+        options: dict[str, Any],
+        policy: IfRunExists,
+        resumed: bool,
+    ) -> Awaitable[None]:
+        """What drives ``run``: its ``Runner.stream`` here, or, with a ``queue``, a worker
+        (this server follows the run from the database)."""
+        if self.queue is not None:
+            if not isinstance(run_input, str):
+                raise UserError(
+                    "a message with attachments cannot be handed to a worker yet",
+                    hint="send text, or serve without workers",
+                )
+            run.closing = True  # no mailbox: a message sent meanwhile starts the next run
+            events = self.queue.stream_run(
+                run.run_id,
+                run_input,
+                session_id=run.chat_id,
+                agent=run.served_as,
+                resume=resumed,
+                stopped=lambda: run.stopping,
+                park=run.park and self.park_approvals,
+            )
+            return self._pump_queued(run, events)
+        handle = Runner.stream(
+            agent,
+            [] if resumed else run_input,
+            **options,
+            cancel_token=run.token,
+            mailbox=run.mailbox,
+            session=self.chats.session,
+            session_id=run.chat_id,
+            max_turns=self.max_turns,
+            checkpoint=CheckpointOptions(
+                self.chats.checkpointer,
+                run.run_id,
+                if_run_exists=policy,
+                lease_ttl=self.lease_ttl,
+            ),
+        )
+        return self._pump(run, handle)
+
     async def send(
-        self, chat_id: str, text: str, *, agent_name: str | None = None
+        self,
+        chat_id: str,
+        text: str,
+        *,
+        agent_name: str | None = None,
+        start: RunStart | Callable[[], Awaitable[RunStart]] | None = None,
     ) -> tuple[LiveRun, int | None]:
         """A user message: it joins the chat's run live on this server (through the run's
         mailbox, injected at its next turn), else starts a run. Returns the run and, when
@@ -291,7 +387,7 @@ class RunSupervisor:
                         hint="wait until the run reads them (at its next step) or stop it, "
                         "then send again",
                     )
-                token = live.mailbox.push(text)
+                token = await live.mailbox.put(text)  # in the run's checkpoint before 200
                 event = {"type": "user_message_queued", "content": text, "token": token}
                 return live, await live.publish(event)
             await live.finished.wait()
@@ -299,7 +395,8 @@ class RunSupervisor:
         async def prepare() -> str:
             return text
 
-        return await self.begin(chat_id, prepare, agent_name=agent_name), None
+        how = await start() if callable(start) else start
+        return await self.begin(chat_id, prepare, agent_name=agent_name, start=how), None
 
     async def _claim(self, chat_id: str) -> RunLease:
         """Take the chat's claim (a lease on ``lovia-chat:<id>`` in the checkpointer) or
@@ -337,18 +434,40 @@ class RunSupervisor:
         finally:
             self._reserved.discard(chat_id)
 
+    async def _pump_queued(self, run: LiveRun, events: AsyncIterator[dict[str, Any]]) -> None:
+        """A run a worker drives: its progress as the queue reads it from the database."""
+        try:
+            terminal: dict[str, Any] | None = None
+            async for data in events:
+                if data.get("type") in ("run_completed", "run_failed"):
+                    terminal = data
+                    break
+                await run.publish(data)
+            if terminal is not None:
+                await self._on_end(run, terminal)
+        except Exception as exc:
+            _log_end(run, exc)
+        finally:
+            await self._ended(run)
+
     async def _pump(self, run: LiveRun, handle: RunHandle) -> None:
         try:
             terminal: dict[str, Any] | None = None
             async for event in handle:
-                if isinstance(event, ApprovalRequired) and self._asks_a_person(event):
+                if isinstance(event, ApprovalRequired) and self._asks_a_person(run, event):
                     event.defer()  # parked in the checkpoint: a person decides on the page
-                data = event.to_dict()
+                data = _event_dict(event)
                 if event.type == "text_delta":
                     run.partial_text += str(data.get("delta", ""))
                 elif event.type in ("message_completed", "turn_started"):
                     run.partial_text = ""
                 if event.terminal:
+                    last = getattr(getattr(event, "result", None), "last_input_tokens", None)
+                    if isinstance(last, int) and isinstance(data.get("result"), dict):
+                        data["result"]["usage"] = {
+                            **(data["result"].get("usage") or {}),
+                            "last_input_tokens": last,  # the size of the last prompt
+                        }
                     terminal = data
                     break
                 await run.publish(data)
@@ -359,14 +478,19 @@ class RunSupervisor:
             if terminal is not None:
                 await self._on_end(run, terminal)
         finally:
-            if self.live.get(run.chat_id) is run:
-                del self.live[run.chat_id]
-            claim, run.claim = run.claim, None
-            if claim is not None:
-                await asyncio.shield(claim.release())
-            if not run.done:
-                await run.publish({"type": "run_failed", "error": _LOST}, last=True)
-            run.finished.set()
+            await self._ended(run)
+
+    async def _ended(self, run: LiveRun) -> None:
+        """A run's task is over: it leaves the live runs, its claim is let go, and a run
+        that ended without a terminal event is told to its followers as lost."""
+        if self.live.get(run.chat_id) is run:
+            del self.live[run.chat_id]
+        claim, run.claim = run.claim, None
+        if claim is not None:
+            await asyncio.shield(claim.release())
+        if not run.done:
+            await run.publish({"type": "run_failed", "error": _LOST}, last=True)
+        run.finished.set()
 
     async def _on_end(self, run: LiveRun, terminal: dict[str, Any]) -> None:
         """Settle a stopped run before anyone is told the run ended; messages that joined
@@ -395,7 +519,20 @@ class RunSupervisor:
             await claim.release()
         if self.live.get(run.chat_id) is run:
             del self.live[run.chat_id]
+        terminal = {
+            **terminal,
+            "timing": {"finished_at": time.time(), "duration": time.time() - run.started_at},
+        }
+        await self._tell("on_end", run, terminal)
         await run.publish(terminal, last=True)
+
+    async def _tell(self, what: str, run: LiveRun, *args: Any) -> None:
+        """Tell each observer; one that fails is logged and the run goes on."""
+        for observer in self.observers:
+            try:
+                await getattr(observer, what)(run, *args)
+            except Exception as exc:
+                log.warning("observer %s of run %s failed: %s", what, run.run_id, exc)
 
     async def _answer_late(self, run: LiveRun, late: list[Any]) -> LiveRun | None:
         """Start the run that answers ``late`` messages, holding the chat's claim all along
@@ -439,10 +576,10 @@ class RunSupervisor:
         except Exception as exc:  # nothing worse than before: the run failed either way
             log.warning("could not keep the message of the failed run %s: %s", run.run_id, exc)
 
-    def _asks_a_person(self, event: ApprovalRequired) -> bool:
+    def _asks_a_person(self, run: LiveRun, event: ApprovalRequired) -> bool:
         """Whether a call that needs approval waits for a person on the page: yes, unless
         the agent asking has an ``approval_handler`` (it decides, and may defer itself)."""
-        if not self.park_approvals:
+        if not self.park_approvals or not run.park:
             return False
         name = event.agent_name
         for entry in self.agents.values():
@@ -454,15 +591,32 @@ class RunSupervisor:
     # -- approvals ----------------------------------------------------------------------------
 
     async def decide(
-        self, chat_id: str, call_id: str, approve: bool, reason: str | None = None
+        self,
+        chat_id: str,
+        call_id: str,
+        approve: bool,
+        reason: str | None = None,
+        *,
+        run_id: str | None = None,
+        digest: str | None = None,
     ) -> LiveRun:
         """Record a person's decision on a call the chat's parked run waits for, then resume
         the run (an approved call runs once; a rejected one gets its refusal as result).
 
-        The chat's claim and the run's lease are taken before the decision is written:
-        ``ChatBusy`` when another server drives the chat, ``ApprovalConflict`` when the call
-        was decided otherwise or waits for nothing; either way nothing was written."""
+        ``run_id`` and ``digest`` name what the person was shown: ``ApprovalStale`` when the
+        chat's waiting run is another one, or the call of that id now waits with another
+        tool or arguments. The chat's claim and the run's lease are taken before the
+        decision is written: ``ChatBusy`` when another server drives the chat,
+        ``ApprovalConflict`` when the call was decided otherwise or waits for nothing;
+        either way nothing was written."""
         parked = await self.chats.pending_head(chat_id)
+        if run_id is not None and (parked is None or parked.run_id != run_id):
+            now = "no run of the chat waits" if parked is None else f"run {parked.run_id!r} waits"
+            raise ApprovalStale(
+                f"run {run_id!r} of chat {chat_id!r} no longer waits for a decision on call "
+                f"{call_id!r} ({now}); nothing was decided",
+                hint="reload the chat and decide on what it shows now",
+            )
         if parked is None or not any(p.call_id == call_id for p in parked.pending_approvals):
             raise ApprovalConflict(
                 f"chat {chat_id!r} has no call {call_id!r} waiting for a decision",
@@ -470,6 +624,7 @@ class RunSupervisor:
                 "reload the chat to see where it stands",
             )
         run_id = parked.run_id
+        digests = None if digest is None else {call_id: digest}
         entry = self.entry_agent_for(parked.agent_name)
 
         async def prepare() -> str | None:
@@ -481,8 +636,13 @@ class RunSupervisor:
                         {call_id: approve},
                         reason=reason,
                         take_lease=False,
+                        digests=digests,
                     )
                 except UserError as exc:
+                    if getattr(exc, "code", None) in ("approval_stale", "approval_ambiguous"):
+                        raise ApprovalStale(
+                            exc.message, hint=exc.hint, code=getattr(exc, "code", None)
+                        ) from exc
                     raise ApprovalConflict(
                         f"cannot {'approve' if approve else 'reject'} call {call_id!r} of "
                         f"chat {chat_id!r}: {exc.message}",
@@ -490,13 +650,18 @@ class RunSupervisor:
                     ) from exc
             return await self.chats.run_title(parked)
 
-        return await self.begin(chat_id, prepare, agent_name=entry.name, resume_run_id=run_id)
+        served = self.served_name(entry)
+        return await self.begin(chat_id, prepare, agent_name=served, resume_run_id=run_id)
 
     # -- stopping -----------------------------------------------------------------------------
 
     async def stop(self, chat_id: str) -> LiveRun | None:
-        """Stop the chat's live run and wait until its partial transcript is saved."""
+        """Stop the chat's live run and wait until its partial transcript is saved (a run
+        that is starting here is waited for, then stopped)."""
         run = self.live.get(chat_id)
+        while run is None and chat_id in self._reserved:
+            await asyncio.sleep(0.01)
+            run = self.live.get(chat_id)
         if run is None:
             return None
         run.stopping = True
@@ -650,11 +815,21 @@ class RunSupervisor:
         runs = list(self.live.values())
         for run in runs:
             run.token.cancel("the server is shutting down")
+            if self.queue is not None and run.task is not None:
+                run.task.cancel()  # a worker's run goes on; this server stops following it
         for run in runs:
             try:
                 await asyncio.wait_for(run.finished.wait(), timeout=5)
             except asyncio.TimeoutError:
                 log.warning("run %s did not stop within 5 s of shutdown", run.run_id)
+
+
+def _event_dict(event: Any) -> dict[str, Any]:
+    """``event.to_dict()``, with an approval's digest (a tool's images are in its own dict)."""
+    data: dict[str, Any] = event.to_dict()
+    if isinstance(event, ApprovalRequired):
+        data["digest"] = event.digest  # what a decision names to bind to this call
+    return data
 
 
 def _log_end(run: LiveRun, exc: Exception) -> None:

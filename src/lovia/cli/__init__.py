@@ -18,13 +18,14 @@ import difflib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from .. import __version__
 from ..errors import LoviaError
 from .common import DEFAULT_DB
 
-__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_PIPE", "build_parser", "main"]
+__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_PIPE", "build_parser", "main", "version_line"]
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -44,8 +45,21 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
+def version_line() -> str:
+    """``lovia 0.9.120 (durable core; ...)``: the version, then what tells this lovia from the
+    published 0.9.119 (which prints ``lovia 0.9.119`` alone) and where it is installed from,
+    a checkout or an installed package. Scripts that read the version read the second word."""
+    package = Path(__file__).resolve().parents[1]  # .../lovia
+    root = package.parents[1]  # a checkout's root, for the src/ layout
+    if package.parent.name == "src" and (root / "pyproject.toml").is_file():
+        origin = f"from the checkout at {root}"
+    else:
+        origin = f"installed in {package.parent}"
+    return f"lovia {__version__} (durable core; {origin})"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from . import chat, migrate, stores, web
+    from . import chat, migrate, stores, web, worker
 
     parser = _Parser(
         prog="lovia",
@@ -54,13 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="to try it without an API key: 'lovia web --demo' (the chat page) or "
         "'lovia chat --demo' (the terminal); 'lovia COMMAND --help' for each command",
     )
-    parser.add_argument("--version", action="version", version=f"lovia {__version__}")
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     web.add_parser(sub)
     chat.add_parser(sub)
     stores.add_sessions_parser(sub)
     stores.add_runs_parser(sub)
     migrate.add_parser(sub)
+    worker.add_parser(sub)
     return parser
 
 
@@ -141,7 +156,7 @@ def _answer_without_a_command(parser: argparse.ArgumentParser, argv: list[str]) 
         parser.print_help()
         return 0
     if first == "--version":
-        print(f"lovia {__version__}")
+        print(version_line())
         return 0
     commands = [
         c for a in parser._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices

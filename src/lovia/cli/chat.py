@@ -209,8 +209,9 @@ def make_printer(args: argparse.Namespace) -> PlainPrinter | RichPrinter:
 
 
 async def _check_model(agents: dict[str, Any]) -> None:
-    """Refuse to start on a model that cannot be used; warn when its server is unreachable."""
-    from ..chats.setup import model_problem, unreachable_problem
+    """Refuse to start on a model that cannot be used or whose server refuses the API key;
+    warn when its server is unreachable."""
+    from ..chats.setup import model_problem, server_problem
 
     agent = next(iter(agents.values()))
     problem = model_problem(agent)
@@ -219,7 +220,12 @@ async def _check_model(agents: dict[str, Any]) -> None:
             f"the model of agent {problem.agent!r} cannot be used: {problem.message}",
             hint=problem.hint,
         )
-    warning = await unreachable_problem(agent)
+    warning = await server_problem(agent)
+    if warning is not None and warning.blocking:
+        raise UserError(
+            f"the model of agent {warning.agent!r} cannot be used: {warning.message}",
+            hint=warning.hint,
+        )
     if warning is not None:
         print(f"lovia chat: warning: {warning.message}", file=sys.stderr)
         if warning.hint:

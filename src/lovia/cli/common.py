@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..agent import Agent
 from ..errors import UserError
+from ..stores.capabilities import ListsRunHeads, ListsRuns, has_capability
 
 if TYPE_CHECKING:
     from ..stores.checkpoint import RunSnapshot
@@ -90,7 +91,8 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
 
 
 def load_agents(app: str | None, demo: bool) -> dict[str, Agent]:
-    """The agents to serve: ``--app``, else ``--demo``, else ``LOVIA_MODEL``, else none."""
+    """The agents to serve: ``--app``, else ``--demo``, else ``LOVIA_MODEL``, else the model
+    of 0.9.119's ``config.json`` (``./.lovia/``, then ``~/.lovia/``), else none."""
     if app:
         return _import_agents(app)
     if demo:
@@ -98,7 +100,11 @@ def load_agents(app: str | None, demo: bool) -> dict[str, Agent]:
 
         agent = demo_agent()
         return {agent.name: agent}
-    model = os.environ.get("LOVIA_MODEL")
+    model: Any = os.environ.get("LOVIA_MODEL")
+    if not model:  # the model lovia 0.9.119's Settings -> Models saved
+        from .model_config import configured_model
+
+        model = configured_model()
     if model:
         return {"assistant": Agent("assistant", instructions=DEFAULT_INSTRUCTIONS, model=model)}
     return {}
@@ -179,12 +185,10 @@ async def check_stores(db: str) -> None:
     try:
         await session.load("lovia-startup-check")
         # the heads only: a running run's entries need not be read to know the store works
-        list_heads = getattr(checkpointer, "list_run_heads", None)
-        list_runs = getattr(checkpointer, "list_runs", None)
-        if list_heads is not None:
-            await list_heads(statuses=("running",))
-        elif list_runs is not None:
-            await list_runs(statuses=("running",))
+        if has_capability(checkpointer, ListsRunHeads):
+            await checkpointer.list_run_heads(statuses=("running",))
+        elif has_capability(checkpointer, ListsRuns):
+            await checkpointer.list_runs(statuses=("running",))
     finally:
         await session.close()
         await checkpointer.close()

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..chats.book import chat_claim_key
 from ..errors import RunBusy, StoreError, UserError
+from ..stores.capabilities import ListsRunHeads, has_capability
 from ..stores.lease import LeaseStore
 from ..stores.maintenance import check_count
 from ..stores.run_lease import RunLease
@@ -38,9 +39,8 @@ async def _segment_run_ids(session: Any, chat_id: str) -> list[str] | None:
 
 async def _run_ids(session: Any, cp: Any, chat_id: str) -> list[str]:
     ids = await _segment_run_ids(session, chat_id) or []
-    heads = getattr(cp, "list_run_heads", None)
-    if heads is not None:
-        ids += [h.run_id for h in await heads(session_id=chat_id)]
+    if has_capability(cp, ListsRunHeads):
+        ids += [h.run_id for h in await cp.list_run_heads(session_id=chat_id)]
     else:
         ids += [r.run_id for r in await cp.list_runs() if r.session_id == chat_id]
     return list(dict.fromkeys(ids))

@@ -5,15 +5,41 @@ decided, and a call that asks for approval during a resume parks the run again."
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import sys
 from typing import Any
 
 from ..errors import ApprovalPending, UserError
-from ..stores.checkpoint import CheckpointOptions
-from .common import db_stores, load_agents, print_json, stored_run
+from ..stores.run_options import CheckpointOptions
+from .common import DEFAULT_DB, db_stores, load_agents, print_json, shown_db, stored_run
 from .render import print_event
 
-__all__ = ["runs_approvals", "runs_approve", "runs_reject", "runs_resume"]
+__all__ = ["resume_command", "runs_approvals", "runs_approve", "runs_reject", "runs_resume"]
+
+APP_PLACEHOLDER = "MODULE:ATTR"
+
+
+def resume_command(args: argparse.Namespace, run_id: str) -> str:
+    """The ``lovia runs resume`` command line that goes on with ``run_id``: the ``--db`` and
+    the agent (``--app``/``--demo``) this command was given, quoted for a shell. Without
+    either (and no ``LOVIA_MODEL``), ``--app MODULE:ATTR`` stands for the user's own."""
+    words = ["lovia", "runs", "resume", run_id]
+    if args.db != DEFAULT_DB:
+        words += ["--db", shown_db(args.db)]
+    if getattr(args, "app", None):
+        words += ["--app", args.app]
+    elif getattr(args, "demo", False):
+        words.append("--demo")
+    elif not os.environ.get("LOVIA_MODEL"):
+        words += ["--app", APP_PLACEHOLDER]
+    return shlex.join(words)
+
+
+def _agent_note(command: str, agent_name: str) -> str:
+    if APP_PLACEHOLDER not in command:
+        return ""
+    return f" ({APP_PLACEHOLDER}: where agent {agent_name!r} is defined)"
 
 
 async def runs_resume(args: argparse.Namespace) -> int:
@@ -61,7 +87,7 @@ async def runs_resume(args: argparse.Namespace) -> int:
             raise ApprovalPending(
                 exc.message,
                 hint=f"see 'lovia runs approvals {exc.run_id}', decide with 'lovia runs "
-                f"approve' (or 'reject'), then 'lovia runs resume {exc.run_id}' again",
+                f"approve' (or 'reject'), then '{resume_command(args, exc.run_id)}' again",
                 run_id=exc.run_id,
                 calls=exc.calls,
                 pending=exc.pending,
@@ -89,7 +115,7 @@ async def _refuse_undecided(cp: Any, run_id: str) -> None:
 
 
 async def runs_approvals(args: argparse.Namespace) -> int:
-    from ..approvals import pending
+    from ..approvals import pending, pending_approvals
 
     async with db_stores(args, read_only=True) as (_session, cp):
         if args.run_id:
@@ -98,28 +124,45 @@ async def runs_approvals(args: argparse.Namespace) -> int:
             run_ids = [s.run_id for s in await cp.list_runs(statuses=["interrupted"])]
         rows = []
         for rid in run_ids:
+            digests = {p.call_id: p.digest for p in await pending_approvals(cp, rid)}
             for c in await pending(cp, rid):
                 rows.append(
-                    {"run_id": rid, "call_id": c.id, "tool": c.name, "arguments": c.arguments}
+                    {
+                        "run_id": rid,
+                        "call_id": c.id,
+                        "tool": c.name,
+                        "arguments": c.arguments,
+                        "digest": digests.get(c.id),
+                    }
                 )
     if args.json:
         print_json(rows)
     elif not rows:
         print("no tool calls wait for approval")
     for r in [] if args.json else rows:
-        print(f"{r['run_id']}  {r['call_id']}  {r['tool']}({r['arguments']})")
+        print(f"{r['run_id']}  {r['call_id']}  {r['tool']}({r['arguments']})  digest {r['digest']}")
+    if rows and not args.json:
+        print("decide with: lovia runs approve RUN_ID CALL_ID --digest DIGEST (or runs reject)")
     return 0
 
 
 async def _decide(args: argparse.Namespace, approve: bool) -> int:
     from ..approvals import decide
 
-    await stored_run(args)  # a refused decision leaves the file as it was
+    snap = await stored_run(args)  # a refused decision leaves the file as it was
     async with db_stores(args) as (_session, cp):
         try:
-            await decide(cp, args.run_id, {args.call_id: approve}, getattr(args, "reason", None))
+            digest = getattr(args, "digest", None)
+            await decide(
+                cp,
+                args.run_id,
+                {args.call_id: approve},
+                getattr(args, "reason", None),
+                digests=None if digest is None else {args.call_id: digest},
+            )
         except UserError as exc:
-            if "already decided" in exc.message:  # a conflict, not a bad request: status 1
+            stale = getattr(exc, "code", None) in ("approval_stale", "approval_ambiguous")
+            if stale or "already decided" in exc.message:  # a conflict, not bad input: 1
                 print(f"lovia: error: {exc.message}", file=sys.stderr)
                 print(f"lovia: hint: {exc.hint}", file=sys.stderr)
                 return 1
@@ -136,9 +179,9 @@ async def _decide(args: argparse.Namespace, approve: bool) -> int:
     if args.json:
         print_json({"run_id": args.run_id, "call_id": args.call_id, "decision": verb})
     else:
-        print(
-            f"{verb} {args.call_id} of run {args.run_id}; 'lovia runs resume {args.run_id}' goes on"
-        )
+        command = resume_command(args, args.run_id)
+        note = _agent_note(command, snap.agent_name)
+        print(f"{verb} {args.call_id} of run {args.run_id}; go on with: {command}{note}")
     return 0
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError, UserError
+from ..stores.capabilities import ListsRunHeads, has_capability
 from ..stores.checkpoint import RUN_STATUSES, RunSnapshot
 from ..stores.open import is_postgres_url
 from ..transcript import entry_to_dict
@@ -23,9 +24,11 @@ from .common import (
     shown_db,
     stored_run,
 )
+from .forks import add_fork_arguments, add_session_fork_arguments, runs_fork, sessions_fork
 from .held import known_session, sessions_clear, sessions_rewind, sessions_trim
 from .parked import runs_approvals, runs_approve, runs_reject, runs_resume
 from .render import describe_entry
+from .retest import runs_retest
 from .web_options import non_negative_int
 
 __all__ = ["add_runs_parser", "add_sessions_parser"]
@@ -42,6 +45,10 @@ def _command(sub: Any, name: str, help: str, handler: Any) -> argparse.ArgumentP
 SESSION_ID = "the session's id, as 'lovia sessions list' shows it"
 RUN_ID = "the run's id, as 'lovia runs list' shows it"
 CALL_ID = "the tool call's id, as 'lovia runs approvals' shows it"
+DIGEST = (
+    "the call's digest, as 'lovia runs approvals' shows it: refused (exit 1, nothing "
+    "decided) when the call now waits with another tool or other arguments"
+)
 
 
 def add_sessions_parser(sub: Any) -> None:
@@ -80,6 +87,10 @@ def add_sessions_parser(sub: Any) -> None:
     )
     p = _command(cmds, "clear", "delete a session and its runs' checkpoints", sessions_clear)
     p.add_argument("session_id", help=SESSION_ID)
+    p = _command(
+        cmds, "fork", "copy a session (or its runs up to one) into a new one", sessions_fork
+    )
+    add_session_fork_arguments(p, SESSION_ID)
 
 
 def add_runs_parser(sub: Any) -> None:
@@ -91,20 +102,45 @@ def add_runs_parser(sub: Any) -> None:
     cmds = top.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = _command(cmds, "list", "list runs, newest first", runs_list)
     p.add_argument("--status", action="append", choices=RUN_STATUSES, help="only this status")
-    p = _command(cmds, "show", "print a run's head and entries", runs_show)
+    p = _command(
+        cmds, "show", "print a run: its head, timeline (turns, tool calls) and entries", runs_show
+    )
     p.add_argument("run_id", help=RUN_ID)
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="follow a running run: print its turns and tool calls as they land, until it ends",
+    )
     p = _command(cmds, "resume", "finish a run that did not complete", runs_resume)
     p.add_argument("run_id", help=RUN_ID)
+    add_agent_options(p)
+    p = _command(cmds, "fork", "copy a run up to a step into a new run, to resume", runs_fork)
+    add_fork_arguments(p, RUN_ID)
+    p = _command(cmds, "export", "write a run's snapshot (entries and head) as JSON", runs_export)
+    p.add_argument("run_id", help=RUN_ID)
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    p = _command(cmds, "retest", "re-run a run against its recorded model turns", runs_retest)
+    p.add_argument("run_id", nargs="?", help=RUN_ID + " (not with --from)")
+    p.add_argument(
+        "--from",
+        dest="from_file",
+        metavar="FILE",
+        help="the recording from a file 'lovia runs export' wrote, instead of --db",
+    )
     add_agent_options(p)
     p = _command(cmds, "approvals", "list tool calls waiting for approval", runs_approvals)
     p.add_argument("run_id", nargs="?", help="one run (default: every parked run)")
     p = _command(cmds, "approve", "approve a parked tool call (it runs on resume)", runs_approve)
     p.add_argument("run_id", help=RUN_ID)
     p.add_argument("call_id", help=CALL_ID)
+    _resume_agent_options(p)
+    p.add_argument("--digest", help=DIGEST)
     p = _command(cmds, "reject", "reject a parked tool call", runs_reject)
     p.add_argument("run_id", help=RUN_ID)
     p.add_argument("call_id", help=CALL_ID)
+    p.add_argument("--digest", help=DIGEST)
     p.add_argument("--reason", help="shown to the model with the rejection")
+    _resume_agent_options(p)
     p = _command(cmds, "delete", "delete a run's checkpoint", runs_delete)
     p.add_argument("run_id", help=RUN_ID)
     p = _command(cmds, "prune", "delete old finished runs' checkpoints (sessions kept)", runs_prune)
@@ -117,6 +153,14 @@ def add_runs_parser(sub: Any) -> None:
     p.add_argument("--all", action="store_true", help="runs of any age (instead of --older-than)")
     p.add_argument("--status", action="append", choices=RUN_STATUSES, help="default: finished")
     p.add_argument("--dry-run", action="store_true", help="list what would go; delete nothing")
+
+
+def _resume_agent_options(parser: argparse.ArgumentParser) -> None:
+    """``--app``/``--demo`` on a decision: not loaded, only put in the ``lovia runs resume``
+    command it prints, so that command runs as printed."""
+    group = parser.add_argument_group("the agent for the resume command it prints")
+    group.add_argument("--app", metavar="MODULE:ATTR", help="the agent that resumes the run")
+    group.add_argument("--demo", action="store_true", help="the offline demo agent resumes it")
 
 
 def _when(ts: float) -> str:
@@ -137,6 +181,7 @@ async def sessions_list(args: argparse.Namespace) -> int:
             "entries": i.entries,
             "created_at": i.created_at,
             "updated_at": i.updated_at,
+            "forked_from": i.forked_from,
         }
         for i in infos
     ]
@@ -146,7 +191,9 @@ async def sessions_list(args: argparse.Namespace) -> int:
         print("no sessions")
     for r in [] if args.json else rows:
         runs = counted(r["runs"], "run")
-        print(f"{r['session_id']}  {_when(r['updated_at'])}  {runs}  {r['title'] or ''}")
+        origin = r["forked_from"]
+        note = f"  (fork of {origin.get('session_id')})" if origin else ""
+        print(f"{r['session_id']}  {_when(r['updated_at'])}  {runs}  {r['title'] or ''}{note}")
     return 0
 
 
@@ -179,13 +226,7 @@ async def sessions_export(args: argparse.Namespace) -> int:
     }
     text = json.dumps(data, ensure_ascii=False, indent=2)
     if args.out:
-        try:
-            await asyncio.to_thread(Path(args.out).write_text, text + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UserError(
-                f"cannot write {args.out!r}: {exc.strerror or exc}",
-                hint="pass --out a file path in a folder you can write (not a folder)",
-            ) from exc
+        await _write_out(args.out, text)
         if not args.json:
             print(f"wrote {counted(len(segments), 'run')} to {args.out}")
     else:
@@ -193,7 +234,32 @@ async def sessions_export(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _write_out(path: str, text: str) -> None:
+    try:
+        await asyncio.to_thread(Path(path).write_text, text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise UserError(
+            f"cannot write {path!r}: {exc.strerror or exc}",
+            hint="pass --out a file path in a folder you can write (not a folder)",
+        ) from exc
+
+
 # -- runs -------------------------------------------------------------------------------------
+
+
+async def runs_export(args: argparse.Namespace) -> int:
+    """A run's whole snapshot (entries and head) as JSON: what ``lovia runs retest --from``
+    and ``RunSnapshot.from_json`` read back."""
+    snap = await stored_run(args)
+    text = json.dumps(snap.to_dict(), ensure_ascii=False, indent=2)
+    if args.out:
+        await _write_out(args.out, text)
+        if not args.json:
+            entries = counted(len(snap.entries), "entry", "entries")
+            print(f"wrote run {snap.run_id!r} ({entries}) to {args.out}")
+    else:
+        print(text)
+    return 0
 
 
 def _run_row(s: RunSnapshot) -> dict[str, Any]:
@@ -216,7 +282,7 @@ def _head_row(run_id: str, head: Any, entries: int) -> dict[str, Any]:
 
 async def runs_list(args: argparse.Namespace) -> int:
     async with db_stores(args, read_only=True) as (_session, cp):
-        if hasattr(cp, "list_run_heads"):  # heads only: a run whose entries are damaged is listed
+        if has_capability(cp, ListsRunHeads):  # a run whose entries are damaged is listed
             infos = await cp.list_run_heads(statuses=args.status)
             rows = [_head_row(i.run_id, i.head, i.entry_count) for i in infos]
         else:
@@ -236,17 +302,29 @@ async def runs_list(args: argparse.Namespace) -> int:
 
 
 async def runs_show(args: argparse.Namespace) -> int:
+    from .timeline import follow_run, timeline_lines, usage_line
+
     snap = await stored_run(args, note=True)
+    if args.follow and not args.json:
+        return await follow_run(args, snap)
     if args.json:
-        print_json({**_run_row(snap), "entries": [entry_to_dict(e) for e in snap.entries]})
+        timeline = {"usage": snap.usage.to_dict(), "timeline": snap.head.timeline}
+        print_json(
+            {**_run_row(snap), **timeline, "entries": [entry_to_dict(e) for e in snap.entries]}
+        )
         return 0
     row = _run_row(snap)
     print(
         f"run {snap.run_id}: {snap.status}, agent {snap.agent_name}, {counted(snap.turns, 'turn')}"
     )
     print(f"session: {row['session_id'] or '-'}; updated {_when(snap.updated_at)}")
+    print(usage_line(snap.head))
     if snap.error:
         print(f"error: {snap.error.get('message')}")
+    for line in timeline_lines(snap.head, snap.entries):
+        print(line)
+    if snap.entries:
+        print("entries:")
     for i, e in enumerate(snap.entries):
         print(f"[{i}] {describe_entry(e)}")
     return 0

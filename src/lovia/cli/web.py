@@ -20,6 +20,7 @@ from .common import (
     shown_db,
 )
 from .web_check import check_agents, tune_agents
+from .web_init_ui import add_init_ui
 from .web_options import (
     add_v0_9_119_options,
     configure_logging,
@@ -76,9 +77,16 @@ def add_parser(sub: Any) -> None:
         help="how long a client may take to send a request's headers, and then its body, "
         "before it gets 408 and its connection is closed (default: 10)",
     )
+    parser.add_argument(
+        "--workers",
+        action="store_true",
+        help="hand each chat's runs to `lovia worker` processes on the same postgresql:// "
+        "--db (start them with the same --app) and follow them from the database",
+    )
     parser.add_argument("--version", action="version", version=f"lovia {__version__}")
     add_v0_9_119_options(parser)
     parser.set_defaults(handler=run_web)
+    add_init_ui(parser)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -119,6 +127,8 @@ def run_web(args: argparse.Namespace) -> int:
         import uvicorn
     except ImportError as exc:
         raise UserError("lovia web needs uvicorn", hint="pip install 'lovia[web]'") from exc
+    from ..demo import DemoProvider
+    from ..testing import ScriptedProvider
     from ..web import create_app
     from ..web.auth import generate_token, is_loopback
     from ..web.serving import header_timeout_protocol
@@ -135,20 +145,29 @@ def run_web(args: argparse.Namespace) -> int:
     try:
         port = int(sock.getsockname()[1])
         agents = tune_agents(load_agents(args.app, args.demo), args)
+        default = not (args.app or args.demo)
+        if default:  # the assistant lovia web builds itself gets its toolkit
+            agents = {name: equip(agent, args) for name, agent in agents.items()}
         note = None
         if args.db is None:
             args.db, note = default_db(list(agents) if args.app else [])
         asyncio.run(check_stores(args.db))  # a store it cannot use: two lines, exit 2
-        session, checkpointer = open_stores(args.db, create=True)
+        queue = work_queue(agents, args.db) if args.workers else None
         app = create_app(
             agents,
-            session=session,
-            checkpointer=checkpointer,
+            config_runtime=settings(args, agents),
+            store=chat_store(args.db),
+            # a scripted model's answers are the conversation's: none goes to naming chats
+            titles=not any(
+                isinstance(a.model, (DemoProvider, ScriptedProvider)) for a in agents.values()
+            ),
             token=token,
             lease_ttl=args.lease_ttl,
             body_timeout=args.request_timeout,
             max_turns=args.max_turns,
             title=args.title,
+            followups=default and not args.no_followups,
+            queue=queue,
         )
         config = uvicorn.Config(
             app,
@@ -157,6 +176,7 @@ def run_web(args: argparse.Namespace) -> int:
             log_level="warning" if args.log_level in ("debug", "info") else args.log_level,
             timeout_graceful_shutdown=3,
             http=header_timeout_protocol(args.request_timeout),
+            root_path=args.root_path,
         )
         server = uvicorn.Server(config)
         # From the banner on, Ctrl-C asks the server to stop: a KeyboardInterrupt raised while
@@ -176,6 +196,103 @@ def run_web(args: argparse.Namespace) -> int:
     finally:
         sock.close()
     return 0
+
+
+def settings(args: argparse.Namespace, agents: dict[str, Any]) -> Any:
+    """The ``config.json`` the Settings routes edit, when the agent is the one built from it
+    (no ``--app``, ``--demo`` or ``LOVIA_MODEL``); each change rebuilds that agent."""
+    import os
+
+    from ..agent import Agent
+    from ..web.api_config import ConfigFile
+    from .common import DEFAULT_INSTRUCTIONS
+    from .model_config import model_of, settings_path
+
+    if args.app or args.demo or os.environ.get("LOVIA_MODEL"):
+        return None
+    path = settings_path()
+    name = next(iter(agents), "assistant")
+
+    def rebuild(doc: dict[str, Any]) -> Any:
+        model = model_of(doc, path)
+        if model is None:
+            return None
+        agent = Agent(name, instructions=DEFAULT_INSTRUCTIONS, model=model)
+        return equip(tune_agents({name: agent}, args)[name], args, doc)
+
+    return ConfigFile(path=path, agent_name=name, rebuild=rebuild)
+
+
+def equip(agent: Any, args: argparse.Namespace, doc: dict[str, Any] | None = None) -> Any:
+    """The default assistant with its toolkit, as the flags shape it: a workspace (file and
+    shell tools) in ``--workspace``, todos, long-term memory in ``--memory-dir``, the skills
+    of ``doc``'s (``config.json``'s) skill directories, and background subagents."""
+    from pathlib import Path
+
+    from ..plugins import Memory, Skills, Subagents, Todo
+    from ..web.api_config import DEFAULT_SKILL_DIRS
+    from ..workspace import Workspace
+
+    if doc is None:
+        doc = read_settings()
+    plugins: list[Any] = [*agent.plugins, Todo()]
+    if not args.no_memory:
+        plugins.append(Memory(args.memory_dir))
+    found = doc.get("skills")
+    dirs = found.get("dirs", DEFAULT_SKILL_DIRS) if isinstance(found, dict) else None
+    dirs = dirs if isinstance(dirs, list) else DEFAULT_SKILL_DIRS
+    roots = [d for d in dirs if isinstance(d, str) and Path(d).expanduser().is_dir()]
+    if roots:  # a folder that does not exist is skipped, never an error
+        plugins.append(Skills(*(Path(d).expanduser() for d in roots)))
+    if not args.no_subagents:
+        plugins.append(Subagents())
+    workspace = (
+        None if args.no_workspace else Workspace.local(args.workspace, mode=args.workspace_mode)
+    )
+    return agent.clone(plugins=plugins, workspace=workspace)
+
+
+def read_settings() -> dict[str, Any]:
+    """The ``config.json`` found (project, then user scope), or ``{}``."""
+    import json
+
+    from .model_config import settings_path
+
+    path = settings_path()
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}  # the model's reading of it says what is wrong
+    return doc if isinstance(doc, dict) else {}
+
+
+def work_queue(agents: dict[str, Any], db: str) -> Any:
+    """The ``AgentQueue`` ``lovia web --workers`` hands its runs to (``--db`` must be
+    PostgreSQL: the workers share it)."""
+    from ..stores.open import is_postgres_url
+
+    if not is_postgres_url(db):
+        raise UserError(
+            "--workers needs a postgresql:// --db (the workers read their runs from it)",
+            hint="pass --db postgresql://..., or serve without --workers (runs in this process)",
+        )
+    if not agents:
+        raise UserError("--workers needs an agent", hint="pass --app MODULE:ATTR")
+    from ..workers import AgentQueue
+
+    return AgentQueue(agents, db)
+
+
+def chat_store(db: str) -> Any:
+    """The ``ChatStore`` behind ``--db``: one SQLite file holding everything, or a
+    PostgreSQL pair with the chat tables (titles, pins, run records) in this process."""
+    from ..stores.open import is_postgres_url
+    from ..web.store import ChatStore
+
+    if not is_postgres_url(db):
+        return ChatStore.sqlite(db)
+    session, checkpointer = open_stores(db, create=True)
+    return ChatStore(session, checkpointer=checkpointer)
 
 
 def banner(host: str, port: int, token: str | None, agents: dict[str, Any], db: str) -> list[str]:

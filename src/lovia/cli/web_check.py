@@ -8,7 +8,7 @@ import dataclasses
 import sys
 
 from ..agent import Agent
-from ..chats.setup import _base_url, model_problem, unreachable_problem
+from ..chats.setup import _base_url, model_problem, server_problem
 from ..settings import RetryPolicy
 from .common import DEFAULT_INSTRUCTIONS, no_model_hint
 
@@ -54,7 +54,8 @@ def tune_agents(agents: dict[str, Agent], args: argparse.Namespace) -> dict[str,
 
 def check_agents(agents: dict[str, Agent]) -> int:
     """``--check``: print each agent's model connection and probe its server; 0 when every
-    one can be used and its server accepts a connection, else 2. Nothing is served."""
+    one can be used, its server accepts a connection and does not refuse the API key (its
+    model list answers neither 401 nor 403), else 2. Nothing is served."""
     if not agents:
         print("lovia web: no model configured", file=sys.stderr)
         print(f"lovia web: hint: {no_model_hint()}", file=sys.stderr)
@@ -68,7 +69,7 @@ def check_agents(agents: dict[str, Agent]) -> int:
             url = _base_url(agent)
             if url:
                 print(f"agent {name}: base URL {url}")
-            problem = asyncio.run(unreachable_problem(agent))
+            problem = asyncio.run(server_problem(agent))
         if problem is not None:
             ok = False
             print(f"agent {name}: {problem.message}")

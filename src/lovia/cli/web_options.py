@@ -1,9 +1,9 @@
 """``lovia web``'s options that lovia 0.9.119 users bring along: the same flags and ``LOVIA_*``
 variables, resolved as 0.9.119 resolved them (flag, then variable, then default).
 
-Options for features this server does not have are handled in the open: the ones that turn
-a feature off (``--no-memory``) are accepted, since off is what they get; the ones that ask
-for it (``--workspace DIR``) are refused with a hint, never silently ignored.
+The default assistant's toolkit options (``--workspace``, ``--readonly`` / ``--trusted``,
+``--memory-dir``, the ``--no-*`` flags) shape the agent ``lovia web`` builds itself; with
+``--app`` or ``--demo`` there is no such agent, and a toolkit flag given is said to be ignored.
 """
 
 from __future__ import annotations
@@ -32,19 +32,18 @@ __all__ = [
 ]
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
-_TURNED_OFF = {  # flag: what 0.9.119 turned off with it, which this server never has
-    "--no-memory": "long-term memory",
-    "--no-subagents": "background subagents",
-    "--no-workspace": "filesystem/shell workspace",
-    "--no-followups": "follow-up suggestions",
+_TOOLKIT_FLAGS = {  # dest: flag, for the warning when --app or --demo has no default agent
+    "workspace": "--workspace",
+    "readonly": "--readonly",
+    "trusted": "--trusted",
+    "no_workspace": "--no-workspace",
+    "memory_dir": "--memory-dir",
+    "no_memory": "--no-memory",
+    "no_subagents": "--no-subagents",
 }
-_ASKED_FOR = {  # dest: (flag, what it asks for)
-    "workspace": ("--workspace", "a filesystem/shell workspace"),
-    "readonly": ("--readonly", "a read-only workspace"),
-    "trusted": ("--trusted", "a trusted workspace (shell and reads outside the root)"),
-    "memory_dir": ("--memory-dir", "long-term memory"),
-}
-_ASKING_VARIABLES = ("LOVIA_WORKSPACE", "LOVIA_WORKSPACE_MODE", "LOVIA_MEMORY_DIR")
+DEFAULT_MEMORY_DIR = os.path.join(".lovia", "memory")
+_MODES = ("readonly", "coding", "trusted")
+_OFF = ("0", "false", "no", "off")
 
 
 def port_number(text: str) -> int:
@@ -152,23 +151,47 @@ def add_v0_9_119_options(parser: argparse.ArgumentParser) -> None:
     server.add_argument(
         "--root-path",
         metavar="PATH",
-        help="not supported: the page is served at / (serve it under its own host or port)",
+        help="the path prefix a proxy serves the app under, e.g. /lovia (env LOVIA_ROOT_PATH)",
     )
     server.add_argument(
         "--check",
         action="store_true",
         help="print the model connection, probe its server, and exit (0 reachable, 2 not)",
     )
-    off = parser.add_argument_group(
-        "lovia 0.9.119 features this server does not have",
-        "the --no-X flags are accepted (the feature is never on); the others are refused",
+    kit = parser.add_argument_group(
+        "the default assistant's toolkit (without --app or --demo)",
+        "workspace file and shell tools, todos, long-term memory, skills (config.json's "
+        "skills.dirs, else ./.agents/skills and ~/.agents/skills) and background subagents",
     )
-    for flag, what in _TURNED_OFF.items():
-        off.add_argument(flag, action="store_true", help=f"accepted: no {what} here")
-    off.add_argument("--workspace", metavar="DIR", help="refused: no workspace here")
-    off.add_argument("--readonly", action="store_true", help="refused: no workspace here")
-    off.add_argument("--trusted", action="store_true", help="refused: no workspace here")
-    off.add_argument("--memory-dir", metavar="DIR", help="refused: no long-term memory here")
+    kit.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the folder its file and shell tools work in (env LOVIA_WORKSPACE, default .)",
+    )
+    kit.add_argument(
+        "--readonly",
+        action="store_true",
+        help="reads only: no writes, no shell (env LOVIA_WORKSPACE_MODE=readonly)",
+    )
+    kit.add_argument(
+        "--trusted",
+        action="store_true",
+        help="writes and shell without asking (env LOVIA_WORKSPACE_MODE=trusted; default: "
+        "coding, where outside reads and shell commands ask)",
+    )
+    kit.add_argument("--no-workspace", action="store_true", help="no file or shell tools")
+    kit.add_argument(
+        "--memory-dir",
+        metavar="DIR",
+        help=f"where long-term memory lives (env LOVIA_MEMORY_DIR, default {DEFAULT_MEMORY_DIR})",
+    )
+    kit.add_argument("--no-memory", action="store_true", help="no long-term memory")
+    kit.add_argument("--no-subagents", action="store_true", help="no background subagents")
+    kit.add_argument(
+        "--no-followups",
+        action="store_true",
+        help="no follow-up suggestions (env LOVIA_FOLLOWUPS=0)",
+    )
 
 
 def _env(name: str) -> str | None:
@@ -193,32 +216,52 @@ def resolve(args: argparse.Namespace) -> None:
     variable, then default), and refuse what this server cannot do."""
     _refuse(args)
     _server(args)
+    _toolkit(args)
     _runs(args)
     _instructions(args)
 
 
 def _refuse(args: argparse.Namespace) -> None:
-    for dest, (flag, what) in _ASKED_FOR.items():
-        if getattr(args, dest):
-            raise UserError(
-                f"{flag} asks for {what}, which this lovia web does not have",
-                hint=f"drop {flag}; its agents work with the tools you give them "
-                "(see 'Coming from 0.9.119' in docs/web.md)",
-            )
     root = args.root_path if args.root_path is not None else _env("LOVIA_ROOT_PATH")
-    if root is not None and root.strip("/"):
+    root = (root or "").strip()
+    if root and (not root.startswith("/") or any(c in root for c in "?#\\ ")):
         raise UserError(
-            f"--root-path / LOVIA_ROOT_PATH {root!r}: this lovia web serves its page at / only",
-            hint="have the proxy pass the whole path through (no prefix), or give lovia web "
-            "its own host name or port; unset LOVIA_ROOT_PATH",
+            f"--root-path / LOVIA_ROOT_PATH {root!r} is not a path prefix",
+            hint="write it as the proxy serves the app, starting with '/': --root-path /lovia",
         )
-    for name in _ASKING_VARIABLES:
-        if _env(name) is not None:
+    args.root_path = root.rstrip("/")
+
+
+def _toolkit(args: argparse.Namespace) -> None:
+    """The default assistant's toolkit: flag, then variable, then default."""
+    if args.app or args.demo:
+        given = [flag for dest, flag in _TOOLKIT_FLAGS.items() if getattr(args, dest)]
+        if given:
             print(
-                f"lovia web: {name} is set, but this lovia web has no workspace or long-term "
-                "memory: ignored",
+                f"lovia web: {', '.join(given)} {'shape' if len(given) > 1 else 'shapes'} the "
+                "default assistant; with "
+                f"{'--app' if args.app else '--demo'} there is none: ignored",
                 file=sys.stderr,
             )
+    if args.readonly and args.trusted:
+        raise UserError("--readonly and --trusted contradict", hint="pass one of them")
+    mode = "readonly" if args.readonly else "trusted" if args.trusted else None
+    mode = mode or (_env("LOVIA_WORKSPACE_MODE") or "coding").lower()
+    if mode not in _MODES:
+        raise UserError(
+            f"LOVIA_WORKSPACE_MODE={mode!r} is not a workspace mode",
+            hint=f"use one of {', '.join(_MODES)}, or unset it",
+        )
+    args.workspace_mode = mode
+    args.workspace = args.workspace or _env("LOVIA_WORKSPACE") or "."
+    args.memory_dir = args.memory_dir or _env("LOVIA_MEMORY_DIR") or DEFAULT_MEMORY_DIR
+    if not args.no_followups and (_env("LOVIA_FOLLOWUPS") or "1").lower() in _OFF:
+        args.no_followups = True
+    if not (args.app or args.demo or args.no_workspace) and not Path(args.workspace).is_dir():
+        raise UserError(
+            f"--workspace / LOVIA_WORKSPACE {args.workspace!r} is not a folder",
+            hint="pass a folder that exists, or --no-workspace",
+        )
 
 
 def _server(args: argparse.Namespace) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import warnings
 from collections.abc import Callable
@@ -190,6 +191,8 @@ def model_from_env(*, required: bool = True) -> str | None:
     return value  # checked when an agent runs with it: its vendor may be registered later
 
 
+_log = logging.getLogger("lovia.providers")
+
 # The prefixes lovia 0.9.119 also reads, by the provider they name.
 _PREFIXES = {
     "openai": "openai",
@@ -223,6 +226,14 @@ def _parse(spec: str, stacklevel: int = 4) -> tuple[str, str]:
         if spec.strip() == "":
             raise UserError("the model string is empty", hint="use a name like 'openai:gpt-4.1'")
         if _looks_anthropic(spec):
+            # logged on lovia.providers as 0.9.119 logs it (filters and tests read that
+            # record), and a UserWarning on the caller's line for a script that logs nothing
+            _log.warning(
+                "provider.no_vendor_prefix: model %r has no provider prefix and goes to an "
+                "OpenAI-compatible server; for Anthropic's model write 'anthropic:%s'",
+                spec,
+                spec,
+            )
             warnings.warn(
                 f"model {spec!r} has no provider prefix, so it goes to an OpenAI-compatible "
                 f"server; for Anthropic's model write 'anthropic:{spec}'",

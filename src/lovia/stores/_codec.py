@@ -41,7 +41,8 @@ LIST_SESSIONS = (
     "SELECT s.session_id, COUNT(*), SUM(s.n_entries), MIN(s.created_at), "
     "MAX(s.updated_at), (SELECT t.title FROM {session_segments} t "
     "WHERE t.session_id = s.session_id AND t.title IS NOT NULL "
-    "ORDER BY t.seq LIMIT 1) "
+    "ORDER BY t.seq LIMIT 1), (SELECT f.meta FROM {session_segments} f "
+    "WHERE f.session_id = s.session_id ORDER BY f.seq LIMIT 1) "
     "FROM {session_segments} s GROUP BY s.session_id "
     "ORDER BY MAX(s.updated_at) DESC, s.session_id"
 )

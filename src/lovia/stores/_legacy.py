@@ -26,9 +26,10 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..errors import SchemaError
+from ..errors import SchemaError, StoreError
 from ..transcript import TranscriptEntry, entry_from_dict
 from ._codec import encode_head, encode_segment
+from ._sqlite_schema import CHECKPOINT_MIGRATIONS, SESSION_MIGRATIONS
 from ._text import encode_entries
 from .checkpoint import RunHead
 
@@ -138,10 +139,7 @@ def _run_rows(conn: sqlite3.Connection, segment_sessions: Mapping[str, str]) -> 
 
 
 def _create(conn: sqlite3.Connection, component: str, *, temp: bool) -> None:
-    from .sqlite_checkpoint import MIGRATIONS as CHECKPOINT
-    from .sqlite_session import MIGRATIONS as SESSION
-
-    migrations = SESSION if component == "session" else CHECKPOINT
+    migrations = SESSION_MIGRATIONS if component == "session" else CHECKPOINT_MIGRATIONS
     for version in sorted(migrations):
         for statement in migrations[version]:
             text = statement.strip()
@@ -238,8 +236,11 @@ def _write_backup(conn: sqlite3.Connection, path: str) -> tuple[str, str]:
     try:
         copy = sqlite3.connect(partial)
         try:
-            conn.backup(copy)
-            copy.execute("PRAGMA journal_mode = DELETE")
+            try:
+                conn.backup(copy)
+                copy.execute("PRAGMA journal_mode = DELETE")
+            except (sqlite3.Error, OSError) as exc:
+                raise _unwritable(path, exc) from exc
             check = copy.execute("PRAGMA integrity_check").fetchone()[0]
             if check != "ok":
                 raise SchemaError(
@@ -253,8 +254,89 @@ def _write_backup(conn: sqlite3.Connection, path: str) -> tuple[str, str]:
             os.fsync(f.fileno())
         return _claim(partial, path), digest
     finally:
-        if os.path.exists(partial):
-            os.remove(partial)
+        for leftover in (partial, partial + "-journal"):
+            if os.path.exists(leftover):
+                os.remove(leftover)
+
+
+def _remove_leftovers(path: str) -> None:
+    """Remove the ``*.partial`` copies (and their ``-journal``) that an attempt killed or
+    failed half way left next to ``path``; a copy whose process still runs is kept."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    stem = os.path.basename(path) + f".{VERSION}."
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(stem) or not (
+            name.endswith(".partial") or name.endswith(".partial-journal")
+        ):
+            continue
+        pid_text = name[len(stem) :].split(".", 1)[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and _alive(int(pid_text)):
+            continue  # another process is writing its copy right now
+        try:
+            os.remove(os.path.join(folder, name))
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, under another user
+    return True
+
+
+def _existing_backup(path: str, digest: str) -> str | None:
+    """A backup of ``path`` already there whose 0.9.119 rows are the same as now."""
+    candidate = f"{path}.{VERSION}.bak"
+    n = 1
+    while os.path.exists(candidate):
+        try:
+            copy = sqlite3.connect(f"file:{candidate}?mode=ro", uri=True)
+            try:
+                if _fingerprint(copy) == digest:
+                    return candidate
+            finally:
+                copy.close()
+        except sqlite3.Error:
+            pass  # not a readable copy: left alone, and not reused
+        n += 1
+        candidate = f"{path}.{VERSION}.{n}.bak"
+    return None
+
+
+def _reuse_or_write_backup(conn: sqlite3.Connection, path: str) -> tuple[str, str, bool]:
+    """The backup this migration keeps: one already there with the same rows (a failed
+    attempt, or another process migrating at this moment, wrote it), else a new one; and
+    whether this process wrote it (only then may it remove it). Leftovers of killed attempts
+    go first."""
+    _remove_leftovers(path)
+    conn.execute("BEGIN")
+    try:
+        digest = _fingerprint(conn)
+    finally:
+        conn.execute("ROLLBACK")
+    found = _existing_backup(path, digest)
+    if found is not None:
+        return found, digest, False
+    return (*_write_backup(conn, path), True)
+
+
+def _recorded_backup(conn: sqlite3.Connection) -> str | None:
+    """The backup's file name the finished migration recorded in ``lovia_meta``."""
+    try:
+        row = conn.execute(
+            "SELECT value FROM main.lovia_meta WHERE key = ?", (f"migrated:{VERSION}",)
+        ).fetchone()
+        return str(json.loads(row[0]).get("backup")) if row else None
+    except (sqlite3.Error, ValueError, AttributeError):
+        return None
 
 
 def _claim(partial: str, path: str) -> str:
@@ -285,18 +367,23 @@ def migrate(conn: sqlite3.Connection, path: str, *, begin: bool = True) -> Legac
         conn.execute("ROLLBACK")
     if checked is None:
         return None
-    target, digest = _write_backup(conn, path)
+    target, digest, owned = _reuse_or_write_backup(conn, path)
     for _attempt in range(3):
         _begin(conn)
         try:
             if not is_legacy(tables_of(conn)):
+                kept = _recorded_backup(conn)
                 conn.execute("ROLLBACK")
-                os.remove(target)  # another process migrated it (and kept its own copy)
+                # another process migrated it: our copy goes unless that migration kept it
+                if owned and kept != os.path.basename(target):
+                    os.remove(target)
                 return None
             if _fingerprint(conn) != digest:  # written since the copy: copy again
                 conn.execute("ROLLBACK")
-                os.remove(target)
+                if owned:
+                    os.remove(target)
                 target, digest = _write_backup(conn, path)
+                owned = True
                 continue
             report = convert(conn, ("session", "checkpoint"), temp=False)
             _drop_legacy(conn)
@@ -365,3 +452,33 @@ def check(conn: sqlite3.Connection) -> LegacyReport | None:
     owner = {rid: sid for sid, rid, *_ in segments}
     runs = _run_rows(conn, owner) if "snapshot_heads" in present else []
     return LegacyReport(len({s[0] for s in segments}), len(segments), len(runs))
+
+
+def _unwritable(path: str, exc: BaseException) -> StoreError:
+    """Why the copy of ``path`` could not be written, and what to do: a read-only place, a
+    full disk, or a file-size limit (``ulimit -f``) smaller than the file."""
+    import resource
+
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    size = os.path.getsize(path) if os.path.exists(path) else 0
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    try:
+        stat = os.statvfs(folder)
+        read_only = bool(stat.f_flag & os.ST_RDONLY) or not os.access(folder, os.W_OK)
+        free = stat.f_bavail * stat.f_frsize
+    except OSError:
+        read_only, free = False, size
+    if read_only:
+        cause, fix = "its folder cannot be written (read-only)", "make the folder writable"
+    elif limit != resource.RLIM_INFINITY and limit < 2 * size + 65536:
+        cause = f"the process's file-size limit ({limit} bytes) is below what it needs"
+        fix = "raise the limit ('ulimit -f unlimited') for the command that migrates"
+    elif free < 2 * size + 65536:
+        cause, fix = f"the disk has {free} bytes free", f"free at least {2 * size} bytes"
+    else:
+        cause, fix = str(exc), "check the disk and the folder's permissions"
+    return StoreError(
+        f"cannot migrate {path!r} (a lovia 0.9.119 file): the backup copy next to it could "
+        f"not be written: {cause} ({exc}); the file was left as it was",
+        hint=f"{fix}, then run 'lovia migrate {path}' again; a failed attempt leaves no copy",
+    )

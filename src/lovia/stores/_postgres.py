@@ -13,17 +13,26 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import psycopg
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
 from ..errors import SchemaError, StoreError, UserError
 from ._lifetime import ClosingStore
 from ._schema import MetaSql, Migrations, migrate, version_of
 
-__all__ = ["Conn", "Migrations", "PostgresDatabase", "PostgresStore", "check_prefix"]
+__all__ = [
+    "Conn",
+    "Migrations",
+    "PgDeadlines",
+    "PostgresDatabase",
+    "PostgresStore",
+    "check_prefix",
+]
 
 T = TypeVar("T")
 S = TypeVar("S", bound="PostgresStore")
@@ -32,6 +41,68 @@ Conn = psycopg.AsyncConnection[Any]
 
 _PREFIX = re.compile(r"[a-z_][a-z0-9_]{0,39}\Z")
 CONNECT_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class PgDeadlines:
+    """How long a PostgreSQL store waits, in seconds (``None``: no limit), set on each
+    connection the store opens from a DSN (a pool you pass keeps its own settings).
+
+    ``statement_timeout``: the server cancels a statement running longer (and rolls back its
+    transaction: a save that timed out did not commit). ``lock_timeout``: the same for a
+    wait on a lock another session holds (``LOCK TABLE``, a long transaction).
+    ``connect_timeout``: to open a connection. ``tcp_user_timeout`` and the keepalives:
+    a link that stops forwarding (no reset) is given up after about that long, when the
+    kernel sees it. ``call_timeout``: the store's own deadline on one call (getting a
+    connection, the statements, the commit); it also ends a stall nothing else sees (a proxy
+    or load balancer in between that keeps acknowledging), keep it above
+    ``statement_timeout``. A call past it drops its connection and fails with ``StoreError``;
+    a write cut off that way may or may not have committed, and the next load shows which."""
+
+    statement_timeout: float | None = 30.0
+    lock_timeout: float | None = 10.0
+    connect_timeout: float = CONNECT_TIMEOUT_S
+    tcp_user_timeout: float | None = 30.0
+    keepalives_idle: int = 10
+    keepalives_interval: int = 5
+    keepalives_count: int = 3
+    call_timeout: float | None = 45.0
+
+    def connect_kwargs(self, dsn: str | None = None) -> dict[str, Any]:
+        """libpq connection parameters for these deadlines. What ``dsn`` sets itself wins: its
+        own parameters are left out, and its ``options`` (a ``search_path``, say) are kept,
+        after these deadlines' (the later ``-c`` of a setting wins)."""
+        out: dict[str, Any] = {
+            "connect_timeout": max(1, int(self.connect_timeout)),
+            "keepalives": 1,
+            "keepalives_idle": self.keepalives_idle,
+            "keepalives_interval": self.keepalives_interval,
+            "keepalives_count": self.keepalives_count,
+        }
+        if self.tcp_user_timeout is not None:
+            out["tcp_user_timeout"] = int(self.tcp_user_timeout * 1000)
+        options = []
+        if self.statement_timeout is not None:
+            options.append(f"-c statement_timeout={int(self.statement_timeout * 1000)}")
+        if self.lock_timeout is not None:
+            options.append(f"-c lock_timeout={int(self.lock_timeout * 1000)}")
+        given = _dsn_params(dsn)
+        if given.get("options"):
+            options.append(str(given["options"]))
+        if options:
+            out["options"] = " ".join(options)
+        return {k: v for k, v in out.items() if k == "options" or k not in given}
+
+
+def _dsn_params(dsn: str | None) -> dict[str, Any]:
+    """The parameters a connection string sets (URL or ``key=value`` form); none if unreadable
+    (the connect that follows says what is wrong with it)."""
+    if not dsn:
+        return {}
+    try:
+        return dict(conninfo_to_dict(dsn))
+    except psycopg.ProgrammingError:
+        return {}
 
 
 def check_prefix(prefix: Any) -> str:
@@ -60,8 +131,10 @@ class PostgresDatabase:
         max_size: int = 4,
         close_pool: bool | None = None,
         read_only: bool = False,
+        deadlines: PgDeadlines | None = None,
     ) -> None:
         self.prefix = check_prefix(prefix)
+        self.deadlines = deadlines or PgDeadlines()
         self.read_only = bool(read_only)
         self.component = component
         self.migrations = migrations
@@ -70,20 +143,14 @@ class PostgresDatabase:
         # min_size 0: the pool never connects in the background on its own, so a store a
         # program forgets to close cannot keep asyncio.run() from returning (its shutdown
         # waits on every task, and a pool filling itself may be in a connect just then)
+        self._sizes, self._owns_pool = (min_size, max_size), isinstance(dsn_or_pool, str)
         if isinstance(dsn_or_pool, AsyncConnectionPool):
             self._pool = dsn_or_pool
             info = dsn_or_pool.conninfo  # may be a callable in psycopg_pool >= 3.3
             self._dsn: str | None = info if isinstance(info, str) else None
             self._close_pool = bool(close_pool)
         elif isinstance(dsn_or_pool, str) and dsn_or_pool:
-            self._pool = AsyncConnectionPool(
-                dsn_or_pool,
-                min_size=min_size,
-                max_size=max_size,
-                kwargs={"autocommit": True},
-                open=False,
-            )
-            self._dsn = dsn_or_pool
+            self._dsn, self._pool = dsn_or_pool, self._new_pool(dsn_or_pool)
             self._close_pool = True if close_pool is None else close_pool
         else:
             raise UserError(
@@ -94,6 +161,25 @@ class PostgresDatabase:
         self._ready = False
         self._ready_lock: asyncio.Lock | None = None
         self._closed = False
+        # a lost link (stall, drop, refusal) leaves the pool backing off its reconnects (1, 2,
+        # 4, 8 s...): the next call on a pool this store owns swaps in a fresh one
+        self._link_lost = False
+        self._retired: set[asyncio.Task[None]] = set()
+
+    def _new_pool(self, dsn: str) -> AsyncConnectionPool[Any]:
+        kwargs = {**self.deadlines.connect_kwargs(dsn), "autocommit": True}
+        low, high = self._sizes
+        return AsyncConnectionPool(dsn, min_size=low, max_size=high, kwargs=kwargs, open=False)
+
+    async def _renew_pool_after_link_loss(self) -> None:
+        if not self._link_lost or not self._owns_pool or self._dsn is None or self._closed:
+            return
+        self._link_lost = False
+        old, self._pool = self._pool, self._new_pool(self._dsn)
+        await self._pool.open(wait=False)
+        task = asyncio.ensure_future(old.close(timeout=1.0))
+        self._retired.add(task)
+        task.add_done_callback(self._retired.discard)
 
     @property
     def pool(self) -> AsyncConnectionPool[Any]:
@@ -134,15 +220,71 @@ class PostgresDatabase:
     async def _use(self, fn: Callable[[Conn], Awaitable[T]], *, transaction: bool) -> T:
         if self._closed:
             raise UserError("this PostgreSQL store is closed", hint="open a new store")
-        await self._ensure_ready()
+        limit = self.deadlines.call_timeout
+        if limit is None:
+            return await self._call(fn, transaction=transaction)
         try:
-            async with self._pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
+            # wait_for, not asyncio.timeout: Python 3.10 is supported
+            return await asyncio.wait_for(self._call(fn, transaction=transaction), limit)
+        except asyncio.TimeoutError as exc:
+            self._link_lost = True
+            what = "write" if transaction else "call"
+            raise StoreError(
+                f"PostgreSQL did not answer within call_timeout ({limit} s): the server or "
+                f"the link to it stalled; the connection was dropped, and this {what} may or "
+                f"may not have committed (the next load of the run shows which)",
+                hint="check the server and the network path to it (pg_stat_activity, the "
+                "proxy or load balancer); if statements legitimately run that long, raise "
+                "call_timeout and statement_timeout with deadlines=PgDeadlines(...)",
+            ) from exc
+
+    async def _call(self, fn: Callable[[Conn], Awaitable[T]], *, transaction: bool) -> T:
+        await self._ensure_ready()
+        await self._renew_pool_after_link_loss()
+        pool = self._pool
+        try:
+            async with pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
                 if not transaction:
                     return await fn(conn)
                 async with conn.transaction():
                     return await fn(conn)
+        except PoolClosed:
+            if pool is self._pool or self._closed:
+                raise StoreError(
+                    "this PostgreSQL store's connection pool was closed",
+                    hint="open a new store, or keep the pool you passed open while it is used",
+                ) from None
+            # the pool was renewed while this call waited for a connection: no statement
+            # ran, so it goes again on the new pool
+            return await self._call(fn, transaction=transaction)
         except PoolTimeout as exc:
+            self._link_lost = True
             raise _unreachable(exc) from exc
+        except psycopg.errors.LockNotAvailable as exc:
+            raise StoreError(
+                f"PostgreSQL: waited longer than lock_timeout ({self.deadlines.lock_timeout} s) "
+                f"for a lock another session holds; the statement was rolled back, nothing "
+                f"was written: {exc}",
+                hint="find the session holding the lock (pg_locks), or raise lock_timeout "
+                "with deadlines=PgDeadlines(lock_timeout=...)",
+            ) from exc
+        except psycopg.errors.QueryCanceled as exc:
+            raise StoreError(
+                f"PostgreSQL: the statement ran longer than statement_timeout "
+                f"({self.deadlines.statement_timeout} s) and was cancelled; it was rolled "
+                f"back, nothing was written: {exc}",
+                hint="raise statement_timeout with deadlines=PgDeadlines(statement_timeout=...)",
+            ) from exc
+        except psycopg.OperationalError as exc:
+            self._link_lost = True
+            raise StoreError(
+                f"PostgreSQL: the connection was lost during a store call ({exc}); a write "
+                f"whose COMMIT was already sent may or may not have committed (the next load "
+                f"of the run shows which)",
+                hint="check the server and the network path to it; keepalives and "
+                "tcp_user_timeout in deadlines=PgDeadlines(...) set how fast a dead link is "
+                "noticed",
+            ) from exc
         except psycopg.Error as exc:
             raise StoreError(
                 f"PostgreSQL error: {exc}",
@@ -153,6 +295,8 @@ class PostgresDatabase:
         self._closed = True
         if self._close_pool:
             await self._pool.close()
+        if self._retired:
+            await asyncio.gather(*self._retired, return_exceptions=True)
 
     # -- the schema -------------------------------------------------------------------------
 
@@ -194,7 +338,7 @@ class PostgresDatabase:
         """The pool's plain connection settings (password, sslmode...), for the first connect."""
         given = self._pool.kwargs if isinstance(self._pool.kwargs, dict) else {}
         plain = {k: v for k, v in given.items() if isinstance(v, (str, int)) and k != "autocommit"}
-        return {"connect_timeout": int(CONNECT_TIMEOUT_S), **plain, "autocommit": True}
+        return {**self.deadlines.connect_kwargs(self._dsn), **plain, "autocommit": True}
 
     async def _check_schema(self, conn: Conn) -> None:
         """Read-only: the tables must exist at a version this lovia reads; nothing is made."""
@@ -257,6 +401,7 @@ class PostgresStore(ClosingStore):
         max_size: int = 4,
         close_pool: bool | None = None,
         read_only: bool = False,
+        deadlines: PgDeadlines | None = None,
     ) -> None:
         self._db = PostgresDatabase(
             dsn_or_pool,
@@ -268,6 +413,7 @@ class PostgresStore(ClosingStore):
             max_size=max_size,
             close_pool=close_pool,
             read_only=read_only,
+            deadlines=deadlines,
         )
 
     @property

@@ -737,6 +737,21 @@ def _is_readonly(exc: sqlite3.DatabaseError) -> bool:
     return "readonly" in text or "read-only" in text
 
 
+def _unwritable_folder(path: str) -> str | None:
+    """Why the folder of ``path`` cannot take the files SQLite makes next to a database (its
+    journal), when that is why it could not be opened: a read-only filesystem, or a folder
+    this user cannot write."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "its folder is on a read-only filesystem"
+    except OSError:
+        return None
+    if os.path.isdir(folder) and not os.access(folder, os.W_OK):
+        return "this user cannot write its folder (read-only)"
+    return None
+
+
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
@@ -760,6 +775,12 @@ def _store_error(path: str, exc: sqlite3.DatabaseError) -> StoreError:
             hint="free disk space or fix the file's permissions; nothing was half-written",
         )
     if "unable to open" in text:
+        cause = _unwritable_folder(path)
+        if cause is not None:
+            return StoreError(
+                f"could not open {path!r}: {cause} ({text}); nothing was written",
+                hint="make the folder writable, or copy the file to a folder that is",
+            )
         return StoreError(
             f"could not open {path!r}: {text}",
             hint="check that the folder exists and that this process may create files in it",

@@ -18,7 +18,6 @@ from ..transcript import TranscriptEntry, entry_from_dict, entry_to_dict
 from ..usage import Usage
 
 __all__ = [
-    "CheckpointOptions",
     "Checkpointer",
     "IfRunExists",
     "OnBusy",
@@ -33,7 +32,6 @@ RunStatus = Literal["running", "interrupted", "completed", "failed"]
 IfRunExists = Literal["resume", "restart", "fail", "resume_only"]
 OnBusy = Literal["wait", "fail"]
 RUN_STATUSES: tuple[str, ...] = ("running", "interrupted", "completed", "failed")
-_POLICIES: tuple[str, ...] = ("resume", "restart", "fail", "resume_only")
 
 
 @dataclass(frozen=True)
@@ -83,10 +81,24 @@ class PendingApproval:
         )
 
 
+def _timeline_of(value: Any) -> dict[str, Any]:
+    """A stored timeline, or ``{}`` for anything that is not one (it only informs a view)."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if k in ("turns", "calls") and isinstance(v, list)}
+
+
 def _trace_of(value: Any) -> dict[str, str] | None:
     if not isinstance(value, dict):
         return None
     return {str(k): str(v) for k, v in value.items()}
+
+
+def _steps_of(value: Any) -> dict[str, Any]:
+    """Stored steps: ``{key: {slot: result}}``; anything else reads as none."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): dict(v) for k, v in value.items() if isinstance(v, dict)}
 
 
 def _opt_str(value: Any) -> str | None:
@@ -131,6 +143,17 @@ class RunHead:
     """What the run has spent against its limits (JSON values)."""
     trace: dict[str, str] | None = None
     """The tracer's link to this run's span, so a resumed run's trace points at it."""
+    timeline: dict[str, Any] = field(default_factory=dict)
+    """When each model turn and tool call ran, for ``lovia runs show`` (JSON values:
+    ``turns``: ``[turn, agent, start, end, input_tokens, output_tokens]`` rows; ``calls``:
+    ``[call_id, tool, start, end, is_error]`` rows, ``end`` ``None`` while it runs; Unix
+    seconds; the latest ones only). Empty for runs of older versions."""
+    steps: dict[str, Any] = field(default_factory=dict)
+    """The recorded steps (``ctx.step``) of tool calls that have no result yet, by the call's
+    idempotency key: ``{key: {"<step name>#<n>": result}}`` (JSON values)."""
+    queued: tuple[dict[str, Any], ...] = ()
+    """Messages put in the run's mailbox (``Mailbox.put``) that no turn has read yet, oldest
+    first, each an input entry's dict: a resume reads them at its next turn."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -156,6 +179,9 @@ class RunHead:
             "pending_approvals": [p.to_dict() for p in self.pending_approvals],
             "budget": self.budget,
             "trace": self.trace,
+            "timeline": self.timeline,
+            "steps": self.steps,
+            "queued": [dict(q) for q in self.queued],
         }
         out.update({key: value for key, value in extra.items() if value not in (None, [], {})})
         return out
@@ -191,6 +217,9 @@ class RunHead:
             ),
             budget=dict(data.get("budget") or {}),
             trace=_trace_of(data.get("trace")),
+            timeline=_timeline_of(data.get("timeline")),
+            steps=_steps_of(data.get("steps")),
+            queued=tuple(dict(q) for q in data.get("queued") or () if isinstance(q, dict)),
         )
 
     def to_json(self) -> str:
@@ -231,6 +260,9 @@ class RunSnapshot:
     pending_approvals: tuple[PendingApproval, ...] = ()
     budget: dict[str, Any] = field(default_factory=dict)
     trace: dict[str, str] | None = None
+    timeline: dict[str, Any] = field(default_factory=dict)
+    steps: dict[str, Any] = field(default_factory=dict)
+    queued: tuple[dict[str, Any], ...] = ()
 
     @property
     def head(self) -> RunHead:
@@ -357,104 +389,6 @@ class Checkpointer(Protocol):
     async def delete(self, run_id: str) -> None: ...
 
 
-@dataclass(frozen=True)
-class CheckpointOptions:
-    """Checkpoint a run in ``checkpointer`` under ``run_id`` (generated when ``None``).
-
-    ``if_run_exists`` decides what an existing run id means: ``"resume"`` (continue it, or
-    replay it when completed), ``"restart"``, ``"fail"`` or ``"resume_only"``.
-
-    With a ``run_id`` and a checkpointer that supports leases (every built-in one), the run
-    holds a lease on its id while it runs, renewed every ``lease_ttl / 3`` seconds, so no
-    other worker drives it at the same time. A run whose id is leased by a live worker waits
-    for it (``on_busy="wait"``, at most ``wait_timeout`` seconds when set) or raises
-    ``RunBusy`` at once (``on_busy="fail"``). A holder that stops renewing loses the lease
-    after ``lease_ttl`` seconds and the next run takes the run over. ``lease=False`` opts out.
-
-    ``resume_from`` continues (or replays) a ``RunSnapshot`` the caller holds; without a
-    checkpointer the run's progress is then kept in memory only.
-    """
-
-    checkpointer: Checkpointer
-    run_id: str | None = None
-    if_run_exists: IfRunExists = "resume"
-    delete_on_success: bool = False
-    resume_from: RunSnapshot | None = None
-    lease: bool = True
-    lease_ttl: float = 30.0
-    on_busy: OnBusy = "wait"
-    wait_timeout: float | None = None
-
-    def __init__(
-        self,
-        checkpointer: Checkpointer | None = None,
-        run_id: str | None = None,
-        if_run_exists: IfRunExists = "resume",
-        delete_on_success: bool = False,
-        resume_from: RunSnapshot | None = None,
-        *,
-        lease: bool = True,
-        lease_ttl: float = 30.0,
-        on_busy: OnBusy = "wait",
-        wait_timeout: float | None = None,
-    ) -> None:
-        _check_lease_options(lease_ttl, on_busy, wait_timeout)
-        if if_run_exists not in _POLICIES:
-            raise UserError(
-                "if_run_exists must be one of ['fail', 'restart', 'resume', 'resume_only'], "
-                f"got {if_run_exists!r}",
-                hint="use one of 'resume', 'restart', 'fail', 'resume_only'",
-            )
-        if checkpointer is None:
-            if resume_from is None:
-                raise UserError(
-                    "CheckpointOptions needs a checkpointer",
-                    hint="pass a checkpointer such as SQLiteCheckpointer(path), or resume_from=",
-                )
-            from .memory import InMemoryCheckpointer  # only this run's own record
-
-            checkpointer = InMemoryCheckpointer()
-        if not conforms(checkpointer, Checkpointer):
-            raise UserError(
-                f"{type(checkpointer).__name__} is not a checkpointer",
-                hint="pass SQLiteCheckpointer(path) or an object with append/load/delete",
-            )
-        if resume_from is not None:
-            if not isinstance(resume_from, RunSnapshot):
-                raise UserError("resume_from must be a RunSnapshot (from checkpointer.load)")
-            if run_id is not None and run_id != resume_from.run_id:
-                raise UserError(
-                    f"checkpoint run_id {run_id!r} does not match resume_from.run_id "
-                    f"{resume_from.run_id!r}",
-                    hint="omit run_id when you pass resume_from",
-                )
-            run_id = resume_from.run_id
-        if run_id is not None:
-            validate_id(run_id, "checkpoint run_id")
-            if not run_id.strip():
-                raise UserError(
-                    f"checkpoint run_id must be a non-empty string, got {run_id!r} (blank)",
-                    hint="pass a generated id such as uuid4().hex, or omit run_id",
-                )
-        set_ = object.__setattr__
-        set_(self, "checkpointer", checkpointer)
-        set_(self, "run_id", run_id)
-        set_(self, "if_run_exists", if_run_exists)
-        set_(self, "delete_on_success", bool(delete_on_success))
-        set_(self, "resume_from", resume_from)
-        set_(self, "lease", bool(lease))
-        set_(self, "lease_ttl", float(lease_ttl))
-        set_(self, "on_busy", on_busy)
-        set_(self, "wait_timeout", None if wait_timeout is None else float(wait_timeout))
-
-    @property
-    def resolved_run_id(self) -> str | None:
-        """The run id this run is stored under (``resume_from``'s when that is given)."""
-        if self.run_id is not None:
-            return self.run_id
-        return None if self.resume_from is None else self.resume_from.run_id
-
-
 def check_updated(head: Any) -> RunHead | None:
     """What an ``update_head`` function returned: a ``RunHead``, or ``None`` (no change)."""
     if head is not None and not isinstance(head, RunHead):
@@ -463,25 +397,6 @@ def check_updated(head: Any) -> RunHead | None:
             hint="return dataclasses.replace(head, ...) to change the head, None to keep it",
         )
     return head
-
-
-def _check_lease_options(ttl: Any, on_busy: Any, wait_timeout: Any) -> None:
-    def positive(value: Any) -> bool:
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        return number and value > 0 and value != float("inf")
-
-    if not positive(ttl):
-        raise UserError(
-            f"lease_ttl must be a positive number of seconds, got {ttl!r}",
-            hint="pass lease_ttl=30.0; a crashed worker's run is taken over after that long",
-        )
-    if on_busy not in ("wait", "fail"):
-        raise UserError(f"unknown on_busy {on_busy!r}", hint="use on_busy='wait' or 'fail'")
-    if wait_timeout is not None and not positive(wait_timeout):
-        raise UserError(
-            f"wait_timeout must be a positive number of seconds or None, got {wait_timeout!r}",
-            hint="pass wait_timeout=None to wait as long as the other worker runs",
-        )
 
 
 def _optional_int(value: Any, name: str) -> int | None:

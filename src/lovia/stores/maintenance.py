@@ -10,6 +10,7 @@ semantics are written once and cannot drift between backends.
 
 from __future__ import annotations
 
+import json
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
@@ -18,7 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SessionConflict, UserTypeError, UserValueError
+from ..errors import SessionConflict, UserError, UserTypeError, UserValueError
 from ..transcript import (
     InputEntry,
     ToolCallEntry,
@@ -28,7 +29,8 @@ from ..transcript import (
 from ._entries import checked_entries, checked_meta
 from ._trim import is_trimmed, marker_ref, output_digest, trim_marker, trimmed_text
 from .checkpoint import validate_id
-from .session import Segment
+from .fork import ForkTargetTaken
+from .session_protocol import Segment
 
 __all__ = [
     "Append",
@@ -45,7 +47,6 @@ __all__ = [
     "conflict",
     "expected_version_for",
     "is_trimmed",
-    "keeps_versions",
     "marker_ref",
     "output_digest",
     "rewind_plan",
@@ -104,6 +105,9 @@ class SessionInfo:
     updated_at: float
     title: str | None = None
     """The first user input of the session, cut to 80 characters (``None`` if there is none)."""
+    forked_from: dict[str, Any] | None = None
+    """Where a fork was copied from (``{"session_id": ..., "upto_run"/"keep_entries": ...}``),
+    ``None`` for a session that is not a fork."""
 
 
 def check_count(value: Any, name: str) -> int:
@@ -254,9 +258,77 @@ def append_run_id(session_id: str, run_id: str | None) -> str:
 
 
 def session_info(row: Sequence[Any]) -> SessionInfo:
-    """A ``list_sessions`` row (id, runs, entries, created, updated, title) as ``SessionInfo``."""
+    """A ``list_sessions`` row (id, runs, entries, created, updated, title, the first run's
+    meta as JSON text) as ``SessionInfo``."""
+    origin = None
+    if len(row) > 6 and row[6]:
+        try:
+            origin = fork_origin(json.loads(row[6]))
+        except ValueError:
+            origin = None  # an unreadable meta only hides the origin from the listing
     return SessionInfo(
-        str(row[0]), int(row[1]), int(row[2] or 0), float(row[3]), float(row[4]), row[5]
+        str(row[0]), int(row[1]), int(row[2] or 0), float(row[3]), float(row[4]), row[5], origin
+    )
+
+
+# -- fork ---------------------------------------------------------------------------------
+
+FORK_META_KEY = "forked_from"
+
+
+def fork_origin(meta: Any) -> dict[str, Any] | None:
+    """The origin a fork's first run records in its ``meta``, or ``None``."""
+    found = meta.get(FORK_META_KEY) if isinstance(meta, dict) else None
+    return dict(found) if isinstance(found, dict) else None
+
+
+def fork_plan(
+    segments: Sequence[Segment],
+    source_id: str,
+    *,
+    upto_run: str | None = None,
+    keep_entries: int | None = None,
+) -> list[Segment]:
+    """The segments a fork of ``source_id`` holds: every one, those up to and including run
+    ``upto_run``, or the first ``keep_entries`` entries of the flat view (cut as a rewind
+    cuts). The first records the origin in its ``meta``. ``UserError`` when the point is
+    not in the session or nothing would be copied."""
+    if upto_run is not None and keep_entries is not None:
+        raise UserError(
+            "fork at a run or at an entry, not both", hint="pass upto_run= or keep_entries="
+        )
+    kept = list(segments)
+    origin: dict[str, Any] = {"session_id": source_id}
+    if upto_run is not None:
+        ids = [s.run_id for s in segments]
+        if upto_run not in ids:
+            raise UserError(
+                f"session {source_id!r} has no run {upto_run!r}",
+                hint="lovia sessions export shows the session's run ids",
+            )
+        kept = kept[: ids.index(upto_run) + 1]
+        origin["upto_run"] = upto_run
+    elif keep_entries is not None:
+        plan = rewind_plan(segments, keep_entries=keep_entries)
+        replaced = {s.run_id: s for s in plan.replace}
+        kept = [replaced.get(s.run_id, s) for s in segments if s.run_id not in plan.delete]
+        origin["keep_entries"] = keep_entries
+    kept = [s for s in kept if s.entries]
+    if not kept:
+        raise UserError(
+            f"a fork of session {source_id!r} at that point would be empty",
+            hint="fork a session that has entries, or at a later point",
+        )
+    first = kept[0]
+    kept[0] = Segment(first.run_id, first.entries, {**(first.meta or {}), FORK_META_KEY: origin})
+    return kept
+
+
+def fork_target_taken(session_id: str) -> UserError:
+    """The error for a fork into a session that has entries already."""
+    return ForkTargetTaken(
+        f"session {session_id!r} exists already; a fork never writes into a session",
+        hint="pass a new session id for the fork",
     )
 
 
@@ -274,12 +346,6 @@ class SessionHistory:
 
     segments: list[Segment]
     version: int
-
-
-def keeps_versions(session: Any) -> bool:
-    """True when ``session`` reads its history with a version (``history()``: every
-    built-in store); a custom four-method store is used as before, unchecked."""
-    return callable(getattr(session, "history", None))
 
 
 # The runner's version check travels with the ``append`` call in a context variable, not as
@@ -416,6 +482,39 @@ class SessionMaintenance(ABC):
 
         result = await self._maintain(session_id, plan)
         return RewindResult(result.count, result.affected_run_ids)
+
+    async def fork(
+        self,
+        session_id: str,
+        new_session_id: str,
+        *,
+        upto_run: str | None = None,
+        keep_entries: int | None = None,
+    ) -> list[Segment]:
+        """Copy session ``session_id`` into the new session ``new_session_id``: whole, up to
+        and including run ``upto_run``, or its first ``keep_entries`` entries. The source is
+        unchanged; the fork's first run records the origin in its ``meta`` (``list_sessions``
+        shows it as ``forked_from``). One transaction: a crash leaves no fork or a whole one.
+        Returns the copied segments; ``UserError`` when the new id holds a session already,
+        or when the point is not in the source or nothing would be copied."""
+        validate_id(session_id, "session_id")
+        validate_id(new_session_id, "new_session_id")
+        if session_id == new_session_id:
+            raise UserError("a fork needs a session id of its own", hint="pass another id")
+        if keep_entries is not None:
+            check_count(keep_entries, "keep_entries")
+
+        def plan(segments: list[Segment]) -> list[Segment]:
+            return fork_plan(segments, session_id, upto_run=upto_run, keep_entries=keep_entries)
+
+        return await self._fork(session_id, new_session_id, plan)
+
+    @abstractmethod
+    async def _fork(
+        self, source_id: str, new_id: str, plan: Callable[[list[Segment]], list[Segment]]
+    ) -> list[Segment]:
+        """Read the source's segments, plan, refuse a new id that has entries, and write the
+        planned segments under it, atomically."""
 
     @abstractmethod
     async def _maintain(self, session_id: str, plan_for: Planner) -> MaintenancePlan:

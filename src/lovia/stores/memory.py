@@ -25,6 +25,7 @@ from .checkpoint import (
     check_updated,
     validate_id,
 )
+from .fork import Forking
 from .lease import LeaseClock, MemoryLeases
 from .maintenance import (
     Append,
@@ -33,10 +34,12 @@ from .maintenance import (
     SessionHistory,
     SessionInfo,
     SessionMaintenance,
+    fork_origin,
+    fork_target_taken,
     title_of,
 )
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
-from .session import Segment
+from .session_protocol import Segment
 
 __all__ = ["InMemoryCheckpointer", "InMemorySession"]
 
@@ -94,6 +97,21 @@ class InMemorySession(SessionMaintenance):
             self._bump(session_id)
         self._times.pop(session_id, None)
 
+    async def _fork(
+        self, source_id: str, new_id: str, plan: Callable[[list[Segment]], list[Segment]]
+    ) -> list[Segment]:
+        copied = plan(await self.segments(source_id))
+        if self._sessions.get(new_id):
+            raise fork_target_taken(new_id)
+        for seg in copied:
+            encode_meta(seg.meta)
+        self._sessions[new_id] = [
+            Segment(s.run_id, list(s.entries), escape_meta(copy.deepcopy(s.meta))) for s in copied
+        ]
+        self._bump(new_id)
+        self._touch(new_id)
+        return copied
+
     # -- maintenance (built-in stores only; not part of the protocol) -----------------------
 
     async def list_sessions(self) -> list[SessionInfo]:
@@ -110,6 +128,7 @@ class InMemorySession(SessionMaintenance):
                     created,
                     updated,
                     plain_text(title_of(entries)),
+                    fork_origin(segments[0].meta) if segments else None,
                 )
             )
         return sorted(out, key=lambda i: i.updated_at, reverse=True)
@@ -145,7 +164,7 @@ class InMemorySession(SessionMaintenance):
         self._times[session_id] = (created, now)
 
 
-class InMemoryCheckpointer(MemoryLeases):
+class InMemoryCheckpointer(MemoryLeases, Forking):
     """A ``Checkpointer`` in a dict: no crash recovery, since it dies with the process."""
 
     def __init__(self, *, clock: LeaseClock | None = None) -> None:
@@ -155,9 +174,9 @@ class InMemoryCheckpointer(MemoryLeases):
     async def append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
         self._append(run_id, checked_entries(entries), head)
 
-    def _append_now(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> bool:
-        """``append`` done before this returns (False for a subclass that overrides
-        ``append``: its ``append`` runs instead)."""
+    def append_now(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> bool:
+        """The fast path (``AppendsNow``): ``append`` done before this returns (False for a
+        subclass that overrides ``append``: its ``append`` runs instead)."""
         if type(self).append is not _APPEND:
             return False
         self._append(run_id, entries, head)
@@ -284,7 +303,7 @@ _SHARED = frozenset(
 )
 """RunHead's fields that hold only immutable values (texts, numbers, tuples of texts and of
 frozen ``PendingApproval``s): a copy of the head shares them."""
-_COPIED = ("output", "error", "context_state", "budget", "trace")
+_COPIED = ("output", "error", "context_state", "budget", "trace", "timeline", "steps", "queued")
 """Its fields that may hold dicts and lists: each copy has its own."""
 if {f.name for f in fields(RunHead)} != _SHARED | {"usage", *_COPIED}:  # pragma: no cover
     raise AssertionError("RunHead's fields changed: say here how the in-memory store copies them")

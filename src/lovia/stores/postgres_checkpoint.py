@@ -17,7 +17,7 @@ from ..errors import UserError
 from ..transcript import TranscriptEntry
 from ._codec import decode_batches, decode_snapshot, encode_head
 from ._entries import checked_entries
-from ._postgres import Conn, Migrations, PostgresStore
+from ._postgres import Conn, Migrations, PgDeadlines, PostgresStore
 from ._text import encode_entries
 from .checkpoint import (
     RunHead,
@@ -29,6 +29,7 @@ from .checkpoint import (
     check_updated,
     validate_id,
 )
+from .fork import Forking
 from .lease import LeaseClock, check_fence, check_lease_args, held_lease, hold_lease
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 
@@ -90,7 +91,7 @@ _LOAD = """SELECT r.run_key, r.run_id, r.head, b.entries FROM {checkpoint_runs} 
     LEFT JOIN {checkpoint_batches} b ON b.run_key = r.run_key"""
 
 
-class PostgresCheckpointer(PostgresStore):
+class PostgresCheckpointer(PostgresStore, Forking):
     """A ``Checkpointer`` in PostgreSQL; many workers on many hosts may share it.
 
     ``dsn_or_pool`` and ``table_prefix`` work as for ``PostgresSession`` (the two may share
@@ -113,6 +114,7 @@ class PostgresCheckpointer(PostgresStore):
         close_pool: bool | None = None,
         read_only: bool = False,
         clock: LeaseClock | None = None,
+        deadlines: PgDeadlines | None = None,
     ) -> None:
         super().__init__(
             dsn_or_pool,
@@ -121,6 +123,7 @@ class PostgresCheckpointer(PostgresStore):
             max_size=max_size,
             close_pool=close_pool,
             read_only=read_only,
+            deadlines=deadlines,
         )
         self._clock = clock or LeaseClock()
 

@@ -10,6 +10,7 @@ in ``session_heads`` holds its version, bumped under that lock by every change (
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from psycopg import sql
@@ -26,9 +27,10 @@ from .maintenance import (
     SessionHistory,
     SessionInfo,
     SessionMaintenance,
+    fork_target_taken,
     session_info,
 )
-from .session import Segment
+from .session_protocol import Segment
 
 __all__ = ["PostgresSession"]
 
@@ -172,6 +174,40 @@ class PostgresSession(PostgresStore, SessionMaintenance):
             return await cur.fetchall()
 
         return [session_info(r) for r in await self._db.read(read)]
+
+    async def _fork(
+        self, source_id: str, new_id: str, plan: Callable[[list[Segment]], list[Segment]]
+    ) -> list[Segment]:
+        """Lock both sessions, read the source and write the fork in one transaction."""
+        select, bump = self._db.q(_SELECT), self._db.q(_BUMP)
+        taken = self._db.q("SELECT 1 FROM {session_segments} WHERE session_id = %s LIMIT 1")
+        insert = self._db.q(
+            "INSERT INTO {session_segments} (session_id, run_id, entries, meta, n_entries, "
+            "title, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+        )
+
+        async def write(conn: Conn) -> list[Segment]:
+            for key in sorted((self._lock_key(source_id), self._lock_key(new_id))):
+                await conn.execute(_LOCK, (key,))  # in one order: two forks never deadlock
+            cur = await conn.execute(select, (source_id,))
+            copied = plan([_decode(source_id, row) for row in await cur.fetchall()])
+            cur = await conn.execute(taken, (new_id,))
+            if await cur.fetchone() is not None:
+                raise fork_target_taken(new_id)
+            now = time.time()
+            async with conn.cursor() as batch:
+                await batch.executemany(
+                    insert,
+                    [
+                        (new_id, s.run_id, *encode_segment(s.entries, s.meta), now, now)
+                        for s in copied
+                    ],
+                )
+            await conn.execute(bump, (new_id,))
+            return copied
+
+        done: list[Segment] = await self._db.write(write)
+        return done
 
     async def _maintain(self, session_id: str, plan_for: Planner) -> MaintenancePlan:
         """Lock the session, read, plan and apply in one transaction (no append slips in)."""

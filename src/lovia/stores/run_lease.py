@@ -24,13 +24,17 @@ import uuid
 from typing import Any, cast
 
 from ..errors import RunBusy
-from .checkpoint import CheckpointOptions, conforms
+from .checkpoint import conforms
 from .lease import LeaseStore
+from .run_options import CheckpointOptions
 
 __all__ = ["RunLease", "default_owner", "holder_is_dead"]
 
 log = logging.getLogger("lovia.stores.lease")
 _MAX_POLL_S = 1.0
+RELEASE_WAIT_S = 5.0
+"""How long giving a lease up may take (a locked SQLite file, a stalled link); past that the
+run returns anyway and its lease expires after its ``ttl``."""
 
 
 def default_owner() -> str:
@@ -162,8 +166,9 @@ class RunLease:
     async def release(self) -> None:
         """Stop the heartbeat and give the lease up; a failure is logged, never raised.
 
-        A cancellation that arrives meanwhile still propagates; the lease then simply
-        expires after ``ttl`` seconds.
+        A cancellation that arrives meanwhile still propagates, and a store that does not
+        answer within ``RELEASE_WAIT_S`` is left behind; the lease then simply expires after
+        ``ttl`` seconds.
         """
         beat, self._heartbeat = self._heartbeat, None
         if beat is not None:
@@ -172,7 +177,9 @@ class RunLease:
             if self.store is not None and self.held:
                 self.held = False
                 try:
-                    await self.store.release_lease(self.run_id, self.owner)
+                    await asyncio.wait_for(
+                        self.store.release_lease(self.run_id, self.owner), RELEASE_WAIT_S
+                    )
                 except Exception as exc:  # it expires on its own; the run's result stands
                     log.warning("could not release the lease on run %s: %r", self.run_id, exc)
         finally:

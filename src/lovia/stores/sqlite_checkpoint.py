@@ -19,6 +19,7 @@ from ..transcript import TranscriptEntry
 from ._codec import decode_batches, decode_snapshot, encode_head
 from ._entries import checked_entries
 from ._sqlite import Migrations, SQLiteStore
+from ._sqlite_schema import CHECKPOINT_MIGRATIONS
 from ._text import encode_entries
 from .checkpoint import (
     RunHead,
@@ -30,38 +31,14 @@ from .checkpoint import (
     check_updated,
     validate_id,
 )
+from .fork import Forking
 from .lease import LeaseClock, held_lease
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
 from .sqlite_lease import SQLiteLeases, check_lease_fence, has_leases
 
 __all__ = ["SQLiteCheckpointer"]
 
-MIGRATIONS: Migrations = {
-    1: (
-        """CREATE TABLE checkpoint_runs (
-            run_key INTEGER PRIMARY KEY,
-            run_id TEXT NOT NULL UNIQUE,
-            head TEXT NOT NULL,
-            status TEXT NOT NULL,
-            session_id TEXT,
-            entry_count INTEGER NOT NULL,
-            next_seq INTEGER NOT NULL,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL
-        )""",
-        # One b-tree, clustered by run then order: a save touches one leaf page of it, and
-        # load reads one run's batches in order without a second index.
-        """CREATE TABLE checkpoint_batches (
-            run_key INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
-            entries BLOB NOT NULL,
-            PRIMARY KEY (run_key, seq)
-        ) WITHOUT ROWID""",
-    ),
-    # a chat's (a session's) runs are found without reading every head: the web page asks
-    # for one chat's unfinished run on each request
-    2: ("CREATE INDEX checkpoint_runs_session ON checkpoint_runs (session_id)",),
-}
+MIGRATIONS: Migrations = CHECKPOINT_MIGRATIONS
 
 # session_id is set only when it changes (_MOVE_RUN): a column in an UPDATE's SET list makes
 # SQLite rewrite its index entry, one more page written by every save
@@ -74,7 +51,7 @@ _MOVE_RUN = "UPDATE checkpoint_runs SET session_id = ? WHERE run_key = ?"
 _Row = tuple[int, str, str, str]  # run_key, run_id, head JSON, status
 
 
-class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
+class SQLiteCheckpointer(SQLiteStore, SQLiteLeases, Forking):
     """A ``Checkpointer`` in a SQLite file; ``wal=True`` lets several writers share it.
 
     It may share one file with ``SQLiteSession``. Use it as ``async with`` or call
@@ -101,9 +78,10 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases):
         """Add ``entries`` after the stored ones and replace the head, in one transaction."""
         await self._db.write(self._saving(run_id, checked_entries(entries), head))
 
-    def _append_now(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> bool:
-        """``append`` done before this returns, when the file lets it run without waiting
-        (see ``SQLiteDatabase.write_now``); False: nothing was written, ``append`` instead.
+    def append_now(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> bool:
+        """The fast path (``AppendsNow``): ``append`` done before this returns, when the file
+        lets it run without waiting (see ``SQLiteDatabase.write_now``); False: nothing was
+        written, ``append`` instead.
         A subclass that overrides ``append`` always gets False, so its ``append`` runs."""
         if type(self).append is not _APPEND:
             return False

@@ -14,12 +14,14 @@ import os
 import sqlite3
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..transcript import TranscriptEntry
 from ._codec import LIST_SESSIONS, decode_segment, encode_segment
 from ._sqlite import Migrations, SQLiteStore
+from ._sqlite_schema import SESSION_MIGRATIONS
 from .checkpoint import validate_id
 from .lease import held_lease
 from .maintenance import (
@@ -29,42 +31,15 @@ from .maintenance import (
     SessionHistory,
     SessionInfo,
     SessionMaintenance,
+    fork_target_taken,
     session_info,
 )
-from .session import Segment
+from .session_protocol import Segment
 from .sqlite_lease import check_lease_fence
 
 __all__ = ["SQLiteSession"]
 
-MIGRATIONS: Migrations = {
-    1: (
-        """
-        CREATE TABLE lovia_session_segments (
-            seq         INTEGER PRIMARY KEY,
-            session_id  TEXT    NOT NULL,
-            run_id      TEXT    NOT NULL,
-            entries     TEXT    NOT NULL,
-            meta        TEXT,
-            n_entries   INTEGER NOT NULL,
-            title       TEXT,
-            created_at  REAL    NOT NULL,
-            updated_at  REAL    NOT NULL,
-            UNIQUE (session_id, run_id)
-        )
-        """,
-        "CREATE INDEX lovia_session_segments_order ON lovia_session_segments (session_id, seq)",
-        # one row per session ever written, never deleted: ``revision`` grows with every
-        # change and ``rewrites`` with every change that is not an append, so a reader can
-        # tell "unchanged" and "only appended to" from one indexed lookup
-        """
-        CREATE TABLE lovia_session_heads (
-            session_id  TEXT    PRIMARY KEY,
-            revision    INTEGER NOT NULL,
-            rewrites    INTEGER NOT NULL
-        )
-        """,
-    ),
-}
+MIGRATIONS: Migrations = SESSION_MIGRATIONS
 
 _SELECT = (
     "SELECT seq, run_id, entries, meta FROM lovia_session_segments "
@@ -247,6 +222,31 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
             return conn.execute(_LIST_SESSIONS).fetchall()
 
         return [session_info(r) for r in await self._db.read(query, inline=False)]
+
+    async def _fork(
+        self, source_id: str, new_id: str, plan: Callable[[list[Segment]], list[Segment]]
+    ) -> list[Segment]:
+        """Read the source and write the fork in one write transaction."""
+
+        def work(conn: sqlite3.Connection) -> list[Segment]:
+            rows = conn.execute(_SELECT, (source_id, 0)).fetchall()
+            copied = plan([_decode(source_id, row).segment() for row in rows])
+            taken = conn.execute(
+                "SELECT 1 FROM lovia_session_segments WHERE session_id = ? LIMIT 1", (new_id,)
+            ).fetchone()
+            if taken is not None:
+                raise fork_target_taken(new_id)
+            now = time.time()
+            conn.executemany(
+                "INSERT INTO lovia_session_segments (session_id, run_id, entries, meta, "
+                "n_entries, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(new_id, s.run_id, *encode_segment(s.entries, s.meta), now, now) for s in copied],
+            )
+            conn.execute(_BUMP, (new_id, 1))
+            return copied
+
+        done: list[Segment] = await self._db.write(work, inline=False)
+        return done
 
     async def _maintain(self, session_id: str, plan_for: Planner) -> MaintenancePlan:
         """Read, plan and apply in one write transaction, so no append slips in between."""

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from .._version import __version__
 from ..errors import ToolError
 from ..http_config import resolve_verify
+from ..run_context import idempotency_headers
 
 if TYPE_CHECKING:  # imported when a fetch runs: `import lovia` stays light
     import httpx
@@ -230,7 +231,7 @@ async def fetch(
 
     check_url(url)
     hooks = [_check_scheme] if allow_private else [_check_scheme, _refuse_private]
-    request_headers = {"Accept-Encoding": "gzip, deflate", **headers}
+    request_headers = {"Accept-Encoding": "gzip, deflate", **idempotency_headers(), **headers}
     async with httpx.AsyncClient(
         timeout=timeout,
         follow_redirects=True,

@@ -77,7 +77,9 @@ class Tool:
     behind a person's decision; ``retries``/``timeout`` apply per attempt (``None`` inherits
     the agent's default); ``parallel=False`` runs the tool alone; ``on_resume`` says what a
     resumed run does with a call that started before a crash and has no result: ``"rerun"``
-    (default), ``"fail"``, or a callable deciding per call.
+    (default), ``"fail"``, or a callable deciding per call. ``idempotent=True`` says the tool
+    honours ``ctx.idempotency_key`` (the service it calls deduplicates by it): such a call is
+    run again with the same key, never left in doubt.
     """
 
     name: str
@@ -93,6 +95,7 @@ class Tool:
     parallel: bool = True
     returns_images: bool = False
     on_resume: OnResume = "rerun"
+    idempotent: bool = False
     # a handoff's target agent: the loop applies the transfer itself and runs it alone
     handoff_target: Any = field(default=None, repr=False)
     handoff: Any = field(default=None, repr=False)  # the ``Handoff`` it was built from
@@ -112,6 +115,12 @@ class Tool:
         if self.on_resume not in ("rerun", "fail") and not callable(self.on_resume):
             raise UserError(
                 f"tool {self.name!r}: on_resume must be 'rerun', 'fail' or a callable",
+            )
+        if self.idempotent and self.on_resume != "rerun":
+            raise UserError(
+                f"tool {self.name!r}: idempotent=True runs a call in doubt again with its "
+                "key, so on_resume cannot say otherwise",
+                hint="leave on_resume at its default, or drop idempotent=True",
             )
         self.policies = tuple(self.policies)
 
@@ -216,6 +225,7 @@ def tool(
     returns_images: bool = False,
     strict: bool = False,
     on_resume: OnResume = "rerun",
+    idempotent: bool = False,
 ) -> Tool: ...
 
 
@@ -235,6 +245,7 @@ def tool(
     returns_images: bool = False,
     strict: bool = False,
     on_resume: OnResume = "rerun",
+    idempotent: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -253,6 +264,7 @@ def tool(
     returns_images: bool = False,
     strict: bool = False,
     on_resume: OnResume = "rerun",
+    idempotent: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function (sync or async) into a ``Tool``: ``@tool``, ``@tool(...)`` or
     ``tool(fn, name="x")``.
@@ -277,6 +289,7 @@ def tool(
         "returns_images": returns_images,
         "strict": strict,
         "on_resume": on_resume,
+        "idempotent": idempotent,
     }
     localns = _caller_locals()
     if fn is not None:

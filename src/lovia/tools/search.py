@@ -2,8 +2,9 @@
 
 Any object with ``async search(query, *, max_results=5, time_range=None) ->
 list[SearchResult]`` is a backend (the ``WebSearch`` protocol). Two are bundled, both over
-httpx (already a core dependency): ``DuckDuckGoSearch`` reads DuckDuckGo's keyless HTML
-endpoint, ``TavilySearch`` calls the Tavily JSON API with a key. Each takes ``endpoint=`` so
+httpx (already a core dependency): ``DuckDuckGoSearch`` searches through the ``ddgs``
+package when it is installed (the ``ddg`` extra) and reads DuckDuckGo's keyless HTML endpoint
+otherwise; ``TavilySearch`` calls the Tavily JSON API with a key. Each takes ``endpoint=`` so
 it can be pointed at a mirror, a proxy, or a local server speaking the same wire format.
 Each answer is bounded like a fetch: the timeout covers the whole exchange, and at most
 ``MAX_SEARCH_BYTES`` are read after decompression.
@@ -12,6 +13,7 @@ Each answer is bounded like a fetch: the timeout covers the whole exchange, and 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import zlib
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 from ..errors import ToolError, UserError
 from ..http_config import resolve_verify
-from ..run_context import RunContext
+from ..run_context import RunContext, idempotency_headers
 from ._fetch import USER_AGENT, Inflater
 from .base import Tool, result_to_text, tool
 from .fence import FENCE_NOTE, fence
@@ -46,6 +48,8 @@ _LIMIT_HINT = "Tavily plan/usage limit reached."
 MAX_SEARCH_BYTES = 5_000_000
 """The most bytes a search endpoint's answer may take, after decompression."""
 _TAVILY_HINTS = {401: "Check TAVILY_API_KEY.", 432: _LIMIT_HINT, 433: _LIMIT_HINT}
+
+log = logging.getLogger("lovia.tools")
 
 if TYPE_CHECKING:  # imported when a search runs: `import lovia` stays light
     import httpx
@@ -74,7 +78,11 @@ async def _send(host: str, timeout: float, **request: Any) -> httpx.Response:
     whole exchange and ``MAX_SEARCH_BYTES`` of body after decompression."""
     import httpx
 
-    request["headers"] = {"Accept-Encoding": "gzip, deflate", **request.get("headers", {})}
+    request["headers"] = {
+        "Accept-Encoding": "gzip, deflate",
+        **idempotency_headers(),
+        **request.get("headers", {}),
+    }
     try:
         async with httpx.AsyncClient(timeout=timeout, verify=resolve_verify()) as client:
             return await asyncio.wait_for(_read_capped(client, host, request), timeout)
@@ -170,18 +178,31 @@ class _DuckDuckGoPage(HTMLParser):
 
 
 class DuckDuckGoSearch:
-    """Keyless search through DuckDuckGo's HTML endpoint (a form POST, a results page).
+    """Keyless search through DuckDuckGo.
 
-    DuckDuckGo limits how often one address may ask; when it does, the tool reports it as
-    an error the model sees. ``endpoint`` points elsewhere (a local server in tests)."""
+    With the ``ddg`` extra installed (``pip install 'lovia[ddg]'``, the ``ddgs`` package) and
+    no ``endpoint``, it searches through ``ddgs``, as lovia 0.9.119 did; ``proxy`` goes to
+    it. Otherwise (or with ``endpoint``, a local server in tests) it reads DuckDuckGo's HTML
+    results page over httpx. DuckDuckGo limits how often one address may ask; when it does,
+    the tool reports it as an error the model sees."""
 
-    def __init__(self, *, endpoint: str = DUCKDUCKGO_ENDPOINT, timeout: float = 30.0) -> None:
-        self.endpoint = endpoint
+    def __init__(
+        self,
+        *,
+        endpoint: str | None = None,
+        timeout: float = 30.0,
+        proxy: str | None = None,
+    ) -> None:
         self.timeout = timeout
+        self.proxy = proxy
+        self.backend = "html" if endpoint is not None else _ddgs_or_html()
+        self.endpoint = endpoint or DUCKDUCKGO_ENDPOINT
 
     async def search(
         self, query: str, *, max_results: int = 5, time_range: str | None = None
     ) -> list[SearchResult]:
+        if self.backend == "ddgs":
+            return await asyncio.to_thread(self._ddgs, query, max_results, time_range)
         form = {"q": query, "b": ""}
         if time_range is not None:
             form["df"] = time_range
@@ -206,6 +227,37 @@ class DuckDuckGoSearch:
         page.feed(resp.text)
         page.close()
         return page.results()[:max_results]
+
+    def _ddgs(self, query: str, max_results: int, time_range: str | None) -> list[SearchResult]:
+        from ddgs import DDGS
+        from ddgs.exceptions import DDGSException
+
+        try:
+            with DDGS(proxy=self.proxy, timeout=int(self.timeout)) as engine:
+                rows = engine.text(query, max_results=max_results, timelimit=time_range)
+        except DDGSException as exc:
+            if str(exc).strip().lower().startswith("no results found"):
+                return []  # every engine answered, with nothing: an answer, not a failure
+            raise ToolError(f"DuckDuckGo search failed: {exc}", hint=_NETWORK_HINT) from exc
+        return [
+            SearchResult(
+                str(r.get("title", "")),
+                str(r.get("href") or r.get("url") or ""),
+                str(r.get("body", "")),
+            )
+            for r in rows or []
+            if isinstance(r, dict)
+        ][:max_results]
+
+
+def _ddgs_or_html() -> str:
+    """``"ddgs"`` when the ``ddgs`` package can be imported, else ``"html"``."""
+    try:
+        import ddgs  # noqa: F401
+    except ImportError:
+        log.info("ddgs is not installed: DuckDuckGo search reads its HTML results page")
+        return "html"
+    return "ddgs"
 
 
 class TavilySearch:
@@ -313,9 +365,11 @@ def web_search(impl: WebSearch, *, name: str = "web_search") -> Tool:
     return search
 
 
-def duckduckgo_search(*, name: str = "web_search", endpoint: str = DUCKDUCKGO_ENDPOINT) -> Tool:
-    """``web_search`` over :class:`DuckDuckGoSearch` (keyless)."""
-    return web_search(DuckDuckGoSearch(endpoint=endpoint), name=name)
+def duckduckgo_search(
+    *, name: str = "web_search", endpoint: str | None = None, proxy: str | None = None
+) -> Tool:
+    """``web_search`` over :class:`DuckDuckGoSearch` (keyless; ``ddgs`` when installed)."""
+    return web_search(DuckDuckGoSearch(endpoint=endpoint, proxy=proxy), name=name)
 
 
 def tavily_search(

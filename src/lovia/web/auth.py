@@ -17,24 +17,28 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import json
 import secrets
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.requests import Request
+
 __all__ = [
     "COOKIE_NAME",
+    "TOKEN_COOKIE",
     "LoopbackOnly",
     "SameOriginWrites",
     "cookie_name",
     "generate_token",
     "is_loopback",
+    "token_dependency",
     "token_matches",
 ]
 
 COOKIE_NAME = "lovia_token"
 """The cookie's name without a port (``cookie_name`` adds the server's)."""
+TOKEN_COOKIE = COOKIE_NAME
 
 
 def cookie_name(scope: Mapping[str, Any]) -> str:
@@ -61,6 +65,32 @@ def is_loopback(host: str) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped  # ::ffff:127.0.0.1, a local client of a dual-stack bind
     return address.is_loopback
+
+
+def token_dependency(token: str) -> Any:
+    """A FastAPI dependency that lets a request through only with ``token``: as
+    ``Authorization: Bearer <token>`` or the server's token cookie; 401 (code
+    ``server_token``) otherwise. Give it to ``include_router(..., dependencies=[...])``."""
+    from .errors import WebError
+
+    if not isinstance(token, str) or not token.strip():
+        raise ValueError("token must be non-empty")  # it could never be presented
+    token = token.strip()
+
+    async def check(request: Request) -> None:
+        cookie = request.cookies.get(cookie_name(request.scope)) or request.cookies.get(
+            COOKIE_NAME  # the name without the port, as lovia 0.9.119 set it
+        )
+        if not token_matches(token, request.headers.get("authorization"), cookie):
+            raise WebError(
+                401,
+                "server_token",
+                "missing or wrong server token",
+                "send 'Authorization: Bearer <token>', or open the page once at /?token=<token>",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+    return check
 
 
 def token_matches(expected: str, authorization: str | None, cookie: str | None) -> bool:
@@ -100,6 +130,11 @@ class LoopbackOnly:
             await self.app(scope, receive, send)
             return
         client = scope.get("client")
+        if client and client[0] and not _is_address(str(client[0])):
+            # not a network peer: servers put the socket's address here, so a name
+            # ("testclient") is a caller in this process (an ASGI test client)
+            await self.app(scope, receive, send)
+            return
         if client and client[0] and not is_loopback(str(client[0])):
             # a Host header is the client's to write: another machine could name 127.0.0.1
             await _refuse(
@@ -111,7 +146,7 @@ class LoopbackOnly:
             return
         headers = {k.lower(): v for k, v in scope.get("headers") or ()}
         host = headers.get(b"host")
-        if host is not None and not is_loopback(_host_of(host.decode("latin-1"))):
+        if host is not None and not _local_name(_host_of(host.decode("latin-1"))):
             await _refuse(send, 400, "this server answers only to a loopback Host header")
             return
         origin = headers.get(b"origin")
@@ -167,6 +202,22 @@ class SameOriginWrites:
             )
             return
         await self.app(scope, receive, send)
+
+
+def _local_name(host: str) -> bool:
+    """A loopback address or ``localhost``, or a name of one label (``myhost``, ``test``):
+    no public DNS name, so no page of another site is served under it."""
+    if is_loopback(host):
+        return True
+    return bool(host) and "." not in host and ":" not in host and not _is_address(host)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
 
 
 def _is_bearer(authorization: bytes | None) -> bool:
@@ -225,16 +276,7 @@ def _is_loopback_origin(origin: str) -> bool:
 
 
 async def _refuse(send: Any, status: int, detail: str, hint: str | None = None) -> None:
+    from .errors import raw_refusal
+
     hint = hint or "open the page at http://127.0.0.1:PORT/, or start lovia web with --token"
-    body = json.dumps({"detail": detail, "hint": hint}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await raw_refusal(send, status, "local_origin_required", detail, hint)

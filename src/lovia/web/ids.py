@@ -143,7 +143,8 @@ class ApiPaths:
         if problem is None:
             await self.app(scope, receive, send)
             return
-        body = json.dumps({"detail": problem, "hint": ID_HINT}).encode()
+        detail = {"code": "invalid_request", "message": problem, "hint": ID_HINT}
+        body = json.dumps({"detail": detail}).encode()
         await send(
             {
                 "type": "http.response.start",

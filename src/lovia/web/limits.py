@@ -12,6 +12,8 @@ from typing import Any
 __all__ = ["BodyLimit"]
 
 Scope = dict[str, Any]
+UPLOAD_PATH = "/api/workspace/upload"
+UPLOAD_OVERHEAD = 64 * 1024  # the multipart framing around the file
 Message = dict[str, Any]
 
 
@@ -29,9 +31,14 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.max_bytes
+        if str(scope.get("path", "")).endswith(UPLOAD_PATH):  # one file: its own limit
+            from .api_workspace import upload_limit
+
+            limit = max(limit, upload_limit() + UPLOAD_OVERHEAD)
         declared = dict(scope.get("headers") or ()).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            await _refuse(send, 413, f"request body over {self.max_bytes} bytes", "send less")
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            await _refuse(send, 413, f"request body over {limit} bytes", "send less")
             return
         # Read the whole body here (at most max_bytes + 1), because an error raised while the
         # app reads it would reach the client as a 400 parse error.
@@ -55,8 +62,8 @@ class BodyLimit:
             if message["type"] != "http.request":
                 break  # the client went away: let the app see that
             seen += len(message.get("body", b""))
-            if seen > self.max_bytes:
-                await _refuse(send, 413, f"request body over {self.max_bytes} bytes", "send less")
+            if seen > limit:
+                await _refuse(send, 413, f"request body over {limit} bytes", "send less")
                 return
             if not message.get("more_body", False):
                 break
@@ -71,7 +78,8 @@ class BodyLimit:
 
 
 async def _refuse(send: Any, status: int, detail: str, hint: str) -> None:
-    body = json.dumps({"detail": detail, "hint": hint}).encode()
+    code = {413: "body_too_large", 408: "body_timeout"}.get(status, "invalid_request")
+    body = json.dumps({"detail": {"code": code, "message": detail, "hint": hint}}).encode()
     await send(
         {
             "type": "http.response.start",

@@ -15,15 +15,14 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from ...errors import MCPError, ToolError
+from ...errors import MCPError, ToolError, UserError
 from ...run_context import RunContext
 from ...tools.base import OnResume, Tool
 from ._content import MCPToolResult, normalize_schema, render_mcp_content, result_value
+from ._failures import call_error, cut_result
 from ._live import LiveSession, describe_error, lost_connection
 
 if TYPE_CHECKING:
-    from mcp import ClientSession
-
     from ._servers import MCPServer
 
 __all__ = ["MCPConnection"]
@@ -58,6 +57,19 @@ def _destructive(annotations: Any) -> bool:
     return _hint(annotations, "destructive_hint") is True and not _hint(
         annotations, "read_only_hint"
     )
+
+
+IDEMPOTENCY_META = "lovia/idempotency_key"
+"""The ``_meta`` key a tool call's request carries ``ctx.idempotency_key`` under."""
+
+
+def _key_of(ctx: Any) -> str | None:
+    """The running call's idempotency key; ``None`` for a tool called outside a run."""
+    try:
+        key: str = ctx.idempotency_key
+    except (UserError, AttributeError):
+        return None
+    return key
 
 
 def _resume_policy(annotations: Any) -> OnResume:
@@ -166,25 +178,37 @@ class MCPConnection:
 
     # --- calls ----------------------------------------------------------------------------
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> MCPToolResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> MCPToolResult:
         """Call the server's tool ``name`` (its MCP name, without the prefix). A call whose
-        connection died is not sent again (the connection is reopened for the next one)."""
-        result: MCPToolResult = await self._call_with_recovery(name, arguments, False)
+        connection died is not sent again (the connection is reopened for the next one).
+        ``idempotency_key`` goes in the request's ``_meta`` as ``lovia/idempotency_key``."""
+        result: MCPToolResult = await self._call_with_recovery(
+            name, arguments, False, idempotency_key
+        )
         return result
 
-    async def _call_once(self, name: str, arguments: dict[str, Any]) -> MCPToolResult:
+    async def _call_once(
+        self, name: str, arguments: dict[str, Any], key: str | None = None
+    ) -> MCPToolResult:
         self._check_usable()
-        generation, session = self._generation, self._session()
+        generation, live = self._generation, self._live_now()
+        assert live.session is not None
         try:
-            result = await session.call_tool(name, arguments)
+            if key is None:
+                result = await live.session.call_tool(name, arguments)
+            else:
+                meta: Any = {IDEMPOTENCY_META: key}
+                result = await live.session.call_tool(name, arguments, meta=meta)
         except Exception as exc:
             if lost_connection(exc):
                 raise _LostDuringCall(generation) from exc
-            raise MCPError(
-                f"MCP server {self._label} refused the call to {name!r}: {describe_error(exc)}",
-                hint="check the tool's name and arguments against the server's tool list",
-                tool_name=name,
-            ) from exc
+            verdict = live.guard.take(exc)
+            if verdict is not None and verdict.cut is not None:
+                return cut_result(verdict.cut)
+            timeout = self.server.call_timeout
+            raise call_error(self._label, name, exc, verdict, timeout) from exc
         return MCPToolResult(
             content=list(getattr(result, "content", None) or []),
             is_error=bool(getattr(result, "is_error", False)),
@@ -192,12 +216,12 @@ class MCPConnection:
         )
 
     async def _call_with_recovery(
-        self, name: str, args: dict[str, Any], safe: bool
+        self, name: str, args: dict[str, Any], safe: bool, key: str | None = None
     ) -> MCPToolResult:
         """Call once; if the connection died, reopen it and call again only when the call
         never left, or the tool is safe to run twice (``safe``)."""
         try:
-            return await self._call_once(name, args)
+            return await self._call_once(name, args, key)
         except _LostDuringCall as lost:
             cause = lost.__cause__ or lost
             if not self.server.auto_reconnect:
@@ -210,6 +234,7 @@ class MCPConnection:
                     )
                     + "restart the server, or set auto_reconnect=True to reconnect automatically",
                     tool_name=name,
+                    in_doubt=lost.sent,
                 ) from cause
             try:
                 await self._reconnect(lost.generation)
@@ -228,10 +253,11 @@ class MCPConnection:
                     hint="check whether it took effect before calling it again "
                     "(the connection is open again)",
                     tool_name=name,
+                    in_doubt=True,
                 ) from cause
             log.info("mcp.retry: %s reconnected; calling %r again", self._label, name)
             try:
-                return await self._call_once(name, args)
+                return await self._call_once(name, args, key)
             except _LostDuringCall as again:
                 raise MCPError(
                     f"MCP server {self._label} went away again during {name!r}",
@@ -255,11 +281,11 @@ class MCPConnection:
                 "runs that use it, or let each run open its own",
             )
 
-    def _session(self) -> ClientSession:
+    def _live_now(self) -> LiveSession:
         live = self._live
         if live is None or live.session is None:
             raise _LostDuringCall(self._generation, sent=False)
-        return live.session
+        return live
 
     async def _reconnect(self, seen_generation: int) -> None:
         """Replace the session, unless another call already did since ``seen_generation``."""
@@ -269,7 +295,12 @@ class MCPConnection:
             old, self._live = self._live, None
             if old is not None:
                 await old.stop()
-            live = LiveSession(self.server.transport(), self._label, self._mark_tools_changed)
+            live = LiveSession(
+                self.server.transport(),
+                self._label,
+                self._mark_tools_changed,
+                self.server.call_timeout,
+            )
             await live.start(self.server.connect_timeout)
             self._live = live
             self._generation += 1
@@ -277,19 +308,18 @@ class MCPConnection:
     async def _list_tools(self) -> list[Any]:
         from mcp.types import PaginatedRequestParams
 
-        generation, session = self._generation, self._session()
+        generation, live = self._generation, self._live_now()
+        assert live.session is not None
         found: list[Any] = []
         params: PaginatedRequestParams | None = None
         while True:
             try:
-                page = await session.list_tools(params=params)
+                page = await live.session.list_tools(params=params)
             except Exception as exc:
                 if lost_connection(exc):
                     raise _LostDuringCall(generation) from exc
-                raise MCPError(
-                    f"MCP server {self._label} could not list its tools: {describe_error(exc)}",
-                    hint="check the server's logs",
-                ) from exc
+                verdict = live.guard.take(exc)
+                raise call_error(self._label, None, exc, verdict, self.server.call_timeout) from exc
             found.extend(page.tools)
             cursor = getattr(page, "next_cursor", None)
             if not cursor:
@@ -321,7 +351,11 @@ class MCPConnection:
         server = self.server
         annotations = getattr(entry, "annotations", None)
         on_resume: OnResume = (
-            server.on_resume if server.on_resume is not None else _resume_policy(annotations)
+            server.on_resume
+            if server.on_resume is not None
+            else "rerun"
+            if server.idempotent
+            else _resume_policy(annotations)
         )
         needs_approval = (
             server.needs_approval
@@ -342,18 +376,20 @@ class MCPConnection:
             timeout=server.timeout,
             max_output_chars=server.max_output_chars,
             on_resume=on_resume,
+            idempotent=server.idempotent,
         )
 
     def _invoker(self, raw: str, safe_to_repeat: bool, error_retries: int) -> Any:
         renderer = self.server.result_renderer
 
         async def invoke(args: dict[str, Any], ctx: RunContext[Any]) -> Any:
-            result = await self._call_with_recovery(raw, args, safe_to_repeat)
+            key = _key_of(ctx)
+            result = await self._call_with_recovery(raw, args, safe_to_repeat, key)
             for attempt in range(error_retries):
                 if not result.is_error:
                     break
                 await asyncio.sleep(min(5.0, 0.1 * 2**attempt))
-                result = await self._call_with_recovery(raw, args, safe_to_repeat)
+                result = await self._call_with_recovery(raw, args, safe_to_repeat, key)
             if renderer is not None:
                 rendered = renderer(result, ctx)
                 return await rendered if inspect.isawaitable(rendered) else rendered

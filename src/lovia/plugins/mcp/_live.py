@@ -14,6 +14,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MCPError
+from ._guard import Guard
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -61,11 +62,17 @@ class LiveSession:
     """One session, owned by its own task from open to close."""
 
     def __init__(
-        self, transport: Transport, label: str, on_tools_changed: Callable[[], None] | None = None
+        self,
+        transport: Transport,
+        label: str,
+        on_tools_changed: Callable[[], None] | None = None,
+        call_timeout: float | None = None,
     ) -> None:
         self._transport = transport
         self._label = label
         self._on_tools_changed = on_tools_changed
+        self._call_timeout = call_timeout
+        self.guard = Guard(label)
         self.session: ClientSession | None = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -78,10 +85,22 @@ class LiveSession:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except asyncio.TimeoutError as exc:
             await self._abandon(ready)
+            noticed = getattr(self._transport, "noticed", None)
+            if noticed:  # it wrote, but not MCP: say what, rather than guess why
+                said = f"; what it wrote instead began: {', '.join(noticed)}"
+                hint = (
+                    "check that the command starts an MCP server speaking on its stdout "
+                    "(logs belong on stderr)"
+                )
+            else:
+                said = ""
+                hint = (
+                    "check that the command starts an MCP server (not a shell or a CLI), "
+                    "or raise connect_timeout"
+                )
             raise MCPError(
-                f"MCP server {self._label} did not finish its handshake in {timeout:g} s",
-                hint="check that the command starts an MCP server (not a shell or a CLI), "
-                "or raise connect_timeout",
+                f"MCP server {self._label} did not finish its handshake in {timeout:g} s{said}",
+                hint=hint,
             ) from exc
         except BaseException:
             await self._abandon(ready)
@@ -97,8 +116,12 @@ class LiveSession:
 
         try:
             async with self._transport() as streams:
+                read, write = self.guard.wrap(streams[0], streams[1])
                 async with ClientSession(
-                    streams[0], streams[1], message_handler=self._on_message
+                    read,
+                    write,
+                    read_timeout_seconds=self._call_timeout,
+                    message_handler=self._on_message,
                 ) as session:
                     await session.initialize()
                     self.session = session
@@ -111,7 +134,8 @@ class LiveSession:
         except BaseException as exc:
             if not ready.done():
                 statuses = getattr(self._transport, "http_statuses", None)
-                ready.set_exception(open_error(self._label, exc, statuses))
+                noticed = getattr(self._transport, "noticed", None)
+                ready.set_exception(open_error(self._label, exc, statuses, noticed))
             else:
                 log.debug("mcp.close: %s ended with %s", self._label, describe_error(exc))
         finally:
@@ -139,7 +163,12 @@ class LiveSession:
             await asyncio.wait([task])
 
 
-def open_error(label: str, exc: BaseException, http_statuses: list[int] | None = None) -> MCPError:
+def open_error(
+    label: str,
+    exc: BaseException,
+    http_statuses: list[int] | None = None,
+    noticed: list[str] | None = None,
+) -> MCPError:
     if isinstance(exc, MCPError):
         return exc
     status = http_statuses[-1] if http_statuses else None
@@ -159,6 +188,12 @@ def open_error(label: str, exc: BaseException, http_statuses: list[int] | None =
         hint = "check that the server is running, reachable and speaks MCP"
     if status is not None:
         said = f"HTTP {status}: {said}"
+    if noticed:  # it wrote something that was not MCP before it failed: show it
+        said += f"; it wrote, instead of MCP: {', '.join(noticed)}"
+        hint = (
+            "check that the command starts an MCP server speaking on its stdout "
+            "(logs belong on stderr)"
+        )
     err = MCPError(f"could not connect to MCP server {label}: {said}", hint=hint)
     err.__cause__ = exc
     return err

@@ -60,10 +60,10 @@ class MCP:
 
         try:
             for server in self.servers:
-                conn: MCPConnection = await server.open()
+                conn = await server.open()
                 if server.close_after_run:
                     closers.append(conn.close)
-                tools = await conn.current_tools()
+                tools = await _tools_of(conn)
                 if not server.defer:
                     exposed.extend(tools)
                     continue
@@ -76,7 +76,7 @@ class MCP:
                         )
                     deferred[t.name] = t
                     names.append(t.name)
-                deferred_by_server.append((conn.prefix, names))
+                deferred_by_server.append((getattr(conn, "prefix", None), names))
             clash = sorted(deferred.keys() & {t.name for t in exposed})
             if clash:
                 raise UserError(
@@ -91,6 +91,18 @@ class MCP:
             exposed += [_search_tool(deferred), _call_tool(deferred)]
             instructions = _deferred_instructions(deferred_by_server)
         return PluginInstance(tools=exposed, instructions=instructions, aclose=aclose)
+
+
+async def _tools_of(conn: Any) -> list[Tool]:
+    """The tools a run gets from an opened server: an ``MCPConnection`` lists them again
+    first when the server announced a change; any other connection an ``MCPServerLike``
+    opens (a test double, an adapter) gives them by its ``tools()``, as 0.9.119 asked."""
+    if isinstance(conn, MCPConnection):
+        return await conn.current_tools()
+    listed = conn.tools()
+    if inspect.isawaitable(listed):
+        listed = await listed
+    return list(listed)
 
 
 def _deferred_instructions(by_server: list[tuple[str | None, list[str]]]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -10,10 +11,13 @@ from typing import Any, Protocol
 from ...errors import UserError
 from ...tools.base import ApprovalPredicate, OnResume, ToolResultRenderer
 from ._connection import MCPConnection
+from ._stdio import StdioTransport
 
 __all__ = ["MCPServer", "MCPServerLike", "MCPServerStdio", "MCPServerStreamableHTTP"]
 
 _INSTALL_HINT = "install the MCP extra: pip install 'lovia[mcp]'"
+DEFAULT_CALL_TIMEOUT = 120.0
+DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024
 
 
 def _require_mcp() -> None:
@@ -52,7 +56,12 @@ class MCPServer:
     of results. ``auto_reconnect`` reopens a connection that died during a call and calls
     again, unless the tool is destructive and not idempotent. ``defer=True`` keeps the tools
     out of the tool list, behind ``search_mcp_tools`` / ``call_mcp_tool``.
-    ``connect_timeout`` bounds the handshake.
+    ``idempotent=True`` says the server honours the idempotency key every call carries in
+    its ``_meta`` (``lovia/idempotency_key``): a call in doubt after a crash or a dropped
+    connection is then sent again with the same key instead of being refused.
+    ``connect_timeout`` bounds the handshake. ``call_timeout`` bounds the wait for each
+    answer (a call given up may still have taken effect; ``None`` waits as long as it takes).
+    ``max_result_bytes`` caps one message read from the server: a longer answer is cut.
     """
 
     name: str | None = None
@@ -60,6 +69,7 @@ class MCPServer:
     exclude_tools: list[str] | None = None
     needs_approval: bool | ApprovalPredicate | None = None
     on_resume: OnResume | None = None
+    idempotent: bool = False
     retries: int | None = None
     timeout: float | None = None
     max_output_chars: int | None = None
@@ -68,13 +78,22 @@ class MCPServer:
     close_after_run: bool = True
     defer: bool = False
     connect_timeout: float | None = 30.0
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES
 
     def __post_init__(self) -> None:
-        if self.connect_timeout is not None and not self.connect_timeout > 0:
-            raise UserError(
-                f"connect_timeout must be positive, got {self.connect_timeout!r}",
-                hint="pass seconds, or None to wait as long as the handshake takes",
-            )
+        for label, value, what in (
+            ("connect_timeout", self.connect_timeout, "the handshake takes"),
+            ("call_timeout", self.call_timeout, "a call takes"),
+            ("max_result_bytes", self.max_result_bytes, None),
+        ):
+            if value is not None and (isinstance(value, bool) or not value > 0):
+                raise UserError(
+                    f"{label} must be positive, got {value!r}",
+                    hint=f"pass seconds, or None to wait as long as {what}"
+                    if what
+                    else "pass a number of bytes, or None to read answers of any size",
+                )
         for label, names in (
             ("include_tools", self.include_tools),
             ("exclude_tools", self.exclude_tools),
@@ -143,12 +162,25 @@ class MCPServerStdio(MCPServer):
 
     def transport(self) -> Callable[[], AbstractAsyncContextManager[Any]]:
         _require_mcp()
-        from mcp import StdioServerParameters, stdio_client
+        if sys.platform == "win32":  # pragma: no cover - lovia's own transport is POSIX
+            from mcp import StdioServerParameters, stdio_client
 
-        params = StdioServerParameters(
-            command=self.command, args=list(self.args or []), env=self.env, cwd=self.cwd
+            params = StdioServerParameters(
+                command=self.command,
+                args=list(self.args or []),
+                env=self.env,
+                cwd=self.cwd,
+                encoding_error_handler="replace",
+            )
+            return lambda: stdio_client(params)
+        return StdioTransport(
+            self.command,
+            list(self.args or []),
+            self.env,
+            self.cwd,
+            self.describe(),
+            self.max_result_bytes,
         )
-        return lambda: stdio_client(params)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,16 +204,19 @@ class MCPServerStreamableHTTP(MCPServer):
 
     def transport(self) -> Callable[[], AbstractAsyncContextManager[Any]]:
         _require_mcp()
-        return _HTTPTransport(self.url, dict(self.headers or {}))
+        return _HTTPTransport(self.url, dict(self.headers or {}), self.max_result_bytes)
 
 
 class _HTTPTransport:
     """Opens the SDK's streamable-HTTP transport; ``http_statuses`` keeps the error statuses
-    the server answered (the SDK reports them all as "Server returned an error response")."""
+    the server answered (the SDK reports them all as "Server returned an error response").
+    A JSON answer, or one event of an event stream, longer than ``max_bytes`` is an error,
+    found while it streams in (never read whole)."""
 
-    def __init__(self, url: str, headers: dict[str, str]) -> None:
+    def __init__(self, url: str, headers: dict[str, str], max_bytes: int | None) -> None:
         self.url = url
         self.headers = headers
+        self.max_bytes = max_bytes
         self.http_statuses: list[int] = []
 
     @asynccontextmanager
@@ -192,8 +227,15 @@ class _HTTPTransport:
         async def note(response: Any) -> None:
             if response.status_code >= 400:
                 self.http_statuses.append(response.status_code)
+            kind = response.headers.get("content-type", "").lower()
+            if self.max_bytes is not None and kind.startswith("application/json"):
+                from ._http import CappedBody
+
+                response.stream = CappedBody(response.stream, self.max_bytes)
 
         async with create_mcp_http_client(headers=self.headers) as client:
             client.event_hooks.setdefault("response", []).append(note)
-            async with streamable_http_client(self.url, http_client=client) as streams:
+            async with streamable_http_client(
+                self.url, http_client=client, max_sse_event_size=self.max_bytes
+            ) as streams:
                 yield streams

@@ -43,21 +43,42 @@ export function idSegment(id, what = "chat id") {
   return PLAIN_CHAT_ID.test(id) ? id : `~${base64url(id)}`;
 }
 
-// The API path of a chat, with suffix ("/messages", ...) already encoded by the caller.
+// The API path of a chat (relative: the page may be served under a path prefix).
 export function chatPath(id, suffix = "") {
-  return `/api/chats/${idSegment(id)}${suffix}`;
+  return `api/sessions/${idSegment(id)}${suffix}`;
+}
+
+// A new chat's id, made here (the server takes the id a message names).
+export function newChatId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 async function check(response) {
   if (response.ok) return response;
   let detail = `HTTP ${response.status}`;
   let hint = null;
+  let code = null;
   try {
     const body = await response.json();
-    detail = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail);
-    hint = body.hint || null;
+    const d = body.detail;
+    if (d && typeof d === "object" && !Array.isArray(d)) {
+      detail = d.message || detail;
+      hint = d.hint || null;
+      code = d.code || null;
+    } else if (Array.isArray(d)) {
+      const first = d[0] || {};
+      const where = (first.loc || []).slice(1).join(".");
+      detail = where ? `${where}: ${first.msg}` : String(first.msg || detail);
+      hint = body.hint || null;
+      code = "invalid_request";
+    } else if (typeof d === "string") {
+      detail = d;
+    }
   } catch (_) { /* not JSON */ }
-  throw new ApiError(response.status, detail, hint);
+  const error = new ApiError(response.status, detail, hint);
+  error.code = code;
+  throw error;
 }
 
 export async function getJSON(path) {
@@ -75,74 +96,95 @@ export async function send(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
-// POST whose SSE answer the page does not read (it follows that run already): resolves to
-// the response's headers once the server has accepted the request.
-export async function postOnly(path, body) {
+// POST that answers with SSE: calls onEvent(event) for each frame, translated into the
+// page's own event shapes (below), until the stream ends or onEvent returns "stop".
+export async function stream(path, body, onEvent, { signal, onRun } = {}) {
   const response = await check(await fetch(path, {
     method: "POST",
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
     body: JSON.stringify(body || {}),
+    signal,
   }));
-  if (response.body) response.body.cancel().catch(() => {});
-  return response.headers;
-}
-
-// POST that answers with SSE: calls onEvent(event, seq) for each frame until the stream ends.
-export async function stream(path, body, onEvent) {
-  const response = await check(await fetch(path, {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-    body: JSON.stringify(body || {}),
-  }));
+  const runId = response.headers.get("X-Lovia-Run-Id");
+  if (onRun && runId) {
+    try { onRun(decodeURIComponent(runId)); } catch (_) { onRun(runId); }
+  }
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
-    buffer += decoder.decode(value, { stream: true });
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
     let cut;
     while ((cut = buffer.indexOf("\n\n")) >= 0) {
       const frame = buffer.slice(0, cut);
       buffer = buffer.slice(cut + 2);
       const parsed = parseFrame(frame);
-      if (parsed) onEvent(parsed.event, parsed.seq);
+      if (!parsed) continue;
+      for (const event of translate(parsed.name, parsed.data)) {
+        if (onEvent(event) === "stop") { reader.cancel().catch(() => {}); return; }
+      }
     }
   }
 }
 
 function parseFrame(frame) {
-  let seq = null;
+  let name = "message";
   const data = [];
   for (const line of frame.split("\n")) {
-    if (line.startsWith("id:")) seq = Number(line.slice(3).trim());
+    if (line.startsWith("event:")) name = line.slice(6).trim();
     else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
   }
-  if (seq === null || data.length === 0) return null;
-  return { seq, event: JSON.parse(data.join("\n")) };
+  if (data.length === 0) return null;
+  return { name, data: JSON.parse(data.join("\n")) };
 }
 
-export const EVENT_TYPES = [
-  "run_started", "turn_started", "text_delta", "reasoning_delta", "message_completed",
-  "tool_call_started", "tool_call_completed", "handoff", "turn_ended", "context_compacted",
-  "run_completed", "run_failed", "user_message_queued", "user_message_injected",
-];
-
-// Follow a live run with EventSource (GET, cookie auth); closes itself at the terminal event.
-export function follow(chatId, after, onEvent) {
-  const source = new EventSource(chatPath(chatId, `/events?after=${Number(after) || 0}`));
-  for (const type of EVENT_TYPES) {
-    source.addEventListener(type, (message) => {
-      const event = JSON.parse(message.data);
-      if (event.type === "run_completed" || event.type === "run_failed") source.close();
-      onEvent(event, Number(message.lastEventId));
-    });
+// The chat streams' events, as the page draws them.
+function translate(name, d) {
+  const call = (x) => ({ id: x.id, call_id: x.id, name: x.name, arguments: x.arguments });
+  switch (name) {
+    case "text_delta": return [{ type: "text_delta", delta: d.delta }];
+    case "message_completed": {
+      const m = d.message || {};
+      return [{ type: "message_completed", entries: m.reasoning ? [{ type: "reasoning", content: m.reasoning }] : [] }];
+    }
+    case "tool_call": return [{ type: "tool_call_started", call: call(d) }];
+    case "tool_result":
+      return [{ type: "tool_call_completed", call: call(d), output: String(d.result ?? ""), is_error: Boolean(d.is_error) }];
+    case "todo":
+      return [{ type: "tool_call_completed", call: { id: d.call_id, call_id: d.call_id, name: d.name }, output: JSON.stringify(d.todos), is_error: false, todos: d.todos }];
+    case "user_queued": return [{ type: "user_message_queued", content: d.content, token: d.id }];
+    case "user_injected": return [{ type: "user_message_injected", content: d.content, token: d.id }];
+    case "handoff": return [{ type: "handoff", to_agent: d.to }];
+    case "context_compacted": return [{ type: "context_compacted", text: (d.detail || []).join(" ") }];
+    case "approval_required": return [{ type: "approval_required", call: call(d), run_id: d.run_id }];
+    case "parked": return [{ type: "run_failed", error: { type: "ApprovalPending" } }];
+    case "done": return [{ type: "run_completed", output: d.output, usage: d.usage, next_run_id: d.next_run_id }];
+    case "error":
+      if (d.code === "tool_error" && !("run_id" in d)) return [];
+      return [{ type: "run_failed", stopped: Boolean(d.stopped), error: { type: d.type, message: d.message, hint: d.hint } }];
+    default: return [];
   }
-  source.onerror = () => {
-    // the run ended between the page load and the connection: reload the stored chat
-    if (source.readyState === EventSource.CLOSED) onEvent({ type: "follow_closed" }, 0);
-  };
-  return source;
+}
+
+// The chat's stored messages as the entries the page draws (user input, reasoning, text,
+// tool calls and results), each with its place in the chat.
+export function entriesOf(messages) {
+  const out = [];
+  for (const m of messages || []) {
+    const base = { index: m.index, run_id: m.run_id, ref: m.ref, ended: m.ended, ended_error: m.ended_error, ended_hint: m.ended_hint };
+    if (m.role === "context_compacted") continue; // a notice, not a message
+    if (m.role === "tool") {
+      out.push({ ...base, type: "tool_result", call_id: m.tool_call_id, output: String(m.content ?? ""), is_error: Boolean(m.is_error) });
+    } else if (m.role === "assistant") {
+      if (m.reasoning) out.push({ ...base, type: "reasoning", content: m.reasoning });
+      if (m.content) out.push({ ...base, type: "assistant_text", content: m.content });
+      for (const c of m.tool_calls || []) out.push({ ...base, type: "tool_call", call_id: c.id, name: c.name, arguments: c.arguments });
+    } else {
+      out.push({ ...base, type: "input", role: m.role, content: m.content });
+    }
+  }
+  return out;
 }

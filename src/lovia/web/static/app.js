@@ -6,10 +6,26 @@
 // names and form controls by the sanitizer) can never stand in for them.
 
 import {
-  ApiError, chatIdProblem, chatPath, follow, getJSON, idSegment, postOnly, send, stream,
-  validChatId,
+  ApiError, chatIdProblem, chatPath, entriesOf, getJSON, newChatId, send, stream, validChatId,
 } from "./api.js";
-import { AnswerView, el, prettyJSON, renderEntries, userBubble, visible } from "./render.js";
+import { addAnswerActions, drawExtensionActions } from "./actions.js";
+import { AgentSwitcher } from "./agents.js";
+import { ChatList } from "./chatlist.js";
+import { pageConfig } from "./config.js";
+import { applyI18n, currentLang, languages, setLang, setupI18n, t } from "./i18n.js";
+import { AnswerView, el, prettyJSON, renderEntries, userBubble } from "./render.js";
+import { setupTheme, toggleTheme } from "./theme.js";
+import { drawWelcome, showWelcome } from "./welcome.js";
+import { followEvents } from "./follow.js";
+import { showFollowups } from "./followups.js";
+import { askForToken } from "./token.js";
+import { QUESTION_TOOLS, questionCard } from "./questions.js";
+import { TodoPanel } from "./todos.js";
+import { UsageView } from "./usage.js";
+import { branch, setupExport } from "./exporting.js";
+import { addRerunButton, forkBefore } from "./rerun.js";
+import { setupPanels } from "./panels.js";
+import { clientContext, connect, emit, markReady } from "./extensions.js";
 
 const byId = (id) => document.getElementById(id);
 const ui = Object.freeze({
@@ -18,14 +34,35 @@ const ui = Object.freeze({
   demoBadge: byId("demo-badge"),
   newChat: byId("new-chat"),
   chatList: byId("chat-list"),
+  chatSearch: byId("chat-search"),
+  agentSwitcher: byId("agent-switcher"),
+  exportMenu: byId("export"),
+  contextRing: byId("context-ring"),
+  modelName: byId("model-name"),
+  tokenDialog: byId("token-dialog"),
+  todoPanel: byId("todo-panel"),
+  tokenForm: byId("token-form"),
+  tokenInput: byId("token-input"),
+  chatTitle: byId("chat-title"),
+  pageTitle: byId("page-title"),
+  welcome: byId("welcome"),
+  welcomeTitle: byId("welcome-title"),
+  welcomeDescription: byId("welcome-description"),
+  welcomeExamples: byId("welcome-examples"),
+  themeToggle: byId("theme-toggle"),
+  langToggle: byId("lang-toggle"),
   notices: byId("notices"),
   messages: byId("messages"),
   composer: byId("composer"),
   input: byId("input"),
   send: byId("send"),
   stop: byId("stop"),
+  panels: {
+    schedules: byId("schedules-btn"), memory: byId("memory-btn"), settings: byId("settings-btn"),
+    files: byId("files-btn"),
+    attach: { button: byId("attach"), picker: byId("attach-input"), box: byId("attachments"), composer: byId("composer") },
+  },
 });
-const PLACEHOLDER = ui.input.placeholder;
 
 const state = {
   chatId: null,
@@ -37,7 +74,13 @@ const state = {
   exchanges: [], // what render() drew: [{ user, answer, index }]
   regenerate: null, // the Regenerate button, under the last answer
   joining: new Map(), // mailbox token -> bubble of a message sent into the live run
+  users: new Map(), // entry index of a stored user message -> { ref, text }
   generation: 0, // bumps on every chat switch, so a stale stream stops drawing
+  todos: null,
+  ownRuns: new Set(), // runs this tab drives or follows: other tabs' events are about the rest
+  usage: null,
+  footers: [], // the answers' extension action slots: [{ slot, msg }], redrawn on refresh
+  runEnd: null, // how the streaming run ended, for the run-end event: { status, usage }
 };
 
 function chatFromHash() {
@@ -60,8 +103,9 @@ function setLive(live) {
   ui.send.disabled = blocked();
   ui.input.placeholder = blocked()
     ? `Sending is disabled: ${state.setup.message}. To fix: ${state.setup.hint || "see the server log"}`
-    : live ? "Type your next message: Enter sends it into this answer" : PLACEHOLDER;
+    : live ? t("composer.live") : t("composer.placeholder");
   document.body.classList.toggle("running", live);
+  if (state.panels) state.panels.attachments.setLive(live);
   for (const x of state.exchanges) {
     for (const b of x.buttons || []) b.disabled = live;
   }
@@ -101,78 +145,84 @@ function showSetup() {
 
 // -- sidebar ------------------------------------------------------------------------------
 
-async function refreshChats() {
-  const chats = await getJSON("/api/chats");
-  ui.chatList.replaceChildren();
-  for (const chat of chats) {
-    const item = el("li", chat.id === state.chatId ? "active" : "");
-    item.dataset.testid = "chat-item";
-    const problem = chatIdProblem(chat.id);
-    const usable = problem === null;
-    const open = el("button", "chat-open", chat.title || "New chat");
-    open.type = "button";
-    // the id a program stored it under: text, like every other label, with invisible or
-    // direction-changing characters shown as escapes (it must not pass for another id)
-    open.title = visible(chat.id);
-    if (usable) open.addEventListener("click", () => openChat(chat.id).catch(showError));
-    else { open.disabled = true; open.title = `${problem}: it cannot be opened here`; }
-    item.append(open);
-    if (chat.live) item.append(el("span", "badge live", "running"));
-    else if (chat.pending) {
-      item.append(el("span", "badge warn",
-        chat.pending.awaiting_approval ? "needs approval" : chat.pending.status));
-    }
-    if (usable) {
-      const del = el("button", "icon small", "×");
-      del.type = "button";
-      del.title = "Delete chat";
-      del.dataset.testid = "delete-chat";
-      del.addEventListener("click", async () => {
-        if (!confirm("Delete this chat?")) return;
-        try {
-          await send("DELETE", chatPath(chat.id));
-          if (chat.id === state.chatId) await newChat();
-          await refreshChats();
-        } catch (err) { showError(err); }
-      });
-      item.append(del);
-    }
-    ui.chatList.append(item);
-  }
+state.todos = new TodoPanel(ui.todoPanel);
+
+const chatList = new ChatList({ list: ui.chatList, search: ui.chatSearch }, {
+  current: () => state.chatId,
+  open: (id) => openChat(id).catch(showError),
+  deleted: async (id) => { if (id === state.chatId) await newChat(); },
+  changed: (id) => { if (id === state.chatId) showTitle().catch(() => {}); },
+  error: showError,
+});
+
+function refreshChats() {
+  return chatList.refresh();
 }
 
 // -- one chat -----------------------------------------------------------------------------
 
+const q = (id) => `?session_id=${encodeURIComponent(id)}`;
+
 async function newChat() {
-  const { id } = await send("POST", "/api/chats", {});
-  await openChat(id, { fresh: true });
+  await openChat(newChatId(), { fresh: true });
 }
 
 async function openChat(chatId, { fresh = false } = {}) {
   const problem = chatIdProblem(chatId);
   if (problem) throw new Error(`${problem}: this chat cannot be opened here`);
   state.generation += 1;
-  if (state.source) { state.source.close(); state.source = null; }
+  if (state.source) { state.source.abort(); state.source = null; }
+  const switched = state.chatId !== chatId;
   state.chatId = chatId;
+  if (switched) emit("session", { sessionId: fresh ? null : chatId });
   history.replaceState(null, "", `#chat=${encodeURIComponent(chatId)}`);
   document.body.classList.remove("menu-open");
   ui.notices.replaceChildren();
   ui.messages.replaceChildren();
+  state.footers = [];
   state.exchanges = [];
   state.regenerate = null;
   state.joining = new Map();
   setLive(false);
   showSetup();
-  if (fresh) { await refreshChats(); return; }
+  ui.chatTitle.textContent = "";
+  if (state.switcher) state.agent = state.switcher.show(state.switcher.current);
+  if (state.usage) { state.usage.clear(); showAgent(); }
+  state.todos.clear();
+  if (fresh) { updateWelcome(); await refreshChats(); return; }
   let detail;
   try {
     detail = await getJSON(chatPath(chatId));
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) { await refreshChats(); return; }
+    if (err instanceof ApiError && err.status === 404) { updateWelcome(); await refreshChats(); return; }
     throw err;
   }
+  ui.chatTitle.textContent = detail.title || "";
+  if (state.switcher && detail.agent) state.agent = state.switcher.show(detail.agent);
+  if (state.usage) {
+    showAgent();
+    state.usage.showChat(chatId).catch(() => {});
+  }
+  state.todos.load(chatId).catch(() => {});
+  detail.entries = entriesOf(detail.entries);
+  state.users = new Map(detail.entries.filter((e) => e.type === "input" && e.role === "user")
+    .map((e) => [e.index, { ref: e.ref, text: contentText(e.content) }]));
   render(detail);
+  updateWelcome();
   await refreshChats();
+}
+
+// The blank chat shows the welcome (title, description, suggested prompts).
+function updateWelcome() {
+  const blank = ui.messages.childElementCount === 0;
+  showWelcome(ui.welcome, !state.live && blank);
+  ui.exportMenu.hidden = blank;
+}
+
+async function showTitle() {
+  const chatId = state.chatId;
+  const detail = await getJSON(chatPath(chatId));
+  if (chatId === state.chatId) ui.chatTitle.textContent = detail.title || "";
 }
 
 function button(label, testid, onClick, className = "link") {
@@ -187,7 +237,7 @@ function button(label, testid, onClick, className = "link") {
 // Stop the chat's unfinished run (calls waiting for approval are rejected), then show the chat.
 async function stopPending() {
   try {
-    await send("POST", chatPath(state.chatId, "/stop"));
+    await send("POST", `api/chat/cancel${q(state.chatId)}`);
     await openChat(state.chatId);
   } catch (err) { showError(err); }
 }
@@ -206,6 +256,7 @@ function renderApprovals(answer, p) {
     if (drawn) drawn.state.textContent = "waiting for approval";
     const card = el("div", "approval-card");
     card.dataset.testid = "approval";
+    card.dataset.digest = a.digest || "";
     const head = el("div", "approval-head");
     head.append(el("span", "tool-name", a.tool_name), el("span", "tool-state", "needs approval"));
     const args = el("pre", "tool-args", prettyJSON(a.arguments || "{}"));
@@ -218,8 +269,14 @@ function renderApprovals(answer, p) {
     // the call's id comes from the provider (or the model): one the page cannot put in a
     // URL leaves the card readable, its buttons off, and Stop (below) to reject it
     const problem = chatIdProblem(a.call_id, "tool call id");
-    const path = problem ? null : chatPath(state.chatId, `/approvals/${idSegment(a.call_id)}`);
-    const decide = (approve) => run(path, { approve, reason: reason.value.trim() || null }, null);
+    const decide = (approve) => run(reconnectPath(), {}, null, {
+      before: () => send("POST", "api/chat/approve", {
+        // the run and the call's digest (its tool and arguments) bind the decision to what
+        // this card shows: if the call changed meanwhile the server refuses it (409)
+        session_id: state.chatId, call_id: a.call_id, run_id: p.run_id, digest: a.digest || null,
+        decision: approve ? "approve" : "deny", reason: reason.value.trim() || null,
+      }),
+    });
     const actions = el("div", "actions");
     actions.append(
       button("Approve", "approve", () => decide(true), "small primary"),
@@ -271,7 +328,7 @@ function renderPending(box, p) {
   const actions = el("div", "actions");
   if (p.can_retry) {
     const label = failed ? "Retry" : "Resume";
-    actions.append(button(label, "resume", () => run(chatPath(state.chatId, "/resume"), {}, null), "small"));
+    actions.append(button(label, "resume", () => run(reconnectPath(), {}, null), "small"));
   }
   actions.append(button("Keep as is", "discard", stopPending, "small"));
   status.append(actions);
@@ -310,11 +367,31 @@ function render(detail) {
     if (last && last.user) {
       // Regenerate belongs to the last answer, whatever it was (even an empty stopped one)
       if (!last.answer) last.answer = new AnswerView(box);
-      state.regenerate = button("Regenerate", "regenerate", () => regenerate());
+      state.regenerate = button(t("message.regenerate"), "regenerate", () => regenerate());
       last.answer.actions.append(state.regenerate);
     }
   }
+  const settled = !detail.live && !detail.pending && !detail.busy_elsewhere;
+  state.exchanges.forEach((x, i) => {
+    if (!x.answer) return;
+    const next = state.exchanges[i + 1];
+    const nextUser = next ? state.users.get(next.index) : null;
+    // branching copies the chat up to this answer: before the next message, or all of it
+    const canBranch = next ? Boolean(nextUser && nextUser.ref) : settled;
+    addAnswerActions(x.answer, {
+      branch: canBranch ? () => branchFrom(nextUser ? nextUser.ref : null) : null,
+    });
+    const own = state.users.get(x.index);
+    const slot = el("span", "ext-actions");
+    x.answer.actions.append(slot);
+    const msg = { sessionId: state.chatId, role: "assistant", text: x.answer.source() || "",
+      ref: own && own.ref ? own.ref : null };
+    state.footers.push({ slot, msg });
+    drawExtensionActions(slot, msg, toast);
+  });
   for (const x of state.exchanges) {
+    const own = x.user && settled ? state.users.get(x.index) : null;
+    if (own && own.ref && own.text) addRerunButton(x.user, () => rerunFrom(own));
     x.buttons = x.user ? [...x.user.querySelectorAll("button")] : [];
   }
   if (detail.live) {
@@ -322,29 +399,96 @@ function render(detail) {
     state.answer = new AnswerView(box);
     setLive(true);
     const generation = state.generation;
-    state.source = follow(state.chatId, 0, (event) => {
-      if (generation === state.generation) onEvent(event);
+    const source = new AbortController();
+    state.source = source;
+    stream(reconnectPath(), {}, (event) => {
+      if (generation !== state.generation) return "stop";
+      return onEvent(event);
+    }, { signal: source.signal, onRun: ownRun }).then(() => {
+      if (generation === state.generation && state.live) finish();
+    }).catch(() => {
+      if (generation === state.generation && state.live) finish();
     });
   }
   scrollDown();
+}
+
+// The open chat's agent: its model by name, and the demo badge when it is the demo.
+function showAgent() {
+  if (state.panels) state.panels.update();
+  const agent = state.usage.showAgent(state.agent);
+  if (agent && "demo" in agent) ui.demoBadge.hidden = !agent.demo;
+}
+
+function ownRun(runId) {
+  if (runId) state.ownRuns.add(runId);
+}
+
+// Another tab or server changed something: the list follows; the open chat is drawn again
+// when a run this tab does not drive starts or ends in it.
+function followOthers() {
+  let timer = null;
+  followEvents({
+    onList: () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => refreshChats().catch(() => {}), 200);
+    },
+    onChat: (name, chatId) => {
+      if (chatId !== state.chatId) return;
+      if (name === "session_retitled") { showTitle().catch(() => {}); return; }
+      if (name !== "run_started" && name !== "run_finished") return;
+      if (state.live) return;
+      openChat(chatId).catch(showError);
+    },
+    isOwn: (runId) => state.ownRuns.has(runId),
+  });
+}
+
+async function branchFrom(ref) {
+  try {
+    const made = await branch(state.chatId, ref);
+    await openChat(made);
+  } catch (err) { showError(err); }
+}
+
+// Re-run from a user message: fork the chat before it into a new chat, open that and send
+// the message there (rerun.js); this chat stays as it is.
+async function rerunFrom(user) {
+  if (state.live) return;
+  try {
+    const made = await forkBefore(state.chatId, user.ref);
+    await openChat(made);
+    await sendMessage(user.text);
+  } catch (err) { showError(err); }
 }
 
 function scrollDown() {
   ui.messages.scrollTop = ui.messages.scrollHeight;
 }
 
+function reconnectPath() {
+  return `api/chat/reconnect${q(state.chatId)}`;
+}
+
 function onEvent(event) {
   const answer = state.answer;
-  if (!answer) return;
+  if (!answer) return "stop";
   switch (event.type) {
     case "text_delta": answer.addText(event.delta); break;
-    case "reasoning_delta": break;
+    case "reasoning_delta": answer.addReasoningDelta(event.delta); break;
     case "message_completed":
       answer.endText();
       for (const e of event.entries) if (e.type === "reasoning") answer.addReasoning(e.content);
       break;
-    case "tool_call_started": answer.addToolCall(event.call); break;
-    case "tool_call_completed": answer.addToolResult(event.call.call_id, event.output, event.is_error); break;
+    case "tool_call_started": {
+      const box = answer.addToolCall(event.call);
+      if (QUESTION_TOOLS.has(event.call.name)) questionCard(box, event.call, state.chatId, showError);
+      break;
+    }
+    case "tool_call_completed":
+      answer.addToolResult(event.call.call_id, event.output, event.is_error);
+      if (event.todos) state.todos.show(event.todos);
+      break;
     case "user_message_queued": {
       const node = userBubble(ui.messages, contentText(event.content));
       node.classList.add("queued");
@@ -370,30 +514,47 @@ function onEvent(event) {
     case "handoff": answer.note(`handed off to ${event.to_agent}`); break;
     case "context_compacted": answer.note(event.text || "earlier context was compacted", "muted"); break;
     case "run_failed":
-      if (event.stopped) answer.mark("stopped");
+      state.runEnd = { status: event.stopped ? "cancelled" : "error", usage: null };
+      if (event.stopped) {
+        state.stoppedTools = answer.unfinishedCalls();
+        answer.mark("stopped");
+      }
       else if (event.error && event.error.type === "ApprovalPending") answer.note("waiting for your approval", "muted");
       else answer.note(`Failed: ${event.error.message}`, "error");
       finish();
-      break;
+      return "stop";
     case "run_completed":
-    case "follow_closed":
+      if (event.next_run_id) ownRun(event.next_run_id);
+      state.runEnd = { status: "done", usage: event.usage || null };
       finish();
-      break;
+      return "stop";
     default: break;
   }
   scrollDown();
+  return null;
 }
 
 async function finish() {
   state.answer = null;
-  if (state.source) { state.source.close(); state.source = null; }
+  if (state.source) { state.source.abort(); state.source = null; }
   setLive(false);
-  await openChat(state.chatId);
+  const stopped = state.stoppedTools || [];
+  state.stoppedTools = null;
+  const chatId = state.chatId;
+  await openChat(chatId);
+  // the server drops a stopped call that has no result; this tab still shows what ran
+  const last = state.exchanges[state.exchanges.length - 1];
+  if (stopped.length && last && last.answer) last.answer.addStoppedCalls(stopped);
+  else if (state.followups && last && last.answer && state.regenerate) {
+    const generation = state.generation;
+    showFollowups(last.answer, chatId, (text) => { ui.input.value = text; ui.input.focus(); },
+      () => generation === state.generation && !state.live);
+  }
 }
 
 // Start a run (message, edit, regenerate, resume) and draw its events as they come.
 // Nothing on the page is removed until the server has accepted the request.
-async function run(path, body, userText, { cut = null } = {}) {
+async function run(path, body, userText, { cut = null, before = null } = {}) {
   if (state.live) return;
   const generation = state.generation;
   const box = ui.messages;
@@ -408,19 +569,24 @@ async function run(path, body, userText, { cut = null } = {}) {
     if (cut) cut();
     if (userText) box.insertBefore(userBubble(document.createDocumentFragment(), userText), state.answer.node);
     state.answer.node.hidden = false;
+    updateWelcome();
+    emit("run-start", { sessionId: state.chatId });
   };
   setLive(true);
   try {
+    if (before) await before();
     await stream(path, body, (event) => {
-      if (generation !== state.generation) return;
+      if (generation !== state.generation) return "stop";
       accept();
-      onEvent(event);
-    });
+      return onEvent(event);
+    }, { onRun: ownRun });
   } catch (err) {
     if (generation !== state.generation) return;
+    if (accepted) emit("run-end", { sessionId: state.chatId, status: "error", usage: null });
     setLive(false);
     state.answer = null;
     await openChat(state.chatId);
+    if (err instanceof ApiError && err.code === "run_not_found") return; // it ended already
     if (!accepted && userText && !ui.input.value.trim()) {
       ui.input.value = userText; // refused: the message is back in the composer, not lost
     }
@@ -428,16 +594,30 @@ async function run(path, body, userText, { cut = null } = {}) {
     return;
   }
   if (generation === state.generation && state.live) await finish();
+  const ended = state.runEnd || { status: generation === state.generation ? "done" : "detached", usage: null };
+  state.runEnd = null;
+  if (accepted) emit("run-end", { sessionId: state.chatId, ...ended });
 }
 
 async function sendMessage(text) {
   if (!state.chatId) {
-    const { id } = await send("POST", "/api/chats", {});
-    state.chatId = id;
-    history.replaceState(null, "", `#chat=${encodeURIComponent(id)}`);
+    state.chatId = newChatId();
+    history.replaceState(null, "", `#chat=${encodeURIComponent(state.chatId)}`);
   }
   setTimeout(() => refreshChats().catch(() => {}), 300);
-  await run(chatPath(state.chatId, "/messages"), { content: text, agent: state.agent }, text);
+  const body = { message: text, session_id: state.chatId, agent: state.agent };
+  const attached = state.panels ? state.panels.attachments.take() : [];
+  if (attached.length) body.attachments = attached;
+  const context = clientContext();
+  if (context) body.context = context;
+  await run("api/chat/stream", body, text);
+}
+
+// Rewind the chat to just before the user message at entry `index` (by its ref).
+function rewindTo(index) {
+  const user = state.users.get(index);
+  const where = user && user.ref ? { ref: user.ref } : { user_turn: [...state.users.keys()].filter((i) => i < index).length };
+  return () => send("POST", chatPath(state.chatId, "/rewind"), where);
 }
 
 function cutFrom(exchange) {
@@ -452,19 +632,23 @@ function cutFrom(exchange) {
 
 async function editMessage(index, text) {
   const exchange = state.exchanges.find((x) => x.index === index);
-  await run(chatPath(state.chatId, "/edit"), { index, content: text, agent: state.agent }, text,
-    { cut: exchange ? cutFrom(exchange) : null });
+  await run("api/chat/stream", { message: text, session_id: state.chatId, agent: state.agent }, text,
+    { cut: exchange ? cutFrom(exchange) : null, before: rewindTo(index) });
 }
 
 async function regenerate() {
   const last = state.exchanges[state.exchanges.length - 1];
   const cut = () => { if (last && last.answer) last.answer.node.remove(); };
-  await run(chatPath(state.chatId, "/regenerate"), {}, null, { cut });
+  const index = Math.max(-1, ...state.users.keys());
+  const user = state.users.get(index);
+  if (!user) return;
+  await run("api/chat/stream", { message: user.text, session_id: state.chatId, agent: state.agent }, null,
+    { cut, before: rewindTo(index) });
 }
 
 async function stop() {
   try {
-    await send("POST", chatPath(state.chatId, "/stop"));
+    await send("POST", `api/chat/cancel${q(state.chatId)}`);
   } catch (err) { showError(err); }
 }
 
@@ -479,9 +663,11 @@ async function joinRun(text) {
   // the live run reads it at its next step; its bubble comes with the run's events
   const chatId = state.chatId;
   try {
-    const headers = await postOnly(chatPath(chatId, "/messages"), { content: text, agent: state.agent });
-    if (!headers.get("X-Lovia-Joined") && chatId === state.chatId && !state.live) {
-      await openChat(chatId); // the run ended meanwhile: the message started a new one
+    const joined = await send("POST", "api/chat/inject", { session_id: chatId, message: text });
+    if (!joined.accepted && chatId === state.chatId) {
+      // the run ended meanwhile (or is not this server's): the message starts a new one
+      for (let i = 0; i < 100 && state.live; i += 1) await new Promise((r) => setTimeout(r, 50));
+      await sendMessage(text);
     }
   } catch (err) {
     if (!ui.input.value.trim()) ui.input.value = text; // refused: back in the composer
@@ -493,6 +679,12 @@ function submit() {
   const text = ui.input.value.trim();
   if (!text || blocked()) return;
   ui.input.value = "";
+  submitText(text);
+}
+
+// Send text as the user: into the live run's mailbox while one streams, else a new run.
+function submitText(text) {
+  if (blocked()) return;
   if (state.live) {
     joinRun(text);
     return;
@@ -500,15 +692,89 @@ function submit() {
   sendMessage(text).catch(showError);
 }
 
-async function start() {
-  const health = await getJSON("/api/health");
-  state.setup = health.setup_problem || null;
-  const first = health.agents[0];
-  if (first) {
-    state.agent = first.name;
-    ui.agentName.textContent = first.name;
-    ui.demoBadge.hidden = !first.demo;
+function setupChrome(config) {
+  setupTheme();
+  setupI18n(config);
+  applyI18n();
+  ui.langToggle.textContent = t("lang.switch");
+  if (config.title) ui.pageTitle.textContent = config.title;
+  if (config.logo) {
+    const logo = el("img", "logo");
+    logo.src = config.logo;
+    logo.alt = config.title || "lovia";
+    logo.dataset.testid = "logo";
+    ui.pageTitle.replaceChildren(logo);
   }
+  const pick = (text) => { ui.input.value = text; ui.input.focus(); };
+  drawWelcome({ box: ui.welcome, title: ui.welcomeTitle, description: ui.welcomeDescription,
+    examples: ui.welcomeExamples }, config, pick);
+  ui.themeToggle.addEventListener("click", () => {
+    toggleTheme();
+    emit("theme", { theme: document.documentElement.dataset.theme });
+  });
+  ui.langToggle.addEventListener("click", () => {
+    const all = languages();
+    setLang(all[(all.indexOf(currentLang()) + 1) % all.length]);
+    applyI18n();
+    ui.langToggle.textContent = t("lang.switch");
+    drawWelcome({ box: ui.welcome, title: ui.welcomeTitle, description: ui.welcomeDescription,
+      examples: ui.welcomeExamples }, config, pick);
+    setLive(state.live);
+    refreshChats().catch(showError);
+    if (!state.live && state.chatId) openChat(state.chatId).catch(showError);
+  });
+}
+
+function toast(text, type) {
+  const node = notice(text, type === "error" ? "error" : "info");
+  node.dataset.testid = "toast";
+  setTimeout(() => node.remove(), 6000);
+}
+
+// window.lovia's hooks into the page (extensions.js)
+function connectExtensions() {
+  connect({
+    send: (text) => { if (text.trim()) submitText(text); },
+    setDraft: (text) => { ui.input.value = text; ui.input.focus(); },
+    newChat: () => newChat().catch(showError),
+    openSession: (id) => openChat(id).catch(showError),
+    toast,
+    refreshMessageActions: () => {
+      for (const f of state.footers) if (f.slot.isConnected) drawExtensionActions(f.slot, f.msg, toast);
+    },
+    state: () => ({
+      sessionId: state.chatId, agent: state.agent, theme: document.documentElement.dataset.theme,
+      lang: currentLang(), busy: state.live, view: null,
+    }),
+  });
+}
+
+async function start() {
+  connectExtensions();
+  setupChrome(pageConfig());
+  let info;
+  try {
+    info = await getJSON("api/info");
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 401)) throw err;
+    document.body.dataset.needsToken = "true";
+    askForToken({ dialog: ui.tokenDialog, form: ui.tokenForm, input: ui.tokenInput });
+    return;
+  }
+  state.setup = info.setup_problem || null;
+  state.switcher = new AgentSwitcher({ select: ui.agentSwitcher, label: ui.agentName }, info.agents,
+    (name) => { state.agent = name; emit("agent", { agent: name }); newChat().catch(showError); });
+  state.agent = state.switcher.current;
+  ui.demoBadge.hidden = !info.demo;
+  state.followups = Boolean(info.features && info.features.followups);
+  setupExport(ui.exportMenu, () => state.chatId);
+  state.usage = new UsageView({ ring: ui.contextRing, model: ui.modelName });
+  await state.usage.load();
+  state.panels = await setupPanels(ui.panels, {
+    agent: () => state.agent, openChat: (id) => openChat(id).catch(showError), toast,
+    modelChanged: () => state.usage.load().then(showAgent).catch(() => {}),
+  }, info);
+  showAgent();
   ui.composer.addEventListener("submit", (ev) => {
     ev.preventDefault();
     submit();
@@ -525,9 +791,9 @@ async function start() {
   const wanted = chatFromHash();
   if (wanted) await openChat(wanted);
   else await newChat();
-  const resumable = await getJSON("/api/runs/resumable");
+  const resumable = await getJSON("api/runs/resumable");
   const elsewhere = resumable.filter(
-    (r) => r.chat_id !== state.chatId && validChatId(r.chat_id) && !r.busy_elsewhere);
+    (r) => r.session_id !== state.chatId && validChatId(r.session_id) && !r.busy_elsewhere);
   if (elsewhere.length) {
     const failed = elsewhere.filter((r) => r.status === "failed").length;
     const waiting = elsewhere.filter((r) => r.awaiting_approval).length;
@@ -537,10 +803,12 @@ async function start() {
     if (cut) parts.push(`${cut} answer(s) were cut off (for example by a server restart)`);
     if (failed) parts.push(`${failed} answer(s) failed`);
     notice(`${parts.join("; ")}.`, "warn",
-      elsewhere.slice(0, 3).map((r) => [`Open “${(r.title || r.chat_id).slice(0, 30)}” (${r.awaiting_approval ? "needs approval" : r.status})`, () => openChat(r.chat_id).catch(showError), "open-resumable"]),
+      elsewhere.slice(0, 3).map((r) => [`Open “${(r.title || r.session_id).slice(0, 30)}” (${r.awaiting_approval ? "needs approval" : r.status})`, () => openChat(r.session_id).catch(showError), "open-resumable"]),
     ).dataset.testid = "resumable";
   }
+  followOthers();
   document.body.dataset.ready = "true";
+  markReady();
 }
 
 start().catch(showError);

@@ -9,6 +9,11 @@
 
 import { marked } from "./vendor/marked.esm.js";
 import DOMPurify from "./vendor/purify.es.js";
+import { componentFor } from "./components.js";
+import { highlightBlocks } from "./highlight.js";
+import { t } from "./i18n.js";
+import { drawDiagrams } from "./mermaid.js";
+import { renderContext, toolViewFor } from "./extensions.js";
 
 marked.setOptions({ gfm: true, breaks: false });
 
@@ -33,8 +38,14 @@ export function sanitize(html) {
 }
 
 export function markdown(target, text) {
-  const html = marked.parse(text || "", { async: false });
-  target.innerHTML = sanitize(html);
+  const tokens = marked.lexer(text || "");
+  const langs = [];
+  marked.walkTokens(tokens, (token) => {
+    if (token.type === "code") langs.push(String(token.lang || "").trim().split(/\s+/)[0]);
+  });
+  target.innerHTML = sanitize(marked.parser(tokens));
+  highlightBlocks(target, langs);
+  drawDiagrams(target, langs);
   for (const link of target.querySelectorAll("a[href]")) {
     link.target = "_blank";
     link.rel = "noopener noreferrer";
@@ -70,19 +81,58 @@ export function prettyJSON(text) {
 }
 
 // One assistant answer: text parts, folded reasoning, folded tool calls, in order.
+// A tool view from an extension (window.lovia.registerToolView): the card's one-line
+// summary (hovering shows the call it stands for) and its body, drawn again on each change.
+function applyToolView(entry, status, result, isError) {
+  const view = toolViewFor(String(entry.call.name));
+  if (!view) return;
+  let args;
+  try { args = JSON.parse(entry.call.arguments || "{}"); } catch (_) { args = undefined; }
+  const tool = Object.freeze({
+    id: entry.call.call_id, name: String(entry.call.name), args, status,
+    result: result === null ? undefined : result, isError,
+  });
+  for (const summary of view.summary) {
+    let line = null;
+    try { line = summary(tool); } catch (err) { console.error("lovia: a tool view failed", err); }
+    if (line !== null && line !== undefined) {
+      entry.name.textContent = String(line);
+      entry.name.title = `${tool.name}(${entry.call.arguments || ""})`;
+      break;
+    }
+  }
+  if (!view.render) return;
+  if (!entry.view) {
+    entry.view = el("div", "tool-view");
+    entry.view.dataset.part = "tool-view";
+    entry.box.querySelector("summary").after(entry.view);
+  }
+  if (typeof entry.cleanup === "function") { try { entry.cleanup(); } catch (_) { /* ignore */ } }
+  entry.cleanup = null;
+  try {
+    const out = view.render(entry.view, tool, Object.freeze(renderContext({ callId: tool.id })));
+    if (typeof out === "function") entry.cleanup = out;
+  } catch (err) { console.error("lovia: a tool view failed", err); }
+}
+
 export class AnswerView {
   constructor(container) {
     this.node = el("article", "msg assistant");
     this.node.dataset.testid = "answer";
+    this.node.dataset.part = "turn";
+    this.node.dataset.role = "assistant";
     this.body = el("div", "answer-body");
     this.node.append(this.body);
     this.actions = el("div", "actions");
+    this.actions.dataset.part = "message-actions";
     this.node.append(this.actions);
     container.append(this.node);
     this.text = null;
     this.textSource = "";
     this.tools = new Map();
     this.pendingRender = false;
+    this.parts = []; // the Markdown source of each text part, for Copy
+    this.liveReasoning = null;
   }
 
   addText(delta) {
@@ -102,36 +152,117 @@ export class AnswerView {
   }
 
   endText() {
-    if (this.text) markdown(this.text, this.textSource);
+    if (this.text) {
+      markdown(this.text, this.textSource);
+      this.parts.push(this.textSource);
+    }
     this.text = null;
   }
 
-  addReasoning(content) {
+  // The answer's text as Markdown (what Copy copies).
+  source() {
+    return [...this.parts, ...(this.text ? [this.textSource] : [])].join("\n\n");
+  }
+
+  reasoningBox(open) {
     const box = el("details", "reasoning");
-    box.append(el("summary", null, "Reasoning"), el("pre", null, content));
+    box.dataset.testid = "reasoning";
+    box.open = open;
+    const pre = el("pre", null, "");
+    box.append(el("summary", null, t("reasoning.label")), pre);
     this.body.append(box);
+    return { box, pre };
+  }
+
+  // The model's reasoning as it streams: open while it streams, folded once complete.
+  addReasoningDelta(delta) {
+    this.endText();
+    if (!this.liveReasoning) this.liveReasoning = this.reasoningBox(true);
+    this.liveReasoning.pre.textContent += delta;
+  }
+
+  addReasoning(content) {
+    const live = this.liveReasoning;
+    this.liveReasoning = null;
+    const { box, pre } = live || this.reasoningBox(false);
+    pre.textContent = content;
+    box.open = false;
   }
 
   addToolCall(call) {
     this.endText();
+    this.liveReasoning = null;
     const box = el("details", "tool");
     box.dataset.testid = "tool-call";
+    box.dataset.part = "tool";
+    box.dataset.tool = String(call.name);
+    box.dataset.status = "running";
     const summary = el("summary");
-    summary.append(el("span", "tool-name", call.name), el("span", "tool-state", "running…"));
+    summary.append(el("span", "tool-name", call.name), el("span", "tool-state", t("tool.running")));
     const args = el("pre", "tool-args", prettyJSON(call.arguments || "{}"));
     const result = el("pre", "tool-result", "");
-    box.append(summary, el("div", "label", "Arguments"), args, el("div", "label", "Result"), result);
+    box.append(summary, el("div", "label", t("tool.arguments")), args,
+      el("div", "label", t("tool.result")), result);
     this.body.append(box);
-    this.tools.set(call.call_id, { box, result, state: summary.lastChild });
+    const entry = { box, result, state: summary.lastChild, name: summary.firstChild, call, done: false };
+    this.tools.set(call.call_id, entry);
+    applyToolView(entry, "running", null, false);
     return box;
+  }
+
+  // Calls still running (when the run was stopped): what addStoppedCalls draws again.
+  unfinishedCalls() {
+    return [...this.tools.values()].filter((x) => !x.done).map((x) => x.call);
+  }
+
+  addStoppedCalls(calls) {
+    const mark = this.body.querySelector("[data-testid=ended]");
+    for (const call of calls) {
+      const box = this.addToolCall(call);
+      box.classList.add("stopped");
+      box.dataset.status = "stopped";
+      this.tools.get(call.call_id).state.textContent = t("tool.stopped");
+      if (mark) this.body.insertBefore(box, mark);
+    }
+  }
+
+  // Two or more reasoning / tool steps in a row fold under one summary line.
+  foldActivity() {
+    const runs = [];
+    let current = [];
+    for (const child of [...this.body.children]) {
+      const step = child.matches("details.tool, details.reasoning");
+      if (step) current.push(child);
+      if (!step || child === this.body.lastElementChild) {
+        if (current.length >= 2) runs.push(current);
+        current = [];
+      }
+    }
+    for (const steps of runs) {
+      const fold = el("details", "activity");
+      fold.dataset.part = "activity";
+      fold.dataset.testid = "activity";
+      const names = steps.filter((s) => s.dataset.tool).map((s) => s.dataset.tool);
+      const label = names.length
+        ? t("activity.tools", { n: steps.length, names: [...new Set(names)].join(", ") })
+        : t("activity.steps", { n: steps.length });
+      fold.append(el("summary", null, label));
+      this.body.insertBefore(fold, steps[0]);
+      fold.append(...steps);
+    }
   }
 
   addToolResult(callId, output, isError) {
     const found = this.tools.get(callId);
     if (!found) return;
     found.result.textContent = output;
-    found.state.textContent = isError ? "error" : "done";
+    found.done = true;
+    found.state.textContent = isError ? t("tool.error") : t("tool.done");
+    found.box.dataset.status = isError ? "error" : "done";
     found.box.classList.toggle("error", Boolean(isError));
+    applyToolView(found, isError ? "error" : "done", output, Boolean(isError));
+    const component = isError ? null : componentFor(output, found.call);
+    if (component) found.box.after(component);
   }
 
   note(text, className) {
@@ -155,11 +286,13 @@ export class AnswerView {
 export function userBubble(container, text, { onEdit } = {}) {
   const node = el("article", "msg user");
   node.dataset.testid = "user-message";
+  node.dataset.part = "turn";
+  node.dataset.role = "user";
   const body = el("div", "user-text", text);
   node.append(body);
   if (onEdit) {
     const actions = el("div", "actions");
-    const button = el("button", "link", "Edit");
+    const button = el("button", "link", t("message.edit"));
     button.type = "button";
     button.dataset.testid = "edit";
     button.addEventListener("click", () => startEdit(node, body, text, onEdit));
@@ -235,9 +368,10 @@ export function renderEntries(container, entries, { onEdit, offset = 0 } = {}) {
       answer.addToolCall(e);
       const r = results.get(e.call_id);
       if (r) answer.addToolResult(e.call_id, r.output, r.is_error);
-      else answer.tools.get(e.call_id).state.textContent = "no result yet";
+      else answer.tools.get(e.call_id).state.textContent = t("tool.noResult");
     }
   });
   finish(current);
+  for (const x of exchanges) if (x.answer) x.answer.foldActivity();
   return exchanges;
 }

@@ -1,0 +1,416 @@
+"""The PostgreSQL side of ``lovia.workers``: the runs table, its statements and procrastinate.
+
+One method per statement or transaction; ``lovia.workers`` decides what to run and when, and
+this module alone speaks to psycopg and procrastinate for it. The drivers load on first use,
+so importing ``lovia.workers`` with a SQLite path needs neither.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+__all__ = ["PgRunQueue"]
+
+log = logging.getLogger("lovia.workers")
+
+_RUNS_DDL = """CREATE TABLE IF NOT EXISTS {t} (
+    run_id text PRIMARY KEY,
+    input jsonb NOT NULL,
+    session_id text,
+    agent text,
+    queue_name text NOT NULL,
+    state text NOT NULL DEFAULT 'queued',
+    attempts integer NOT NULL DEFAULT 0,
+    job_id bigint,
+    result jsonb,
+    worker text,
+    submitted_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    started_at timestamptz,
+    updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+ALTER TABLE {t} ADD COLUMN IF NOT EXISTS park boolean NOT NULL DEFAULT false"""
+
+_INSERT_RUNS = (
+    "INSERT INTO {t} (run_id, input, session_id, agent, queue_name, park) "
+    "SELECT r, i::jsonb, s, a, %s, p FROM unnest(%s::text[], %s::text[], %s::text[], "
+    "%s::text[], %s::bool[]) AS x(r, i, s, a, p) ON CONFLICT (run_id) DO NOTHING RETURNING run_id"
+)
+
+# the jobs of new runs (ids ascend in the order deferred), their ids on the runs' rows, and
+# a notification per run, in one round trip
+_DEFER_RUNS = (
+    "WITH j AS (SELECT (SELECT array_agg(i ORDER BY i) FROM unnest(procrastinate_defer_jobs_v1("
+    "(SELECT array_agg(ROW(%s, %s, 0, l, l, g::jsonb, NULL)::procrastinate_job_to_defer_v1 "
+    "ORDER BY n) FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS x(l, g, n)))) i) AS ids), "
+    "u AS (UPDATE {t} r SET job_id = y.id FROM j, unnest(j.ids, %s::text[]) AS y(id, run_id) "
+    "WHERE r.run_id = y.run_id), "
+    "n AS (SELECT pg_notify(%s, %s || z) FROM unnest(%s::text[]) AS z) "
+    "SELECT j.ids, (SELECT count(*) FROM n) FROM j"
+)
+
+_DEFER = (
+    "SELECT (procrastinate_defer_jobs_v1(ARRAY[ROW(%s, %s, 0, %s, %s, %s::jsonb, NULL)"
+    "::procrastinate_job_to_defer_v1]))[1]"
+)
+
+_CANCEL_JOB = (
+    "UPDATE procrastinate_jobs SET status = CASE WHEN status = 'todo' "
+    "THEN 'cancelled'::procrastinate_job_status ELSE status END, "
+    "abort_requested = (status = 'doing') "
+    "WHERE queueing_lock = %s AND status IN ('todo', 'doing') RETURNING id"
+)
+
+_LONG_RUNNING = (
+    "SELECT j.id, j.args->>'run_id' FROM procrastinate_jobs j "
+    "WHERE j.status = 'doing' AND j.queue_name = %s AND j.task_name = %s "
+    "AND (SELECT max(e.at) FROM procrastinate_events e WHERE e.job_id = j.id "
+    "AND e.type = 'started') < now() - make_interval(secs => %s)"
+)
+
+_STATE_COLUMNS = (
+    "state",
+    "attempts",
+    "result",
+    "worker",
+    "submitted_at",
+    "started_at",
+    "updated_at",
+)
+
+RunRow = tuple[str, str, "str | None", "str | None", bool]
+"""A run to queue: run id, its input as JSON, session id, agent name, park."""
+
+RetryAfter = Callable[[BaseException, int], "float | None"]
+"""Seconds a failed job waits before its retry (given the error and the attempts made so
+far), or ``None`` for no retry."""
+
+JobBody = Callable[[Any, str, bool], Awaitable[dict[str, Any]]]
+"""The job: ``(context, run_id, resume_only)`` to a JSON-safe summary."""
+
+
+class PgRunQueue:
+    """The runs table ``<table_prefix>queue_runs`` and procrastinate's jobs in ``db``."""
+
+    def __init__(
+        self,
+        db: str,
+        *,
+        table_prefix: str,
+        queue_name: str,
+        job_name: str,
+        channel: str,
+        pool_size: int,
+        job: JobBody,
+        retry_after: RetryAfter,
+    ) -> None:
+        self.db = db
+        self.table_prefix = table_prefix
+        self.queue_name = queue_name
+        self.job_name = job_name
+        self.channel = channel
+        self.pool_size = pool_size
+        self._job = job
+        self._retry_after = retry_after
+        self._app: Any = None
+        self._ready = False
+
+    @property
+    def runs_table(self) -> str:
+        return f'"{self.table_prefix}queue_runs"'
+
+    def _lock(self, run_id: str) -> str:
+        return f"lovia:{self.table_prefix}{run_id}"
+
+    async def _connect(self, *, autocommit: bool = False) -> Any:
+        import psycopg
+
+        return await psycopg.AsyncConnection.connect(self.db, autocommit=autocommit)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def app(self) -> Any:
+        """The procrastinate ``App`` (its one task is the job), built on first use."""
+        if self._app is None:
+            self._app = self._build_app()
+        return self._app
+
+    async def open(self) -> None:
+        if not self.app.connector._async_pool:
+            await self.app.open_async()
+
+    async def close(self) -> None:
+        if self._app is not None and self._app.connector._async_pool:
+            await self._app.close_async()
+
+    async def ensure_schema(self) -> None:
+        """procrastinate's tables (when missing) and the runs table, once per process."""
+        if self._ready:
+            return
+        async with await self._connect(autocommit=True) as conn:
+            # one process at a time creates the tables (several workers start together)
+            await conn.execute("SELECT pg_advisory_lock(hashtext('lovia queue schema'))")
+            try:
+                cur = await conn.execute("SELECT to_regclass('procrastinate_jobs')")
+                row = await cur.fetchone()
+                if row is None or row[0] is None:
+                    from procrastinate.schema import SchemaManager
+
+                    await conn.execute(SchemaManager.get_schema())
+                await conn.execute(_RUNS_DDL.format(t=self.runs_table))
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock(hashtext('lovia queue schema'))")
+        self._ready = True
+
+    # -- producing --------------------------------------------------------------------------
+
+    async def submit(self, rows: list[RunRow], conn: Any = None) -> list[int | None]:
+        """Queue the runs in one transaction, ``conn``'s (an open ``psycopg.AsyncConnection``)
+        or one of its own; each run's job id, ``None`` for one submitted before."""
+        if conn is not None:
+            return await self._insert_many(conn, rows)
+        async with await self._connect() as own:
+            async with own.transaction():
+                return await self._insert_many(own, rows)
+
+    async def _insert_many(self, conn: Any, rows: list[RunRow]) -> list[int | None]:
+        """Write the runs' rows, then the jobs of the new ones with their ids and
+        notifications: two statements, however many runs."""
+        columns = [list(c) for c in zip(*rows, strict=True)]
+        cur = await conn.execute(
+            _INSERT_RUNS.format(t=self.runs_table), (self.queue_name, *columns)
+        )
+        fresh = {str(r[0]) for r in await cur.fetchall()}
+        new = [r[0] for r in rows if r[0] in fresh]  # the others were submitted before
+        if not new:
+            return [None] * len(rows)
+        locks = [self._lock(run_id) for run_id in new]
+        args = [json.dumps({"run_id": run_id, "resume_only": False}) for run_id in new]
+        cur = await conn.execute(
+            _DEFER_RUNS.format(t=self.runs_table),
+            (
+                self.queue_name,
+                self.job_name,
+                locks,
+                args,
+                new,
+                self.channel,
+                self.table_prefix,
+                new,
+            ),
+        )
+        row = await cur.fetchone()
+        by_run = dict(zip(new, (int(i) for i in row[0]), strict=True))
+        return [by_run.get(r[0]) for r in rows]
+
+    async def queue_resume(self, run_id: str, marker: str) -> int | None:
+        """Queue the resumption ``marker`` names, unless it is queued already (``None``)."""
+        async with await self._connect() as conn:
+            async with conn.transaction():
+                cur = await conn.execute(
+                    f"UPDATE {self.runs_table} SET state = 'queued', result = "
+                    "jsonb_build_object('resumes', %s::text), updated_at = clock_timestamp() "
+                    "WHERE run_id = %s AND result->>'resumes' IS DISTINCT FROM %s::text "
+                    "RETURNING run_id",
+                    (marker, run_id, marker),
+                )
+                if await cur.fetchone() is None:
+                    return None  # this resumption is queued already
+                lock = self._lock(run_id)
+                args = json.dumps({"run_id": run_id, "resume_only": True})
+                cur = await conn.execute(_DEFER, (self.queue_name, self.job_name, lock, lock, args))
+                row = await cur.fetchone()
+                await self._notify(conn, run_id)
+                return int(row[0])
+
+    async def cancel(self, run_id: str) -> bool:
+        """Drop the run's queued job or ask its running one to abort, and mark the run
+        cancelled; False when it has no job to cancel."""
+        async with await self._connect() as conn:
+            async with conn.transaction():
+                cur = await conn.execute(_CANCEL_JOB, (self._lock(run_id),))
+                hit = await cur.fetchall()
+                if hit:
+                    await conn.execute(
+                        f"UPDATE {self.runs_table} SET state = 'cancelled', "
+                        "updated_at = clock_timestamp() WHERE run_id = %s",
+                        (run_id,),
+                    )
+                    await self._notify(conn, run_id)
+        return bool(hit)
+
+    async def _notify(self, conn: Any, run_id: str) -> None:
+        await conn.execute("SELECT pg_notify(%s, %s)", (self.channel, self.table_prefix + run_id))
+
+    # -- following --------------------------------------------------------------------------
+
+    async def read_state(self, run_id: str, conn: Any = None) -> dict[str, Any] | None:
+        """The run's row as a dict, read on ``conn`` (a listener) or a connection of its own."""
+        if conn is None:
+            async with await self._connect(autocommit=True) as own:
+                return await self.read_state(run_id, own)
+        cur = await conn.execute(
+            f"SELECT {', '.join(_STATE_COLUMNS)} FROM {self.runs_table} WHERE run_id = %s",
+            (run_id,),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            return None
+        return {"run_id": run_id, **dict(zip(_STATE_COLUMNS, row, strict=True))}
+
+    async def listen(self) -> Any:
+        """A connection listening on the channel, or ``None`` (polling only) when none opens."""
+        import psycopg
+
+        try:
+            conn = await self._connect(autocommit=True)
+            await conn.execute(f"LISTEN {self.channel}")
+        except psycopg.Error as exc:
+            log.warning("follow: no LISTEN connection, polling only: %s", exc)
+            return None
+        return conn
+
+    @staticmethod
+    def listening(listener: Any) -> bool:
+        return listener is not None and not listener.closed
+
+    async def wait_notice(self, listener: Any, run_id: str, wait: float) -> None:
+        """Return once ``run_id``'s notice arrives on ``listener`` or ``wait`` seconds pass."""
+        if listener is None:
+            await asyncio.sleep(wait)
+            return
+        wanted = self.table_prefix + run_id
+        try:
+            async for note in listener.notifies(timeout=wait, stop_after=None):
+                if note.payload == wanted:
+                    return
+        except Exception as exc:  # a dropped LISTEN connection: the poll carries on
+            log.info("follow: LISTEN connection lost, polling: %s", exc)
+            await asyncio.sleep(wait)
+
+    # -- the job ----------------------------------------------------------------------------
+
+    async def start_row(self, run_id: str, worker: str) -> Any:
+        """Mark the run running (and notify) in one statement; its row (input, session_id,
+        agent, attempts, park). A pooled connection lent without a check (used within the
+        last second) may have been cut meanwhile: the statement goes again on another one."""
+        import psycopg
+
+        for attempt in range(3):
+            try:
+                async with self.app.connector.pool.connection() as conn:
+                    cur = await conn.execute(
+                        f"WITH u AS (UPDATE {self.runs_table} SET state = 'running', "
+                        "attempts = attempts + 1, worker = %s, "
+                        "started_at = COALESCE(started_at, clock_timestamp()), "
+                        "updated_at = clock_timestamp() WHERE run_id = %s "
+                        "RETURNING input, session_id, agent, attempts, park) "
+                        "SELECT u.*, pg_notify(%s, %s) FROM u",
+                        (worker, run_id, self.channel, self.table_prefix + run_id),
+                    )
+                    return await cur.fetchone()
+            except psycopg.OperationalError:
+                if attempt == 2:
+                    raise
+                await asyncio.sleep(0.1 * (attempt + 1))
+        return None
+
+    async def step_notice(self, run_id: str) -> None:
+        """Tell followers a step of ``run_id`` was saved (its checkpoint has it already)."""
+        try:
+            async with self.app.connector.pool.connection() as conn:
+                await self._notify(conn, run_id)
+        except Exception as exc:  # followers poll as well: a lost notice only delays them
+            log.info("run %s: step notice not sent: %s", run_id, exc)
+
+    async def finish(self, run_id: str, state: str, summary: dict[str, Any]) -> None:
+        """Record the run's end (a cancelled run stays cancelled) and notify."""
+        import psycopg
+
+        for attempt in range(3):  # a dropped connection: the pool hands out a fresh one
+            try:
+                async with self.app.connector.pool.connection() as conn:
+                    await conn.execute(
+                        f"WITH u AS (UPDATE {self.runs_table} SET state = CASE WHEN "
+                        "state = 'cancelled' THEN state ELSE %s END, result = %s::jsonb, "
+                        "updated_at = clock_timestamp() WHERE run_id = %s RETURNING run_id) "
+                        "SELECT pg_notify(%s, %s) FROM u",
+                        (
+                            state,
+                            json.dumps(summary, default=str),
+                            run_id,
+                            self.channel,
+                            self.table_prefix + run_id,
+                        ),
+                    )
+                return
+            except psycopg.Error as exc:  # the checkpoint holds the truth; a retry catches up
+                log.warning("run %s: could not record state %s: %s", run_id, state, exc)
+                await asyncio.sleep(0.2 * (attempt + 1))
+
+    # -- recovery and workers ---------------------------------------------------------------
+
+    async def stalled_jobs(self, lease_ttl: float) -> dict[int, str]:
+        """``{job_id: run_id}`` of the jobs whose worker stopped its heartbeat for
+        ``lease_ttl`` seconds, or that have been running for ``3 * lease_ttl``."""
+        app = self.app
+        stalled = await app.job_manager.get_stalled_jobs(
+            queue=self.queue_name, task_name=self.job_name, seconds_since_heartbeat=lease_ttl
+        )
+        candidates = {int(job.id): str(job.task_kwargs.get("run_id", "")) for job in stalled}
+        async with app.connector.pool.connection() as conn:
+            cur = await conn.execute(_LONG_RUNNING, (self.queue_name, self.job_name, 3 * lease_ttl))
+            for job_id, run_id in await cur.fetchall():
+                candidates[int(job_id)] = str(run_id or "")
+        return candidates
+
+    async def retry_now(self, job_id: int) -> None:
+        """Hand ``job_id`` back to the queue (raises when it finished meanwhile)."""
+        await self.app.job_manager.retry_job_by_id_async(
+            job_id=job_id, retry_at=datetime.datetime.now(datetime.timezone.utc)
+        )
+
+    def worker(self, **options: Any) -> Any:
+        """procrastinate's own ``Worker`` on this queue (``run()`` it, ``stop()`` it)."""
+        return self.app._worker(queues=[self.queue_name], **options)
+
+    def _build_app(self) -> Any:
+        import procrastinate
+        from procrastinate.retry import BaseRetryStrategy, RetryDecision
+
+        retry_after = self._retry_after
+
+        class Retries(BaseRetryStrategy):
+            """A job aborted (``cancel``) or handed back waits no longer; others as
+            ``retry_after`` says."""
+
+            def get_retry_decision(self, *, exception: BaseException, job: Any) -> RetryDecision:
+                now = datetime.datetime.now(datetime.timezone.utc)
+                if isinstance(exception, procrastinate.exceptions.JobAborted):
+                    return RetryDecision(retry_at=now)
+                wait = retry_after(exception, job.attempts)
+                if wait is None:
+                    return None  # type: ignore[return-value]
+                return RetryDecision(retry_at=now + datetime.timedelta(seconds=wait))
+
+        from .pg_pools import recently_checked_pool
+
+        connector = procrastinate.PsycopgConnector(
+            conninfo=self.db,
+            min_size=1,
+            max_size=self.pool_size,
+            pool_factory=recently_checked_pool,  # checks a connection that idled over 1 s
+        )
+        app = procrastinate.App(connector=connector)
+        body = self._job
+
+        async def lovia_run(context: Any, run_id: str, resume_only: bool = False) -> dict[str, Any]:
+            return await body(context, run_id, resume_only)
+
+        app.task(name=self.job_name, pass_context=True, retry=Retries())(lovia_run)
+        return app

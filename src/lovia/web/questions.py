@@ -1,0 +1,70 @@
+"""``QuestionRegistry``: questions the agent asks a person (``ask_human``), answered from
+the page (``POST /api/chat/answer``), one chat at a time.
+
+Share one ``HumanChannel`` between the tool and the app
+(``create_app(question_channel=channel, question_timeout=600)``). A question nobody answers
+within ``timeout`` seconds is cancelled: the model gets a tool error and goes on, so a run
+never waits for ever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+__all__ = ["QuestionRegistry"]
+
+
+class QuestionRegistry:
+    """The questions of ``channel``, by chat."""
+
+    def __init__(self, channel: Any, *, timeout: float | None = None) -> None:
+        self.channel = channel
+        self.timeout = timeout
+        self._asked: dict[str, float] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def pending(self, session_id: str) -> list[Any]:
+        """The chat's questions not yet answered, oldest first."""
+        return [q for q in self.channel.pending if q.session_id == session_id]
+
+    def answer(self, session_id: str, text: str) -> bool:
+        """Answer the chat's oldest open question; ``False`` when none is open."""
+        waiting = self.pending(session_id)
+        if not waiting:
+            return False
+        self.channel.answer(waiting[0].id, text)
+        return True
+
+    def cancel_chat(self, session_id: str, reason: str = "the run was stopped") -> int:
+        """Cancel every open question of the chat (its run is being stopped: the tool gets
+        an error at once instead of waiting); how many there were."""
+        waiting = self.pending(session_id)
+        for question in waiting:
+            self.channel.cancel(question.id, reason)
+        return len(waiting)
+
+    def start(self) -> None:
+        """Watch for questions nobody answers in time (with a ``timeout``)."""
+        if self.timeout is not None and self._task is None:
+            self._task = asyncio.ensure_future(self._expire())
+
+    async def _expire(self) -> None:
+        assert self.timeout is not None
+        while True:
+            now = time.monotonic()
+            for question in list(self.channel.pending):
+                seen = self._asked.setdefault(question.id, now)
+                if now - seen >= self.timeout:
+                    self.channel.cancel(question.id, "no answer in time")
+                    self._asked.pop(question.id, None)
+            await asyncio.sleep(min(1.0, self.timeout / 4))
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None

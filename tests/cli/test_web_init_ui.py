@@ -1,0 +1,60 @@
+"""``lovia web init-ui``: starter files for ``ChatUI(assets=...)`` that change nothing until
+edited, list the page's own colour tokens, and never overwrite a file without ``--force``."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from lovia import Agent
+from lovia.testing import ScriptedProvider, text
+from lovia.web import ChatStore, ChatUI, create_app
+
+LOVIA = str(Path(sys.executable).with_name("lovia"))
+
+
+def init_ui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [LOVIA, "web", "init-ui", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_it_writes_the_starters_and_keeps_what_exists(tmp_path: Path) -> None:
+    done = init_ui("brand", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    theme = (tmp_path / "brand" / "theme.css").read_text()
+    script = (tmp_path / "brand" / "extension.js").read_text()
+    page_css = (
+        Path(__import__("lovia").__file__).parent / "web" / "static" / "style.css"
+    ).read_text()
+    tokens = set(re.findall(r"(--[a-z0-9-]+)\s*:", page_css.split("}")[0]))
+    assert tokens and tokens <= set(re.findall(r"(--[a-z0-9-]+):", theme))
+    # all commented out: no rule outside a comment, no statement outside a comment
+    assert re.sub(r"/\*.*?\*/", "", theme, flags=re.S).strip() == ""
+    assert all(line.startswith("//") or not line.strip() for line in script.splitlines())
+
+    (tmp_path / "brand" / "theme.css").write_text(":root { --accent: red; }\n")
+    again = init_ui("brand", cwd=tmp_path)
+    assert again.returncode == 2
+    assert "theme.css" in again.stderr and "--force" in again.stderr
+    assert (tmp_path / "brand" / "theme.css").read_text() == ":root { --accent: red; }\n"
+    forced = init_ui("brand", "--force", cwd=tmp_path)
+    assert forced.returncode == 0
+    assert (tmp_path / "brand" / "theme.css").read_text() == theme
+
+
+async def test_the_page_loads_them(tmp_path: Path) -> None:
+    assert init_ui(cwd=tmp_path).returncode == 0  # ./ui by default
+    ui = ChatUI(assets=tmp_path / "ui", styles=["theme.css"], scripts=["extension.js"])
+    agent = Agent("bot", model=ScriptedProvider([text("hi")]))
+    app = create_app(agent, store=ChatStore.in_memory(), titles=False, ui=ui)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+        page = (await c.get("/")).text
+        assert 'href="ui/theme.css"' in page and 'src="ui/extension.js"' in page
+        served = await c.get("/ui/theme.css")
+        assert served.text == (tmp_path / "ui" / "theme.css").read_text()
