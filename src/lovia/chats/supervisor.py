@@ -23,7 +23,7 @@ from .._run.handle import RunHandle
 from .._run.resume import reachable_agents
 from .._run.runner import Runner
 from ..agent import Agent
-from ..errors import ApprovalPending, RunBusy, RunCancelled, UserError
+from ..errors import ApprovalPending, RunCancelled, UserError
 from ..events import ApprovalRequired
 from ..reliability import CancelToken
 from ..steering import Mailbox
@@ -40,6 +40,7 @@ from ..transcript import (
     drop_dangling_tool_calls,
 )
 from .book import ChatBook, chat_claim_key
+from .claims import BRIEF_WAIT_S, ChatBusy, take_claim
 from .runstart import RunObserver, RunStart
 from .setup import SetupCheck
 
@@ -66,10 +67,6 @@ def entry_agent(agents: Mapping[str, Agent], active_name: str) -> Agent | None:
         if active_name in reachable_agents(agent):
             return agent
     return next(iter(agents.values()), None)
-
-
-class ChatBusy(UserError):
-    """The chat already has a live run (the API answers 409)."""
 
 
 MAILBOX_LIMIT = 32
@@ -191,6 +188,7 @@ class RunSupervisor:
         self.chats = chats
         self.live: dict[str, LiveRun] = {}
         self._reserved: set[str] = set()
+        self._brief: dict[str, asyncio.Event] = {}  # reserved by a brief hold (``claimed``)
         self._resuming: set[str] = set()  # run ids a begin() here is about to drive
         # the runs started here, while anything (a stream waiting on a parked one) holds them
         self._runs: weakref.WeakValueDictionary[str, LiveRun] = weakref.WeakValueDictionary()
@@ -261,6 +259,7 @@ class RunSupervisor:
         the stores: the claim is taken before ``prepare`` writes anything, so a refused
         request leaves the chat as it was. The claim is held until the run has ended and
         been settled."""
+        await self._after_brief_here(chat_id)
         if chat_id in self.live or chat_id in self._reserved:
             raise ChatBusy(
                 f"chat {chat_id!r} already has a live run",
@@ -398,41 +397,42 @@ class RunSupervisor:
         how = await start() if callable(start) else start
         return await self.begin(chat_id, prepare, agent_name=agent_name, start=how), None
 
-    async def _claim(self, chat_id: str) -> RunLease:
+    async def _claim(self, chat_id: str, *, brief: bool = False) -> RunLease:
         """Take the chat's claim (a lease on ``lovia-chat:<id>`` in the checkpointer) or
         raise ``ChatBusy``. Every server sharing the stores takes it before it writes to the
-        chat, so two servers never rewind, settle or answer one chat at once."""
-        store = self.chats.checkpointer
-        lease = RunLease(
-            store if isinstance(store, LeaseStore) else None,
-            chat_claim_key(chat_id),
-            ttl=self.lease_ttl,
-            on_busy="fail",
-        )
-        try:
-            await lease.acquire()
-        except RunBusy as exc:
-            raise ChatBusy(
-                f"chat {chat_id!r} is busy on another server (or worker) sharing these stores",
-                hint="wait for its answer to finish, or stop it where it runs; a crashed "
-                "server's claim frees itself after its lease_ttl",
-            ) from exc
-        return lease
+        chat, so two servers never rewind, settle or answer one chat at once; a ``brief``
+        holder (an edit, not a run) is waited for (``chats.claims``)."""
+        return await take_claim(self.chats.checkpointer, chat_id, ttl=self.lease_ttl, brief=brief)
 
     @contextlib.asynccontextmanager
     async def claimed(self, chat_id: str) -> AsyncIterator[None]:
-        """Hold the chat's claim for the block (``ChatBusy`` when a run of it is live)."""
+        """Hold the chat's claim for the block (``ChatBusy`` when a run of it is live): a
+        brief hold, which other requests for the chat wait for instead of being refused."""
+        await self._after_brief_here(chat_id)
         if chat_id in self.live or chat_id in self._reserved:
             raise ChatBusy(f"chat {chat_id!r} has a live run", hint="stop it first")
         self._reserved.add(chat_id)
+        done = self._brief[chat_id] = asyncio.Event()
         try:
-            claim = await self._claim(chat_id)
+            claim = await self._claim(chat_id, brief=True)
             try:
                 yield
             finally:
                 await claim.release()
         finally:
             self._reserved.discard(chat_id)
+            del self._brief[chat_id]
+            done.set()
+
+    async def _after_brief_here(self, chat_id: str) -> None:
+        """Wait (up to ``BRIEF_WAIT_S``) while this server holds ``chat_id`` briefly."""
+        deadline = time.monotonic() + BRIEF_WAIT_S
+        while (done := self._brief.get(chat_id)) is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return  # the caller then finds the chat reserved and refuses
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), left)
 
     async def _pump_queued(self, run: LiveRun, events: AsyncIterator[dict[str, Any]]) -> None:
         """A run a worker drives: its progress as the queue reads it from the database."""

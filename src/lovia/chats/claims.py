@@ -1,0 +1,61 @@
+"""A chat's claim: the lease every server sharing the stores takes before it writes to a chat.
+
+Two kinds of holder take it. A run holds it for its whole life; another request meeting it
+is refused at once (``ChatBusy``), since the run may go on for minutes. A short edit (a
+rewind, a delete, settling a stopped run) holds it for the few store calls it makes; its
+owner string ends with ``BRIEF_MARK``, and a request that meets such a holder waits for it
+(up to ``BRIEF_WAIT_S``) instead of being refused. Without that wait, a page's edit (rewind,
+then send) lost its message whenever another server's doomed rewind held the chat for the
+moment in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from ..errors import RunBusy, UserError
+from ..stores.lease import LeaseStore
+from ..stores.run_lease import RunLease, default_owner
+from .book import chat_claim_key
+
+__all__ = ["BRIEF_MARK", "BRIEF_WAIT_S", "ChatBusy", "take_claim"]
+
+
+class ChatBusy(UserError):
+    """The chat already has a live run (the API answers 409)."""
+
+
+BRIEF_MARK = "/brief"
+"""The end of a brief holder's owner string (``host/pid/random/brief``)."""
+BRIEF_WAIT_S = 10.0
+"""How long a request waits for a brief holder before it is refused anyway."""
+_POLL_S = 0.05
+
+
+async def take_claim(store: object, chat_id: str, *, ttl: float, brief: bool) -> RunLease:
+    """Take ``chat_id``'s claim in ``store`` (a no-op lease when it has no leases), waiting
+    while a brief holder has it; ``ChatBusy`` when a run holds it (or a brief holder keeps it
+    past ``BRIEF_WAIT_S``)."""
+    leases = store if isinstance(store, LeaseStore) else None
+    key = chat_claim_key(chat_id)
+    owner = default_owner() + (BRIEF_MARK if brief else "")
+    deadline = time.monotonic() + BRIEF_WAIT_S
+    while True:
+        lease = RunLease(leases, key, ttl=ttl, on_busy="fail", owner=owner)
+        try:
+            await lease.acquire()
+            return lease
+        except RunBusy as exc:
+            holder = await leases.lease_holder(key) if leases is not None else None
+            if holder is None and time.monotonic() < deadline:
+                continue  # released in between: try again at once
+            if holder is not None and holder.endswith(BRIEF_MARK):
+                if time.monotonic() < deadline:
+                    await asyncio.sleep(_POLL_S)
+                    continue
+            raise ChatBusy(
+                f"chat {chat_id!r} is busy on another server (or worker) sharing these stores",
+                hint="wait for its answer to finish, or stop it where it runs; a crashed "
+                "server's claim frees itself after its lease_ttl",
+            ) from exc
