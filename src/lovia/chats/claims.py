@@ -1,4 +1,5 @@
-"""A chat's claim: the lease every server sharing the stores takes before it writes to a chat.
+"""A chat's claim: the lease every server sharing the stores takes before it writes to a chat
+(and ``hold_run``, a run's own lease, held while a decision or a settle writes to the run).
 
 Two kinds of holder take it. A run holds it for its whole life; another request meeting it
 is refused at once (``ChatBusy``), since the run may go on for minutes. A short edit (a
@@ -12,14 +13,16 @@ moment in between.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 
 from ..errors import RunBusy, UserError
 from ..stores.lease import LeaseStore
-from ..stores.run_lease import RunLease, default_owner
+from ..stores.run_lease import RunLease, default_owner, holder_is_dead
 from .book import chat_claim_key
 
-__all__ = ["BRIEF_MARK", "BRIEF_WAIT_S", "ChatBusy", "take_claim"]
+__all__ = ["BRIEF_MARK", "BRIEF_WAIT_S", "ChatBusy", "busy_elsewhere", "hold_run", "take_claim"]
 
 
 class ChatBusy(UserError):
@@ -59,3 +62,32 @@ async def take_claim(store: object, chat_id: str, *, ttl: float, brief: bool) ->
                 hint="wait for its answer to finish, or stop it where it runs; a crashed "
                 "server's claim frees itself after its lease_ttl",
             ) from exc
+
+
+@contextlib.asynccontextmanager
+async def hold_run(store: object, chat_id: str, run_id: str, *, ttl: float) -> AsyncIterator[None]:
+    """Hold ``run_id``'s lease in ``store`` (when it has leases) for the block; a holder
+    whose process is dead is taken over, a live one is ``ChatBusy``."""
+    if not isinstance(store, LeaseStore):
+        yield  # a custom checkpointer without leases: nothing to check against
+        return
+    owner = default_owner()
+    if not await store.acquire_lease(run_id, owner, ttl):
+        holder = await store.lease_holder(run_id)
+        if holder is not None and holder_is_dead(holder):
+            await store.release_lease(run_id, holder)  # its server crashed: take it over
+        if not await store.acquire_lease(run_id, owner, ttl):
+            raise busy_elsewhere(chat_id, run_id, holder or "another server")
+    try:
+        yield
+    finally:
+        await store.release_lease(run_id, owner)
+
+
+def busy_elsewhere(chat_id: str, run_id: str, where: str) -> ChatBusy:
+    """``ChatBusy`` for a chat whose run ``run_id`` is live on ``where``."""
+    return ChatBusy(
+        f"chat {chat_id!r} is busy: its run {run_id!r} is live on {where}",
+        hint="wait for that run to finish (or stop it where it runs); a crashed server's "
+        "run frees itself after its lease_ttl",
+    )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .supervisor import LiveRun
+    from .live import LiveRun
 
 __all__ = ["RunObserver", "RunStart"]
 
