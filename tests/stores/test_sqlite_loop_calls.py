@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from lovia.checkpointer import RunHead
-from lovia.stores import SQLiteCheckpointer, SQLiteSession, _sqlite
+from lovia.stores import SQLiteCheckpointer, SQLiteSession, _sqlite_inline
 from lovia.transcript import AssistantTextEntry, InputEntry, TranscriptEntry
 
 HOLD_LOCK = """
@@ -95,7 +95,7 @@ async def test_a_wal_save_waiting_longer_than_the_loop_polls_lands_after(tmp_pat
         await session.append("s", [user("before")], run_id="r0")
         with locked_by_another_process(path, "IMMEDIATE") as proc:
             save = asyncio.create_task(session.append("s", [user("after")], run_id="r1"))
-            await asyncio.sleep(_sqlite.LOCK_POLL_BUDGET_S * 3)
+            await asyncio.sleep(_sqlite_inline.LOCK_POLL_BUDGET_S * 3)
             assert await ticks_while_pending(save, 200) == 200
             release(proc)
             await save

@@ -237,7 +237,7 @@ def test_read_only_commands_read_a_0_9_119_file_without_migrating_it(db: Path) -
 KILLED = textwrap.dedent(
     """
     import asyncio, os, signal, sqlite3, sys
-    from lovia.stores import _legacy, _sqlite
+    from lovia.stores import _legacy, _sqlite_conn
     from lovia.stores.sqlite import SQLiteSession
 
     def small_cache(*args, **kwargs):  # changed pages spill into the file before the commit
@@ -245,7 +245,7 @@ KILLED = textwrap.dedent(
         conn.execute("PRAGMA cache_size = 1")
         return conn
 
-    _sqlite.sqlite3 = type("sqlite3", (), {**vars(sqlite3), "connect": small_cache})
+    _sqlite_conn.sqlite3 = type("sqlite3", (), {**vars(sqlite3), "connect": small_cache})
 
     def die():  # the converted rows are written, the commit has not happened
         os.kill(os.getpid(), signal.SIGKILL)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import UserError, UserTypeError
+from ..errors import UserError, UserTypeError, UserValueError
 from ..transcript import _ENTRY_TYPES, TranscriptEntry, entry_from_dict
 
-__all__ = ["checked_entries", "checked_meta"]
+__all__ = ["check_count", "checked_entries", "checked_meta"]
 
 _HINT = "pass a list of lovia.transcript entries (InputEntry, ToolCallEntry, ...), [] for none"
 
@@ -51,3 +51,16 @@ def checked_meta(meta: Any) -> dict[str, Any] | None:
         f"segment meta must be a dict or None, got {type(meta).__name__}",
         hint='pass a dict of JSON-safe values, e.g. meta={"source": "import"}',
     )
+
+
+def check_count(value: Any, name: str) -> int:
+    """``value`` as a non-negative int; a ``UserError`` otherwise (``bool`` is refused on
+    purpose), which is also the ``TypeError`` / ``ValueError`` 0.9.119's callers catch."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserTypeError(
+            f"{name} must be a non-negative int, got {value!r}",
+            hint=f"pass {name} as a whole number like 0, 1 or 400",
+        )
+    if value < 0:
+        raise UserValueError(f"{name} must be >= 0, got {value}", hint=f"pass {name} >= 0")
+    return value

@@ -5,7 +5,8 @@
 ``lovia_schema``. This module turns those rows into this lovia's tables:
 
 - ``migrate`` (a store opened for writing, or ``lovia migrate PATH``) first writes a copy of
-  the file next to it (``PATH.0.9.119.bak``, checked row for row against the original), then
+  the file next to it (``PATH.0.9.119.bak``, checked row for row against the original:
+  ``_legacy_backup``), then
   converts every row and drops the old tables in one transaction: a process killed half way
   leaves the file as it was, and the next open migrates it again.
 - ``convert(conn, ..., temp=True)`` (a store opened read-only) fills ``TEMP`` tables from the
@@ -17,33 +18,42 @@ whole migration and names the session or run.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..errors import SchemaError, StoreError
+from ..errors import SchemaError
 from ..transcript import TranscriptEntry, entry_from_dict
 from ._codec import encode_head, encode_segment
+from ._legacy_backup import (
+    LEGACY_TABLES,
+    VERSION,
+    backup_path,
+    fingerprint,
+    recorded_backup,
+    reuse_or_write_backup,
+    tables_of,
+    write_backup,
+)
 from ._sqlite_schema import CHECKPOINT_MIGRATIONS, SESSION_MIGRATIONS
 from ._text import encode_entries
 from .checkpoint import RunHead
 
 __all__ = [
     "LEGACY_TABLES",
+    "VERSION",
     "LegacyReport",
     "backup_path",
+    "check",
     "convert",
     "is_legacy",
     "migrate",
+    "tables_of",
 ]
 
-LEGACY_TABLES = ("session_runs", "snapshot_heads", "snapshot_turns")
-VERSION = "0.9.119"
 # The schema version recorded for 0.9.119's stores in a migrated file: past any it knows.
 MIGRATED_MARK = 1000
 
@@ -58,25 +68,10 @@ class LegacyReport:
     backup: str | None = None
 
 
-def tables_of(conn: sqlite3.Connection, schema: str = "main") -> set[str]:
-    rows = conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table'")
-    return {str(r[0]) for r in rows}
-
-
 def is_legacy(tables: Iterable[str]) -> bool:
     """True for a file 0.9.119 wrote that this lovia has not migrated yet."""
     names = set(tables)
     return "lovia_meta" not in names and bool(names & {"lovia_schema", *LEGACY_TABLES})
-
-
-def backup_path(path: str) -> str:
-    """Where the copy of the original goes: ``PATH.0.9.119.bak`` (numbered if taken)."""
-    candidate = f"{path}.{VERSION}.bak"
-    n = 1
-    while os.path.exists(candidate):
-        n += 1
-        candidate = f"{path}.{VERSION}.{n}.bak"
-    return candidate
 
 
 # -- reading the old rows ---------------------------------------------------------------------
@@ -212,151 +207,6 @@ def convert(conn: sqlite3.Connection, components: Sequence[str], *, temp: bool) 
     return LegacyReport(len(sessions), len(segments), runs)
 
 
-def _fingerprint(conn: sqlite3.Connection) -> str:
-    """A digest of every 0.9.119 row, to check a copy against the original."""
-    digest = hashlib.sha256()
-    present = tables_of(conn)
-    for table in (*LEGACY_TABLES, "lovia_schema"):
-        if table not in present:
-            continue
-        digest.update(table.encode())
-        for row in conn.execute(f"SELECT * FROM main.{table} ORDER BY 1, 2"):
-            digest.update(repr(tuple(row)).encode("utf-8", "backslashreplace"))
-    return digest.hexdigest()
-
-
-def _write_backup(conn: sqlite3.Connection, path: str) -> tuple[str, str]:
-    """Copy the database (through SQLite, so a WAL's commits are in it) next to ``path``.
-
-    The copy is written under a name no other process uses, checked, then given the first
-    free ``PATH.0.9.119[.N].bak`` name atomically: processes migrating at once never write
-    or remove each other's copy.
-    """
-    partial = f"{path}.{VERSION}.{os.getpid()}.{uuid.uuid4().hex[:8]}.partial"
-    try:
-        copy = sqlite3.connect(partial)
-        try:
-            try:
-                conn.backup(copy)
-                copy.execute("PRAGMA journal_mode = DELETE")
-            except (sqlite3.Error, OSError) as exc:
-                raise _unwritable(path, exc) from exc
-            check = copy.execute("PRAGMA integrity_check").fetchone()[0]
-            if check != "ok":
-                raise SchemaError(
-                    f"the copy of {path!r} failed SQLite's integrity check ({check})",
-                    hint="the file was left as it was; check the disk, then migrate again",
-                )
-            digest = _fingerprint(copy)
-        finally:
-            copy.close()
-        with open(partial, "rb") as f:
-            os.fsync(f.fileno())
-        return _claim(partial, path), digest
-    finally:
-        for leftover in (partial, partial + "-journal"):
-            if os.path.exists(leftover):
-                os.remove(leftover)
-
-
-def _remove_leftovers(path: str) -> None:
-    """Remove the ``*.partial`` copies (and their ``-journal``) that an attempt killed or
-    failed half way left next to ``path``; a copy whose process still runs is kept."""
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    stem = os.path.basename(path) + f".{VERSION}."
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        if not name.startswith(stem) or not (
-            name.endswith(".partial") or name.endswith(".partial-journal")
-        ):
-            continue
-        pid_text = name[len(stem) :].split(".", 1)[0]
-        if pid_text.isdigit() and int(pid_text) != os.getpid() and _alive(int(pid_text)):
-            continue  # another process is writing its copy right now
-        try:
-            os.remove(os.path.join(folder, name))
-        except OSError:
-            pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # it exists, under another user
-    return True
-
-
-def _existing_backup(path: str, digest: str) -> str | None:
-    """A backup of ``path`` already there whose 0.9.119 rows are the same as now."""
-    candidate = f"{path}.{VERSION}.bak"
-    n = 1
-    while os.path.exists(candidate):
-        try:
-            copy = sqlite3.connect(f"file:{candidate}?mode=ro", uri=True)
-            try:
-                if _fingerprint(copy) == digest:
-                    return candidate
-            finally:
-                copy.close()
-        except sqlite3.Error:
-            pass  # not a readable copy: left alone, and not reused
-        n += 1
-        candidate = f"{path}.{VERSION}.{n}.bak"
-    return None
-
-
-def _reuse_or_write_backup(conn: sqlite3.Connection, path: str) -> tuple[str, str, bool]:
-    """The backup this migration keeps: one already there with the same rows (a failed
-    attempt, or another process migrating at this moment, wrote it), else a new one; and
-    whether this process wrote it (only then may it remove it). Leftovers of killed attempts
-    go first."""
-    _remove_leftovers(path)
-    conn.execute("BEGIN")
-    try:
-        digest = _fingerprint(conn)
-    finally:
-        conn.execute("ROLLBACK")
-    found = _existing_backup(path, digest)
-    if found is not None:
-        return found, digest, False
-    return (*_write_backup(conn, path), True)
-
-
-def _recorded_backup(conn: sqlite3.Connection) -> str | None:
-    """The backup's file name the finished migration recorded in ``lovia_meta``."""
-    try:
-        row = conn.execute(
-            "SELECT value FROM main.lovia_meta WHERE key = ?", (f"migrated:{VERSION}",)
-        ).fetchone()
-        return str(json.loads(row[0]).get("backup")) if row else None
-    except (sqlite3.Error, ValueError, AttributeError):
-        return None
-
-
-def _claim(partial: str, path: str) -> str:
-    """Give ``partial`` the first free backup name, never replacing an existing file."""
-    while True:
-        target = backup_path(path)
-        try:
-            os.link(partial, target)
-        except FileExistsError:
-            continue  # another process took that name meanwhile
-        except OSError:  # no hard links here: claim the name, then move the copy onto it
-            try:
-                with open(target, "xb"):
-                    pass
-            except FileExistsError:
-                continue
-            os.replace(partial, target)
-        return target
-
-
 def migrate(conn: sqlite3.Connection, path: str, *, begin: bool = True) -> LegacyReport | None:
     """Migrate the 0.9.119 file behind ``conn`` (autocommit) in place; ``None`` when it is
     not one (any more: another process may have migrated it meanwhile)."""
@@ -367,22 +217,22 @@ def migrate(conn: sqlite3.Connection, path: str, *, begin: bool = True) -> Legac
         conn.execute("ROLLBACK")
     if checked is None:
         return None
-    target, digest, owned = _reuse_or_write_backup(conn, path)
+    target, digest, owned = reuse_or_write_backup(conn, path)
     for _attempt in range(3):
         _begin(conn)
         try:
             if not is_legacy(tables_of(conn)):
-                kept = _recorded_backup(conn)
+                kept = recorded_backup(conn)
                 conn.execute("ROLLBACK")
                 # another process migrated it: our copy goes unless that migration kept it
                 if owned and kept != os.path.basename(target):
                     os.remove(target)
                 return None
-            if _fingerprint(conn) != digest:  # written since the copy: copy again
+            if fingerprint(conn) != digest:  # written since the copy: copy again
                 conn.execute("ROLLBACK")
                 if owned:
                     os.remove(target)
-                target, digest = _write_backup(conn, path)
+                target, digest = write_backup(conn, path)
                 owned = True
                 continue
             report = convert(conn, ("session", "checkpoint"), temp=False)
@@ -452,33 +302,3 @@ def check(conn: sqlite3.Connection) -> LegacyReport | None:
     owner = {rid: sid for sid, rid, *_ in segments}
     runs = _run_rows(conn, owner) if "snapshot_heads" in present else []
     return LegacyReport(len({s[0] for s in segments}), len(segments), len(runs))
-
-
-def _unwritable(path: str, exc: BaseException) -> StoreError:
-    """Why the copy of ``path`` could not be written, and what to do: a read-only place, a
-    full disk, or a file-size limit (``ulimit -f``) smaller than the file."""
-    import resource
-
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    size = os.path.getsize(path) if os.path.exists(path) else 0
-    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    try:
-        stat = os.statvfs(folder)
-        read_only = bool(stat.f_flag & os.ST_RDONLY) or not os.access(folder, os.W_OK)
-        free = stat.f_bavail * stat.f_frsize
-    except OSError:
-        read_only, free = False, size
-    if read_only:
-        cause, fix = "its folder cannot be written (read-only)", "make the folder writable"
-    elif limit != resource.RLIM_INFINITY and limit < 2 * size + 65536:
-        cause = f"the process's file-size limit ({limit} bytes) is below what it needs"
-        fix = "raise the limit ('ulimit -f unlimited') for the command that migrates"
-    elif free < 2 * size + 65536:
-        cause, fix = f"the disk has {free} bytes free", f"free at least {2 * size} bytes"
-    else:
-        cause, fix = str(exc), "check the disk and the folder's permissions"
-    return StoreError(
-        f"cannot migrate {path!r} (a lovia 0.9.119 file): the backup copy next to it could "
-        f"not be written: {cause} ({exc}); the file was left as it was",
-        hint=f"{fix}, then run 'lovia migrate {path}' again; a failed attempt leaves no copy",
-    )

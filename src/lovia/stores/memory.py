@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
+from ._checks import check_limit, check_run_ids, check_statuses
 from ._codec import encode_meta
 from ._entries import checked_entries
 from ._text import escape_entries, escape_head, escape_meta, plain_text
@@ -19,9 +20,6 @@ from .checkpoint import (
     RunHead,
     RunInfo,
     RunSnapshot,
-    check_limit,
-    check_run_ids,
-    check_statuses,
     check_updated,
     validate_id,
 )

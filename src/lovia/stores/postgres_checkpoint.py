@@ -15,20 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
+from ._checks import check_limit, check_run_ids, check_statuses, validate_id
 from ._codec import decode_batches, decode_snapshot, encode_head
 from ._entries import checked_entries
 from ._postgres import Conn, Migrations, PgDeadlines, PostgresStore
 from ._text import encode_entries
-from .checkpoint import (
-    RunHead,
-    RunInfo,
-    RunSnapshot,
-    check_limit,
-    check_run_ids,
-    check_statuses,
-    check_updated,
-    validate_id,
-)
+from .checkpoint import RunHead, RunInfo, RunSnapshot, check_updated
 from .fork import Forking
 from .lease import LeaseClock, check_fence, check_lease_args, held_lease, hold_lease
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter

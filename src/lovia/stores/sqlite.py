@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..errors import SchemaError, UserError
 from . import _legacy
-from ._sqlite import BUSY_TIMEOUT_MS, _check_header, _connect_read_only, _store_error
+from ._sqlite_conn import BUSY_TIMEOUT_MS, check_header, connect_read_only, store_error
 from .sqlite_checkpoint import SQLiteCheckpointer
 from .sqlite_session import SQLiteSession
 
@@ -26,8 +26,8 @@ def migrate_sqlite_file(path: str | os.PathLike[str], *, check: bool = False) ->
     name = os.fspath(path)
     if not os.path.exists(name):
         raise UserError(f"no database at {name!r}", hint="pass the path of an existing file")
-    _check_header(name)
-    conn = _connect_read_only(name) if check else sqlite3.connect(name, isolation_level=None)
+    check_header(name)
+    conn = connect_read_only(name) if check else sqlite3.connect(name, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         tables = _legacy.tables_of(conn)
@@ -42,7 +42,7 @@ def migrate_sqlite_file(path: str | os.PathLike[str], *, check: bool = False) ->
         if report is not None and not check:
             _shrink(conn)
     except sqlite3.DatabaseError as exc:
-        raise _store_error(name, exc) from exc
+        raise store_error(name, exc) from exc
     finally:
         conn.close()
     if report is None:  # another process migrated it meanwhile

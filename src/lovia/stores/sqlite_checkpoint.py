@@ -16,21 +16,13 @@ from collections.abc import Callable, Sequence
 
 from ..errors import UserError
 from ..transcript import TranscriptEntry
+from ._checks import check_limit, check_run_ids, check_statuses, validate_id
 from ._codec import decode_batches, decode_snapshot, encode_head
 from ._entries import checked_entries
 from ._sqlite import Migrations, SQLiteStore
 from ._sqlite_schema import CHECKPOINT_MIGRATIONS
 from ._text import encode_entries
-from .checkpoint import (
-    RunHead,
-    RunInfo,
-    RunSnapshot,
-    check_limit,
-    check_run_ids,
-    check_statuses,
-    check_updated,
-    validate_id,
-)
+from .checkpoint import RunHead, RunInfo, RunSnapshot, check_updated
 from .fork import Forking
 from .lease import LeaseClock, held_lease
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
