@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..errors import UserError
 from ..transcript import (
@@ -33,7 +33,11 @@ from ..usage import Usage
 from .checkpoint import Checkpointer, RunSnapshot, validate_id
 from .lease import LeaseStore
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = [
+    "ForkEdits",
     "ForkPoint",
     "ForkTargetTaken",
     "Forking",
@@ -53,6 +57,23 @@ class ForkTargetTaken(UserError):
 
 
 _MODEL = (AssistantTextEntry, ReasoningEntry, ToolCallEntry)
+
+
+class ForkEdits(TypedDict, total=False):
+    """What a fork changes besides where it is cut (``at_turn``): the keywords of
+    ``fork_snapshot``, ``fork_run`` and ``Checkpointer.fork``, declared once here.
+
+    ``before_call`` cuts turn ``at_turn``'s results at that call's. Edits at the fork
+    point: ``user_input`` replaces the last user input kept, ``tool_results`` replaces the
+    output of kept results of turn ``at_turn`` by call id, ``drop_calls`` removes calls of
+    that turn (and their results). ``session_id`` binds the fork to a session (``None``:
+    the source's)."""
+
+    before_call: str | None
+    user_input: str | None
+    tool_results: Mapping[str, str] | None
+    drop_calls: Sequence[str]
+    session_id: str | None
 
 
 @dataclass(frozen=True)
@@ -83,26 +104,20 @@ def model_turn_starts(entries: Sequence[TranscriptEntry]) -> list[int]:
 
 
 def fork_snapshot(
-    source: RunSnapshot,
-    new_run_id: str,
-    *,
-    at_turn: int,
-    before_call: str | None = None,
-    user_input: str | None = None,
-    tool_results: Mapping[str, str] | None = None,
-    drop_calls: Sequence[str] = (),
-    session_id: str | None = None,
+    source: RunSnapshot, new_run_id: str, *, at_turn: int, **edits: Unpack[ForkEdits]
 ) -> RunSnapshot:
     """The snapshot of ``source`` forked after model turn ``at_turn`` (0: before the first),
-    ready to resume under ``new_run_id``: status ``"interrupted"``, turn count ``at_turn``.
-
-    ``before_call`` cuts turn ``at_turn``'s results at that call's. Edits at the fork
-    point: ``user_input`` replaces the last user input kept, ``tool_results`` replaces the
-    output of kept results of turn ``at_turn`` by call id, ``drop_calls`` removes calls of
-    that turn (and their results). ``session_id`` binds the fork to a session (``None``:
-    the source's). Usage counts the kept turns as the run's timeline recorded them; the
-    budget, context state and trace link start afresh.
+    ready to resume under ``new_run_id``: status ``"interrupted"``, turn count ``at_turn``,
+    with the ``edits`` at the fork point (``ForkEdits``). Usage counts the kept turns as the
+    run's timeline recorded them; the budget, context state and trace link start afresh.
     """
+    unknown = sorted(set(edits) - set(ForkEdits.__annotations__))
+    if unknown:
+        raise UserError(
+            f"a fork takes no option {unknown[0]!r}",
+            hint=f"pass at_turn= and any of {', '.join(ForkEdits.__annotations__)}",
+        )
+    before_call, session_id = edits.get("before_call"), edits.get("session_id")
     validate_id(new_run_id, "new_run_id")
     if new_run_id == source.run_id:
         raise UserError("a fork needs a run id of its own", hint="pass another new_run_id")
@@ -114,8 +129,9 @@ def fork_snapshot(
     if before_call is not None:
         cut = _call_result_index(source.run_id, entries, turn_start, cut, at_turn, before_call)
     kept = entries[:cut]
-    kept = _edit(source.run_id, kept, len(kept), user_input)
-    kept = _edit_turn(source.run_id, kept, turn_start, at_turn, tool_results or {}, drop_calls)
+    kept = _edit(source.run_id, kept, len(kept), edits.get("user_input"))
+    results, drop = edits.get("tool_results") or {}, edits.get("drop_calls", ())
+    kept = _edit_turn(source.run_id, kept, turn_start, at_turn, results, drop)
     answered = {e.call_id for e in kept if isinstance(e, ToolResultEntry)}
     asked = {e.call_id for e in kept if isinstance(e, ToolCallEntry)}
     rows = [r for r in source.timeline.get("turns", ()) if _turn_of(r) <= at_turn]
@@ -148,11 +164,7 @@ async def fork_run(
     new_run_id: str,
     *,
     at_turn: int,
-    before_call: str | None = None,
-    user_input: str | None = None,
-    tool_results: Mapping[str, str] | None = None,
-    drop_calls: Sequence[str] = (),
-    session_id: str | None = None,
+    **edits: Unpack[ForkEdits],
 ) -> RunSnapshot:
     """Fork stored run ``run_id`` into ``new_run_id`` (see ``fork_snapshot``) and return
     the fork as stored. The source is only read; ``UserError`` when it is unknown, when
@@ -162,16 +174,7 @@ async def fork_run(
     source = await checkpointer.load(run_id)
     if source is None:
         raise UserError(f"no run {run_id!r} to fork", hint="lovia runs list shows the run ids")
-    forked = fork_snapshot(
-        source,
-        new_run_id,
-        at_turn=at_turn,
-        before_call=before_call,
-        user_input=user_input,
-        tool_results=tool_results,
-        drop_calls=drop_calls,
-        session_id=session_id,
-    )
+    forked = fork_snapshot(source, new_run_id, at_turn=at_turn, **edits)
     # the lease on the new id makes "absent, then written" one step: a second fork into the
     # same id (in this process or another sharing the store) waits for nothing and is refused
     owner = f"fork-{uuid.uuid4().hex}"
@@ -198,35 +201,16 @@ class Forking:
     """``fork`` for the built-in checkpointers (each stores an ``append`` atomically)."""
 
     async def fork(
-        self,
-        run_id: str,
-        new_run_id: str,
-        *,
-        at_turn: int,
-        before_call: str | None = None,
-        user_input: str | None = None,
-        tool_results: Mapping[str, str] | None = None,
-        drop_calls: Sequence[str] = (),
-        session_id: str | None = None,
+        self, run_id: str, new_run_id: str, *, at_turn: int, **edits: Unpack[ForkEdits]
     ) -> RunSnapshot:
         """Fork run ``run_id`` after model turn ``at_turn`` into ``new_run_id``, ready to
         resume there: the resumed fork asks the model from turn ``at_turn + 1`` on and
         re-runs nothing before. ``before_call`` forks before that call of turn ``at_turn``
         (the resume runs it); ``user_input``, ``tool_results`` (call id to output) and
-        ``drop_calls`` edit the fork point. The source run is untouched. Atomic: a crash
-        leaves no fork or a whole one."""
+        ``drop_calls`` edit the fork point (``ForkEdits``). The source run is untouched.
+        Atomic: a crash leaves no fork or a whole one."""
         checkpointer: Any = self
-        return await fork_run(
-            checkpointer,
-            run_id,
-            new_run_id,
-            at_turn=at_turn,
-            before_call=before_call,
-            user_input=user_input,
-            tool_results=tool_results,
-            drop_calls=drop_calls,
-            session_id=session_id,
-        )
+        return await fork_run(checkpointer, run_id, new_run_id, at_turn=at_turn, **edits)
 
 
 def _check_turn(source: RunSnapshot, at_turn: Any, turns: int, before_call: str | None) -> None:
