@@ -36,7 +36,7 @@ CHECKPOINTER_CAPS = {
 
 def _store_methods() -> set[str]:
     names: set[str] = set()
-    for capability in SESSION_CAPS | CHECKPOINTER_CAPS | {caps.Closes}:
+    for capability in SESSION_CAPS | CHECKPOINTER_CAPS | {caps.Closes, caps.ReadsOldFiles}:
         names.update(caps.capability_methods(capability))
     names.discard("append")  # the core method VersionedSession extends
     return names | {"_append_now"}
@@ -118,3 +118,22 @@ def test_a_store_declares_a_capability_by_having_its_methods() -> None:
     assert not caps.has_capability(store, caps.VersionedSession)
     assert not caps.has_capability(store, caps.RewindsRuns)
     assert caps.capability_methods(caps.RewindsRuns) == ("rewind_runs",)
+
+
+async def test_a_store_that_reads_old_files_declares_it_with_a_property(
+    tmp_path: pathlib.Path,
+) -> None:
+    assert caps.capability_methods(caps.ReadsOldFiles) == ("needs_migration",)
+    assert not caps.has_capability(InMemorySession(), caps.ReadsOldFiles)
+    assert not caps.has_capability(FourMethodSession(), caps.ReadsOldFiles)
+    async with SQLiteSession(tmp_path / "s.db") as session:
+        await session.append("s1", [])
+    for store in (
+        SQLiteSession(tmp_path / "s.db", read_only=True),
+        SQLiteCheckpointer(tmp_path / "s.db"),
+    ):
+        try:
+            assert caps.has_capability(store, caps.ReadsOldFiles)
+            assert store.needs_migration is False  # a file this lovia wrote
+        finally:
+            await store.close()

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..agent import Agent
 from ..errors import UserError
-from ..stores.capabilities import ListsRunHeads, ListsRuns, has_capability
+from ..stores.capabilities import ListsRunHeads, ListsRuns, ReadsOldFiles, has_capability
 
 if TYPE_CHECKING:
     from ..stores.checkpoint import RunSnapshot
@@ -235,8 +235,9 @@ async def db_stores(
     try:
         yield session, cp
     finally:
-        legacy = legacy and (
-            getattr(session, "needs_migration", False) or getattr(cp, "needs_migration", False)
+        legacy = legacy and any(
+            has_capability(store, ReadsOldFiles) and store.needs_migration
+            for store in (session, cp)
         )
         await session.close()
         await cp.close()

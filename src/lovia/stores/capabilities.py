@@ -20,8 +20,9 @@ from .lease import LeaseStore
 
 if TYPE_CHECKING:
     from ..transcript import TranscriptEntry
-    from .maintenance import RewindResult, SessionHistory, SessionInfo
+    from .maintenance import RewindResult, SessionInfo
     from .session_protocol import Segment
+    from .session_version import SessionHistory
 
 __all__ = [
     "AppendsNow",
@@ -34,6 +35,7 @@ __all__ = [
     "ListsSessions",
     "LoadsFirstEntries",
     "PrunesRuns",
+    "ReadsOldFiles",
     "RewindsRuns",
     "RewindsSessions",
     "TrimsToolResults",
@@ -55,17 +57,27 @@ def has_capability(store: Any, capability: type) -> bool:
     if (cls, capability) in _OFFERED:
         return True
     names = capability_methods(capability)
-    if not all(callable(getattr(store, name, None)) for name in names):
+    if not all(_has(store, cls, name) for name in names):
         return False
-    if all(callable(getattr(cls, name, None)) for name in names):
+    if all(_has(cls, cls, name) for name in names):
         _OFFERED.add((cls, capability))
     return True
 
 
+def _has(obj: Any, cls: type, name: str) -> bool:
+    """Whether ``obj`` (a store or its class ``cls``) has the member ``name``: a property of
+    the class (not read here), else a method."""
+    return isinstance(getattr(cls, name, None), property) or callable(getattr(obj, name, None))
+
+
 @functools.cache
 def capability_methods(capability: type) -> tuple[str, ...]:
-    """The methods ``capability`` names, in the order it declares them."""
-    return tuple(n for n, v in vars(capability).items() if not n.startswith("_") and callable(v))
+    """The methods (and properties) ``capability`` names, in the order it declares them."""
+    return tuple(
+        n
+        for n, v in vars(capability).items()
+        if not n.startswith("_") and (callable(v) or isinstance(v, property))
+    )
 
 
 # -- every store -----------------------------------------------------------------------------
@@ -147,6 +159,16 @@ class ForksSessions(Protocol):
         upto_run: str | None = None,
         keep_entries: int | None = None,
     ) -> list[Segment]: ...
+
+
+@runtime_checkable
+class ReadsOldFiles(Protocol):
+    """A store that reads a file an older lovia wrote as it is, when opened read-only:
+    ``needs_migration`` is True when it did (``lovia migrate`` converts the file). The CLI
+    then tells the user so; a store without it never needs migrating."""
+
+    @property
+    def needs_migration(self) -> bool: ...
 
 
 # -- checkpointers ---------------------------------------------------------------------------
