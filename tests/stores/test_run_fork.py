@@ -150,6 +150,7 @@ async def test_a_fork_that_drops_a_call_never_runs_it(checkpointer: Any) -> None
         ({"run_id": "r1", "new_run_id": "f", "at_turn": -1}, "0 or more"),
         ({"run_id": "r1", "new_run_id": "f", "at_turn": 1, "before_call": "x"}, "no call 'x'"),
         ({"run_id": "r1", "new_run_id": "f", "at_turn": 1, "drop_calls": ["x"]}, "no call 'x'"),
+        ({"run_id": "r1", "new_run_id": "f", "at_turn": 1, "before": "x"}, "no option 'before'"),
     ],
 )
 async def test_a_refused_fork_writes_nothing(
