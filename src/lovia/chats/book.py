@@ -275,7 +275,7 @@ class ChatBook:
     @property
     def can_rewind(self) -> bool:
         """Whether the session store can cut a chat (``rewind_runs`` or ``rewind``)."""
-        return any(callable(getattr(self.session, n, None)) for n in ("rewind_runs", "rewind"))
+        return any(has_capability(self.session, c) for c in (RewindsRuns, RewindsSessions))
 
     async def rewind(self, chat_id: str, keep_entries: int) -> Rewound:
         """Cut the chat to its first ``keep_entries`` entries and delete the checkpoints of
