@@ -11,8 +11,6 @@ LIMIT = 440
 REASONS = {
     "chats/supervisor.py": "the one owner of a server's live runs: claim, lease, mailbox, stop "
     "and approvals share one lock discipline, split it and the races come back",
-    "transcript.py": "0.9.119's public module: the entry types, their dict form and the message "
-    "view belong together",
     "stores/checkpoint.py": "the public checkpointer protocol with RunHead, RunSnapshot and "
     "PendingApproval, whose dict forms must stay in step",
     "stores/_sqlite.py": "the SQLite connection, its worker pool and its transactions",
