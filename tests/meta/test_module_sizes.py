@@ -14,7 +14,6 @@ REASONS = {
     "stores/checkpoint.py": "the public checkpointer protocol with RunHead, RunSnapshot and "
     "PendingApproval, whose dict forms must stay in step",
     "stores/_sqlite.py": "the SQLite connection, its worker pool and its transactions",
-    "events.py": "0.9.119's public module: one class per event, each short",
     "stores/maintenance.py": "trim and rewind planned once as pure functions for every store, "
     "with the session version they check: one plan, one set of rules",
     "stores/_legacy.py": "0.9.119's SQLite layout read and migrated forward: its three tables, "
