@@ -18,8 +18,6 @@ REASONS = {
     "with the session version they check: one plan, one set of rules",
     "stores/_legacy.py": "0.9.119's SQLite layout read and migrated forward: its three tables, "
     "its schema versions and the backup that guards the user's file, in one place",
-    "tools/base.py": "0.9.119's public tool machinery: Tool, @tool and running a call "
-    "(validation, timeout, idempotency, error results) belong together",
 }
 
 
