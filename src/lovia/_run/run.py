@@ -4,8 +4,9 @@ driver, so the phases and the loop do not import each other in a circle.
 
 The run's state: ``state`` (the only mutable run state), the input and what setup read.
 Its services: ``kit`` (the agents' providers, tools, policies and plugins), ``emitter``,
-``recorder`` (checkpoint and session writes), the cancel token, the budget and the tracer.
-Each is reached by one path only.
+``recorder`` (checkpoint and session writes), the cancel token, the budget and the tracer
+(the options' own, read once). What an agent uses (provider, policy, tools, output type,
+plugins) is asked of ``kit``, the one place that knows it.
 """
 
 from __future__ import annotations
