@@ -8,15 +8,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src" / "lovia"
 LIMIT = 440
 
-REASONS = {
-    "transcript.py": "0.9.119's public module: the entry types, their dict form and the message "
-    "view belong together",
-    "events.py": "0.9.119's public module: one class per event, each short",
-    "_run/loop.py": "the run driver's fixed phases in order, each a short method; reading them "
-    "top to bottom is the point",
-    "tools/base.py": "0.9.119's public tool machinery: Tool, @tool and running a call "
-    "(validation, timeout, idempotency, error results) belong together",
-}
+REASONS: dict[str, str] = {}  # none left (issue 28); the goal is to keep it so
 
 
 def test_modules_stay_small_or_say_why() -> None:
