@@ -157,16 +157,18 @@ class QueueSubmit(QueueWorker):
             opened = open_stores(self.db, table_prefix=self.table_prefix, max_size=self.pool_size)
         stores = opened or self._stores
         assert stores is not None
+        queued: list[int | None] = []
+        then = self.resumption(run_id, queued)
         try:  # the decisions and the resumption's job commit together
-            await decide_holding(
-                stores[1], run_id, decisions, reason, take_lease=True, then=self.resumption(run_id)
-            )
+            await decide_holding(stores[1], run_id, decisions, reason, take_lease=True, then=then)
             snap = await stores[1].load(run_id)
         finally:
             if opened is not None:
                 for store in opened:
                     await store.close()
-        return await self._queue_resume(run_id, snap)
+        if queued:  # queued with the decisions
+            return queued[-1]
+        return await self._queue_resume(run_id, snap)  # decided before: queued at most once
 
     async def resume(self, run_id: str) -> int | None:
         """Queue the resumption of a parked run whose calls are all decided (the decisions
@@ -180,16 +182,21 @@ class QueueSubmit(QueueWorker):
             )
         return await self._queue_resume(run_id, await self._stores[1].load(run_id))
 
-    def resumption(self, run_id: str) -> Callable[[Any, Any], Awaitable[None]]:
+    def resumption(
+        self, run_id: str, queued: list[int | None] | None = None
+    ) -> Callable[[Any, Any], Awaitable[None]]:
         """``then`` for ``lovia.approvals.decide_holding``: queues the run's resumption in the
         decision's own transaction once no call waits undecided, so a crash leaves the
-        decision and its job both or neither (the web server's approvals use it)."""
+        decision and its job both or neither (the web server's approvals use it). The job's
+        id (``None``: queued already) is appended to ``queued``."""
 
         async def then(conn: Any, head: Any) -> None:
             marker = resume_marker(head)
             if marker is not None:
                 await self._ensure_schema()
-                await self._pg.queue_resume(run_id, marker, conn)
+                job = await self._pg.queue_resume(run_id, marker, conn)
+                if queued is not None:
+                    queued.append(job)
 
         return then
 
