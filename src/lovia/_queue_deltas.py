@@ -105,7 +105,13 @@ class DeltaSender:
             await asyncio.shield(self._task)
 
     async def close(self) -> None:
-        await self.flush()
+        """Stop sending: the run ended (each turn's tokens went out before its step's
+        notice), or was cut short, when a stalled send must not hold it."""
+        task, self._task = self._task, None
+        self._chunks.clear()
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
 
 class DeltaFollower:

@@ -4,9 +4,10 @@ ends with exactly the saved text. Pure: the notices are payload strings. Issue 3
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from lovia._queue_deltas import DeltaFollower, delta_payload
+from lovia._queue_deltas import BUFFER_CHARS, DeltaFollower, DeltaSender, delta_payload
 
 KEY = "lovia_run-1"
 
@@ -72,3 +73,64 @@ def test_a_shown_text_that_is_not_the_saved_one_is_replaced() -> None:
     events = feed(f, (1, 0, "draft"))
     events += f.saved([turn("final")], 1)
     assert shown(events) == "final"
+
+
+class Turn:
+    type = "turn_started"
+
+    def __init__(self, turn: int) -> None:
+        self.turn = turn
+
+
+class Delta:
+    type = "text_delta"
+
+    def __init__(self, delta: str) -> None:
+        self.delta = delta
+
+
+async def test_a_worker_sends_its_deltas_in_order_batched_and_a_follower_shows_them() -> None:
+    sent: list[list[str]] = []
+    gate = asyncio.Event()
+
+    async def send(payloads: list[str]) -> None:
+        sent.append(payloads)
+        await gate.wait()  # a slow database: what comes meanwhile waits for one send
+
+    sender = DeltaSender(KEY, send)
+    sender.see(Turn(1))
+    for word in ["one ", "two ", "three"]:
+        sender.see(Delta(word))
+        await asyncio.sleep(0)
+    gate.set()
+    await sender.flush()
+    assert len(sent) == 2  # the first delta, then the two that came while it was sent
+    follower = DeltaFollower(KEY, 0)
+    events = [e for batch in sent for p in batch for e in follower.on_notice(p) or []]
+    assert shown(events) == "one two three"
+    await sender.close()
+
+
+async def test_past_its_bound_a_worker_drops_deltas_and_the_follower_waits_for_the_turn() -> None:
+    sent: list[str] = []
+    gate = asyncio.Event()
+
+    async def send(payloads: list[str]) -> None:
+        await gate.wait()
+        sent.extend(payloads)
+
+    sender = DeltaSender(KEY, send)
+    sender.see(Turn(1))
+    big = "x" * 1000
+    for _ in range(BUFFER_CHARS // 1000 + 5):
+        sender.see(Delta(big))
+        await asyncio.sleep(0)
+    sender.see(Delta("tail"))
+    gate.set()
+    await sender.flush()
+    follower = DeltaFollower(KEY, 0)
+    events = [e for p in sent for e in follower.on_notice(p) or []]
+    assert len(shown(events)) < BUFFER_CHARS + 2000  # bounded, and the gap stops the deltas
+    full = big * (BUFFER_CHARS // 1000 + 5) + "tail"
+    assert shown(events + follower.saved([turn(full)], 1)) == full
+    await sender.close()
