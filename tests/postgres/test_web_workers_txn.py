@@ -24,16 +24,18 @@ pytest.importorskip("lovia.web")
 from lovia.approvals import pending_approvals
 from lovia.stores.postgres import PostgresCheckpointer
 
-from .test_web_workers import Procs, _events, _serve, _wait_up
+from .test_web_workers import APP, Procs, _events, _serve, _wait_up
 from .test_web_workers import procs as procs  # the fixture
+from .web_queue_app import ANSWER
 
-# The fault: a resumption's job waits in its INSERT, after the decision's UPDATE of the
-# head in the same transaction, until the test has killed the web server that writes both.
-_HOLD_RESUMPTIONS = """
+# The fault: a job waits in its INSERT (a resumption's: 'true'; a new run's: 'false'),
+# after the UPDATE before it in the same transaction (the decision into the run's head, the
+# schedule's move to its next time), until the test has killed the web server that writes.
+_HOLD = """
 CREATE FUNCTION lovia_test_hold() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN PERFORM pg_sleep(20); RETURN NEW; END $$;
 CREATE TRIGGER lovia_test_hold BEFORE INSERT ON procrastinate_jobs FOR EACH ROW
-WHEN (NEW.args->>'resume_only' = 'true') EXECUTE FUNCTION lovia_test_hold();
+WHEN (NEW.args->>'resume_only' = '{resume}') EXECUTE FUNCTION lovia_test_hold();
 """
 
 _RELEASE = "DROP TRIGGER lovia_test_hold ON procrastinate_jobs; DROP FUNCTION lovia_test_hold()"
@@ -74,7 +76,7 @@ def _wait_held(procs: Procs) -> int:
         if held is not None:
             return held
         time.sleep(0.05)
-    raise AssertionError("no resumption's job was held\n" + procs.logs())
+    raise AssertionError("no job was held\n" + procs.logs())
 
 
 def _end_backend(dsn: str, pid: int) -> None:
@@ -137,7 +139,7 @@ def test_a_web_server_killed_between_a_decision_and_its_job_leaves_neither(
         }
         run_id = str(asked["run_id"])
         with psycopg.connect(procs.dsn, autocommit=True) as conn:
-            conn.execute(_HOLD_RESUMPTIONS)
+            conn.execute(_HOLD.format(resume="true"))
 
         def approve() -> None:
             try:
@@ -176,3 +178,58 @@ def test_a_web_server_killed_between_a_decision_and_its_job_leaves_neither(
     assert entries[-1]["role"] == "assistant", (outcome, entries, procs.logs())
     assert str(entries[-1]["content"]).startswith("after the payment: paid 5")
     assert ledger.read_text().count("\n") == 1  # paid once, by the worker
+
+
+def _schedule(dsn: str, schedule_id: str) -> tuple[int, float, int]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT fire_count, next_fire, active FROM lovia_chat_schedules WHERE id = %s",
+            (schedule_id,),
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), float(row[1]), int(row[2])
+
+
+def _queued_runs(dsn: str) -> list[str]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute("SELECT session_id FROM lovia_queue_runs").fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def test_a_web_server_killed_as_a_schedule_fires_leaves_it_due_and_unqueued(
+    procs: Procs,
+) -> None:
+    web_a, port_a = _serve(procs, f"{APP}:agent")
+    procs.worker("worker-1")
+    with httpx.Client(base_url=f"http://127.0.0.1:{port_a}", timeout=60) as client:
+        _wait_up(client, procs)
+        with psycopg.connect(procs.dsn, autocommit=True) as conn:
+            conn.execute(_HOLD.format(resume="false"))
+        due = time.time() + 1
+        spec = {"input": "scheduled", "trigger_kind": "at", "trigger_expr": str(due)}
+        schedule = client.post("/api/schedules", json=spec).json()
+        held = _wait_held(procs)
+        assert _schedule(procs.dsn, schedule["id"]) == (0, due, 1)  # the move is uncommitted
+        web_a.send_signal(signal.SIGKILL)
+        web_a.wait()
+    _end_backend(procs.dsn, held)
+
+    # neither the schedule's move nor its run's job
+    assert _schedule(procs.dsn, schedule["id"]) == (0, due, 1)
+    assert _queued_runs(procs.dsn) == []
+
+    # another server fires it: both, and a worker answers in the fire's chat
+    _, port_b = _serve(procs, f"{APP}:agent")
+    with httpx.Client(base_url=f"http://127.0.0.1:{port_b}", timeout=60) as client:
+        _wait_up(client, procs)
+        for _ in range(300):
+            chats = _queued_runs(procs.dsn)
+            if chats:
+                entries = client.get(f"/api/sessions/{chats[0]}").json().get("entries") or []
+                if entries and entries[-1]["role"] == "assistant" and entries[-1]["content"]:
+                    break
+            time.sleep(0.1)
+        assert entries[-1]["content"] == ANSWER, (entries, procs.logs())
+    fired, _, active = _schedule(procs.dsn, schedule["id"])
+    assert (fired, active) == (1, 0)  # an `at` schedule: fired once, then done
+    assert len(_queued_runs(procs.dsn)) == 1
