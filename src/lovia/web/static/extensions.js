@@ -1,11 +1,13 @@
 // The extension API, window.lovia: what ChatUI(scripts=[...]) modules use to draw tool
 // results of their own kinds (renderers), change how tool cards read (tool views), listen
-// to what the page does (events) and add to the context runs start with (provideContext).
+// to what the page does (events), draw pages of their own (views, views.js) and add to the
+// context runs start with (provideContext).
 // This module runs before the extension scripts (page.py puts it first), so window.lovia
 // is there when they run; app.js connects it to the page once it starts.
 
 import { pageConfig } from "./config.js";
 import { currentLang, t } from "./i18n.js";
+import { closeView, openView, registerView } from "./views.js";
 
 const listeners = new Map(); // event -> Set of functions
 const renderers = new Map(); // kind -> stack of { value }
@@ -131,6 +133,9 @@ const api = {
     return () => { undo(); api.refreshMessageActions(); };
   },
   refreshMessageActions: () => page.refreshMessageActions && page.refreshMessageActions(),
+  registerView: (id, view) => registerView(id, view),
+  openView: (target) => { openView(target); },
+  closeView: () => closeView(),
   provideContext(key, fn) {
     checkKey("key", key);
     if (typeof fn !== "function") throw new TypeError("fn must be a function");
