@@ -92,7 +92,8 @@ def test_a_template_fills_the_pages_blocks_under_its_strict_policy(
         response = httpx.get(running.url, timeout=30)
         policy = response.headers["content-security-policy"]
         # the template's inline import map is allowed by its hash, and nothing else inline
-        assert "script-src 'self' 'sha256-" in policy and "unsafe-inline" not in policy
+        scripts = next(d for d in policy.split("; ") if d.startswith("script-src"))
+        assert scripts.startswith("script-src 'self' 'sha256-") and "unsafe" not in scripts
         assert "{%" not in response.text
         for raw in ("static/index.html", "ui/index.html"):
             assert httpx.get(running.url + raw, timeout=30).status_code == 404
@@ -215,3 +216,73 @@ def test_a_title_model_names_the_chat_in_the_list(pages: Pages, tmp_path: Path) 
         page.locator("#chat-title", has_text="Otter facts for beginners").wait_for()
         reloaded = pages.open(running.url + page.url.split("/", 3)[3])
         reloaded.locator("[data-testid=chat-item]", has_text="Otter facts for beginners").wait_for()
+
+
+WRAPPER = """
+const builtin = window.lovia.getRenderer("table");
+window.builtinAtLoad = Boolean(builtin && builtin.render);
+window.lovia.registerRenderer("table", {
+  render(el, props, ctx) {
+    const note = document.createElement("p");
+    note.className = "own-table";
+    note.textContent = `${props.rows.length} rows`;
+    el.append(note);
+    return builtin.render(el, props, ctx);  // the built-in table, under a line of its own
+  },
+});
+window.lovia.registerToolView("lookup", {
+  render(el, tool) {
+    if (tool.status !== "done") return;
+    const b = document.createElement("strong");
+    b.className = "lookup-view";
+    b.textContent = tool.result.toUpperCase();
+    el.replaceChildren(b);
+  },
+});
+"""
+
+
+def test_an_extension_wraps_a_built_in_renderer_and_its_tool_view_shows_open(
+    pages: Pages, tmp_path: Path
+) -> None:
+    """0.9.119's example 31 wraps the built-in table (getRenderer while its script loads);
+    example 33's tool view is the card's payload, shown open, the raw result behind Source."""
+    from lovia import tool
+    from lovia.testing import call, text
+    from lovia.web import ui_result
+
+    @tool
+    def rows() -> str:
+        """Some rows."""
+        return ui_result("table", {"columns": ["a"], "rows": [[1], [2]]})
+
+    @tool
+    def lookup(q: str) -> str:
+        """Look q up."""
+        return f"found {q}"
+
+    folder = tmp_path / "ui"
+    folder.mkdir()
+    (folder / "wrap.js").write_text(WRAPPER, encoding="utf-8")
+    agent = _scripted(
+        call("rows", {}, call_id="r1"),
+        call("lookup", {"q": "otters"}, call_id="l1"),
+        text("Done."),
+        tools=[rows, lookup],
+    )
+    ui = ChatUI(assets=folder, scripts=["wrap.js"])
+    with Server(tmp_path / "w.db", agents=agent, ui=ui) as running:
+        page = pages.open(running.url)
+        assert page.evaluate("window.builtinAtLoad") is True
+        send(page, "go")
+        wait_idle(page)
+        component = page.locator("[data-testid=component][data-kind=table]")
+        assert component.locator(".own-table").inner_text() == "2 rows"
+        assert component.locator("table").count() == 1  # the built-in drew below it
+        card = page.locator("[data-part=tool][data-tool=lookup]")
+        assert card.get_attribute("open") is not None
+        assert card.locator(".lookup-view").inner_text() == "FOUND OTTERS"
+        assert card.locator(".tool-result").is_hidden()
+        card.locator("[data-testid=tool-source]").click()
+        assert card.locator(".tool-result").inner_text() == "found otters"
+        page.screenshot(path=str(tmp_path / "wrapped.png"))

@@ -109,6 +109,11 @@ def mount_page(app: FastAPI, token: str | None, title: str, ui: ChatUI) -> None:
     if extra:
         head = f"{head}\n  {extra}"
     icon = asset_url(ui.favicon) if ui.favicon else "static/favicon.svg"
+    page_policy = PAGE_POLICY
+    if ui.scripts:
+        # extension scripts (the app author's code) may add <style> elements of their own, as
+        # 0.9.119's do; model output still cannot: the sanitizer drops <style> and style=
+        page_policy = PAGE_POLICY.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
 
     @app.get("/", include_in_schema=False)
     async def index(request: Request, token_param: str | None = Query(None, alias="token")) -> Any:
@@ -130,7 +135,7 @@ def mount_page(app: FastAPI, token: str | None, title: str, ui: ChatUI) -> None:
         page, policy = template.page(
             str(request.base_url),
             request.url_for,
-            PAGE_POLICY,
+            page_policy,
             title=title,
             favicon=icon,
             markup={"lovia_head": head},

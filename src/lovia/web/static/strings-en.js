@@ -203,4 +203,5 @@ export const EN = {
   "resumable.open": "Open “{title}” ({status})",
   "view.failed": "This view could not be drawn: {error}",
   "view.unknown": "No view is named “{id}”.",
+  "tool.source": "Source",
 };

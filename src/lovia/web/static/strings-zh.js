@@ -203,4 +203,5 @@ export const ZH = {
   "resumable.open": "打开“{title}”（{status}）",
   "view.failed": "这个视图无法显示：{error}",
   "view.unknown": "没有名为“{id}”的视图。",
+  "tool.source": "原始数据",
 };
