@@ -19,12 +19,12 @@ import { drawWelcome, showWelcome } from "./welcome.js";
 import { followEvents } from "./follow.js";
 import { showFollowups } from "./followups.js";
 import { askForToken } from "./token.js";
-import { QUESTION_TOOLS, questionCard } from "./questions.js";
 import { TodoPanel } from "./todos.js";
 import { UsageView } from "./usage.js";
 import { branch, setupExport } from "./exporting.js";
 import { addRerunButton, forkBefore } from "./rerun.js";
 import { renderElsewhere, renderPending, resumableSummary } from "./pending.js";
+import { contentText, drawEvent } from "./live.js";
 import { setupPanels } from "./panels.js";
 import { clientContext, connect, emit, markReady } from "./extensions.js";
 import { closeView, currentView, setupViews } from "./views.js";
@@ -370,67 +370,7 @@ function reconnectPath() {
 }
 
 function onEvent(event) {
-  const answer = state.answer;
-  if (!answer) return "stop";
-  switch (event.type) {
-    case "text_delta": answer.addText(event.delta); break;
-    case "reasoning_delta": answer.addReasoningDelta(event.delta); break;
-    case "message_completed":
-      answer.endText();
-      for (const e of event.entries) if (e.type === "reasoning") answer.addReasoning(e.content);
-      break;
-    case "tool_call_started": {
-      const box = answer.addToolCall(event.call);
-      if (QUESTION_TOOLS.has(event.call.name)) questionCard(box, event.call, state.chatId, showError);
-      break;
-    }
-    case "tool_call_completed":
-      answer.addToolResult(event.call.call_id, event.output, event.is_error);
-      if (event.todos) state.todos.show(event.todos);
-      break;
-    case "user_message_queued": {
-      const node = userBubble(ui.messages, contentText(event.content));
-      node.classList.add("queued");
-      node.dataset.testid = "queued-message";
-      node.append(el("div", "note muted", "(sent: the answer reads it at its next step)"));
-      state.joining.set(event.token, node);
-      break;
-    }
-    case "user_message_injected": {
-      // the run read it: it becomes part of this answer, which goes on below it
-      let node = state.joining.get(event.token);
-      state.joining.delete(event.token);
-      if (!node) node = userBubble(ui.messages, contentText(event.content));
-      node.classList.remove("queued");
-      node.dataset.testid = "user-message";
-      for (const n of node.querySelectorAll(".note")) n.remove();
-      answer.endText();
-      ui.messages.append(node);
-      state.answer = new AnswerView(ui.messages);
-      for (const waiting of state.joining.values()) ui.messages.append(waiting);
-      break;
-    }
-    case "handoff": answer.note(t("run.handoff", { agent: event.to_agent })); break;
-    case "context_compacted": answer.note(event.text || t("run.compacted"), "muted"); break;
-    case "run_failed":
-      state.runEnd = { status: event.stopped ? "cancelled" : "error", usage: null };
-      if (event.stopped) {
-        state.stoppedTools = answer.unfinishedCalls();
-        answer.mark("stopped");
-      }
-      else if (event.error && event.error.type === "ApprovalPending") answer.note(t("approval.waitingNote"), "muted");
-      else answer.note(t("run.failed", { error: event.error.message }), "error");
-      finish();
-      return "stop";
-    case "run_completed":
-      if (event.next_run_id) ownRun(event.next_run_id);
-      state.runEnd = { status: "done", usage: event.usage || null };
-      finish();
-      return "stop";
-    default: break;
-  }
-  scrollDown();
-  return null;
+  return drawEvent(event, { state, box: ui.messages, ownRun, finish, scrollDown, showError });
 }
 
 async function finish() {
@@ -552,11 +492,6 @@ async function stop() {
 }
 
 // -- start --------------------------------------------------------------------------------
-
-function contentText(content) {
-  return typeof content === "string" ? content
-    : Array.isArray(content) ? content.map((p) => (p && p.text) || "").join("") : "";
-}
 
 async function joinRun(text) {
   // the live run reads it at its next step; its bubble comes with the run's events

@@ -204,4 +204,5 @@ export const EN = {
   "view.failed": "This view could not be drawn: {error}",
   "view.unknown": "No view is named “{id}”.",
   "tool.source": "Source",
+  "run.queued": "(sent: the answer reads it at its next step)",
 };

@@ -204,4 +204,5 @@ export const ZH = {
   "view.failed": "这个视图无法显示：{error}",
   "view.unknown": "没有名为“{id}”的视图。",
   "tool.source": "原始数据",
+  "run.queued": "（已发送：回答会在下一步读到它）",
 };
