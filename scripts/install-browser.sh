@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install Debian's Chromium for the browser tests (Playwright drives it; it never downloads
-# a browser of its own), and a CJK font so the page's Chinese renders as text, not boxes.
-# Idempotent and quiet: does nothing when /usr/bin/chromium and a Chinese font are there.
+# a browser of its own), a CJK font so the page's Chinese renders as text, not boxes, and an
+# emoji font.
+# Idempotent and quiet: does nothing when /usr/bin/chromium and the fonts are there.
 set -euo pipefail
 need=()
 if [ ! -x /usr/bin/chromium ]; then
@@ -9,6 +10,9 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 if ! (command -v fc-list >/dev/null 2>&1 && fc-list :lang=zh | grep -q .); then
     need+=(fonts-noto-cjk)
+fi
+if ! (command -v fc-list >/dev/null 2>&1 && fc-list :charset=1f44d | grep -q .); then
+    need+=(fonts-noto-color-emoji)  # emoji in answers and extensions' buttons (👍)
 fi
 if [ ${#need[@]} -eq 0 ]; then
     exit 0
