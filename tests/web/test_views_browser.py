@@ -117,11 +117,16 @@ def test_a_template_fills_the_pages_blocks_under_its_strict_policy(
 def test_a_view_covers_the_chat_and_follows_the_url(pages: Pages, tmp_path: Path) -> None:
     from lovia.testing import text
 
-    agent = _scripted(text("hello there"))
+    agent = _scripted(text("hello there, see [the dashboard](?view=dash)"))
     with Server(tmp_path / "v.db", agents=agent, ui=_ui(tmp_path)) as running:
         page = pages.open(running.url)
         send(page, "hi")
         wait_idle(page)
+        # a link in model output never drives this tab: it opens apart, the chat stays
+        with page.expect_popup() as popup:
+            page.locator("#messages a", has_text="the dashboard").click()
+        popup.value.close()
+        assert page.locator("#view").is_hidden() and "view=" not in page.url
         chat = page.evaluate("lovia.state.sessionId")
         page.click("#acme-dash")
         page.wait_for_selector("#dash-body")
@@ -180,13 +185,21 @@ def test_an_unregistered_view_brings_back_the_one_it_replaced(pages: Pages, tmp_
         assert page.locator("#view-title").inner_text() == "Dashboard"
 
 
-def test_the_approval_card_reads_in_chinese(pages: Pages, tmp_path: Path, monkeypatch: Any) -> None:
+def test_the_approval_card_reads_in_chinese_and_a_view_says_the_chat_waits(
+    pages: Pages, tmp_path: Path, monkeypatch: Any
+) -> None:
     from .apps import paying
 
     monkeypatch.setenv("LOVIA_TEST_PAID", str(tmp_path / "paid.txt"))
     with Server(tmp_path / "a.db", agents=paying, ui=ChatUI(default_lang="zh")) as running:
         page = pages.open(running.url)
-        send(page, "pay bob")
+        # sent from an open view: the chat underneath gets it, and the page says it waits
+        page.evaluate(
+            """() => { lovia.registerView("side", { render(el) { el.textContent = "side"; } });
+                lovia.openView("side"); lovia.send("pay bob"); }"""
+        )
+        page.wait_for_selector("[data-testid=toast] >> text=对话在等你回应")
+        page.evaluate("lovia.closeView()")
         card = page.locator("[data-testid=approval]")
         card.wait_for()
         assert card.locator("[data-testid=approve]").inner_text() == "批准"

@@ -261,6 +261,7 @@ function render(detail) {
     renderElsewhere(box, detail.pending, pendingHooks);
   } else if (detail.pending && !detail.live) {
     renderPending(box, detail.pending, pendingHooks);
+    if (detail.pending.awaiting_approval) waitsOnUser();
   } else if (!detail.live) {
     const last = state.exchanges[state.exchanges.length - 1];
     if (last && last.user) {
@@ -370,7 +371,12 @@ function reconnectPath() {
 }
 
 function onEvent(event) {
-  return drawEvent(event, { state, box: ui.messages, ownRun, finish, scrollDown, showError });
+  return drawEvent(event, { state, box: ui.messages, ownRun, finish, scrollDown, showError, waitsOnUser });
+}
+
+// A view covers the chat: when the chat starts waiting on the user (an approval, a question), say so.
+function waitsOnUser() {
+  if (currentView()) toast(t("view.chatWaits"), "info");
 }
 
 async function finish() {

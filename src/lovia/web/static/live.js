@@ -26,7 +26,10 @@ export function drawEvent(event, page) {
       break;
     case "tool_call_started": {
       const card = answer.addToolCall(event.call);
-      if (QUESTION_TOOLS.has(event.call.name)) questionCard(card, event.call, state.chatId, page.showError);
+      if (QUESTION_TOOLS.has(event.call.name)) {
+        questionCard(card, event.call, state.chatId, page.showError);
+        page.waitsOnUser();
+      }
       break;
     }
     case "tool_call_completed":

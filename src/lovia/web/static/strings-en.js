@@ -205,4 +205,5 @@ export const EN = {
   "view.unknown": "No view is named “{id}”.",
   "tool.source": "Source",
   "run.queued": "(sent: the answer reads it at its next step)",
+  "view.chatWaits": "The chat is waiting for you: open it to answer.",
 };

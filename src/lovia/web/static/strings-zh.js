@@ -205,4 +205,5 @@ export const ZH = {
   "view.unknown": "没有名为“{id}”的视图。",
   "tool.source": "原始数据",
   "run.queued": "（已发送：回答会在下一步读到它）",
+  "view.chatWaits": "对话在等你回应：打开它来回答。",
 };
