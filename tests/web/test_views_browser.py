@@ -299,3 +299,27 @@ def test_an_extension_wraps_a_built_in_renderer_and_its_tool_view_shows_open(
         card.locator("[data-testid=tool-source]").click()
         assert card.locator(".tool-result").inner_text() == "found otters"
         page.screenshot(path=str(tmp_path / "wrapped.png"))
+
+
+def test_a_template_may_replace_the_title_and_the_welcome_outright(
+    pages: Pages, tmp_path: Path
+) -> None:
+    from lovia.testing import text
+
+    folder = tmp_path / "ui"
+    folder.mkdir()
+    (folder / "index.html").write_text(
+        '{% extends "lovia/index.html" %}\n'
+        '{% block sidebar_header %}<strong id="brand">Acme</strong>{% endblock %}\n'
+        '{% block welcome %}<p id="own-welcome">Ask Acme.</p>{% endblock %}\n',
+        encoding="utf-8",
+    )
+    ui = ChatUI(assets=folder, logo="/logo.svg", empty_title="unused")
+    with Server(tmp_path / "r.db", agents=_scripted(text("hi")), ui=ui) as running:
+        page = pages.open(running.url)  # the page starts without #page-title or #welcome-title
+        assert page.locator("[data-part=sidebar-header] #brand").inner_text() == "Acme"
+        assert page.locator("#page-title").count() == 0
+        assert page.locator("[data-part=welcome] #own-welcome").is_visible()
+        send(page, "hello")
+        wait_idle(page)
+        assert page.locator("#own-welcome").is_hidden()

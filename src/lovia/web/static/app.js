@@ -12,10 +12,10 @@ import { addAnswerActions, drawExtensionActions } from "./actions.js";
 import { AgentSwitcher } from "./agents.js";
 import { ChatList } from "./chatlist.js";
 import { pageConfig } from "./config.js";
-import { applyI18n, currentLang, languages, setLang, setupI18n, t } from "./i18n.js";
+import { currentLang, t } from "./i18n.js";
 import { AnswerView, el, renderEntries, userBubble } from "./render.js";
-import { setupTheme, toggleTheme } from "./theme.js";
-import { drawWelcome, showWelcome } from "./welcome.js";
+import { setupChrome } from "./chrome.js";
+import { showWelcome } from "./welcome.js";
 import { followEvents } from "./follow.js";
 import { showFollowups } from "./followups.js";
 import { askForToken } from "./token.js";
@@ -532,37 +532,10 @@ function submitText(text) {
   sendMessage(text).catch(showError);
 }
 
-function setupChrome(config) {
-  setupTheme();
-  setupI18n(config);
-  applyI18n();
-  ui.langToggle.textContent = t("lang.switch");
-  if (config.title) ui.pageTitle.textContent = config.title;
-  if (config.logo) {
-    const logo = el("img", "logo");
-    logo.src = config.logo;
-    logo.alt = config.title || "lovia";
-    logo.dataset.testid = "logo";
-    ui.pageTitle.replaceChildren(logo);
-  }
-  const pick = (text) => { ui.input.value = text; ui.input.focus(); };
-  drawWelcome({ box: ui.welcome, title: ui.welcomeTitle, description: ui.welcomeDescription,
-    examples: ui.welcomeExamples }, config, pick);
-  ui.themeToggle.addEventListener("click", () => {
-    toggleTheme();
-    emit("theme", { theme: document.documentElement.dataset.theme });
-  });
-  ui.langToggle.addEventListener("click", () => {
-    const all = languages();
-    setLang(all[(all.indexOf(currentLang()) + 1) % all.length]);
-    applyI18n();
-    ui.langToggle.textContent = t("lang.switch");
-    drawWelcome({ box: ui.welcome, title: ui.welcomeTitle, description: ui.welcomeDescription,
-      examples: ui.welcomeExamples }, config, pick);
-    setLive(state.live);
-    refreshChats().catch(showError);
-    if (!state.live && state.chatId) openChat(state.chatId).catch(showError);
-  });
+function languageChanged() {
+  setLive(state.live);
+  refreshChats().catch(showError);
+  if (!state.live && state.chatId) openChat(state.chatId).catch(showError);
 }
 
 function toast(text, type) {
@@ -591,7 +564,7 @@ function connectExtensions() {
 
 async function start() {
   connectExtensions();
-  setupChrome(pageConfig());
+  setupChrome(ui, pageConfig(), { emit, languageChanged });
   let info;
   try {
     info = await getJSON("api/info");
