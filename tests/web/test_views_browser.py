@@ -61,6 +61,14 @@ document.getElementById("acme-chip").addEventListener("click", () => lovia.setDr
 """
 
 
+PUBLIC_PARTS = (
+    "sidebar", "sidebar-header", "agent-switcher", "sidebar-nav", "new-chat", "memory",
+    "schedules", "settings", "sessions-label", "sessions-search", "sessions", "sidebar-footer",
+    "topbar", "chat-title", "topbar-actions", "export", "view", "transcript", "welcome",
+    "todo-panel", "composer", "attach", "context-ring",
+)  # fmt: skip
+
+
 def _assets(tmp_path: Path) -> Path:
     folder = tmp_path / "ui"
     folder.mkdir()
@@ -95,6 +103,8 @@ def test_a_template_fills_the_pages_blocks_under_its_strict_policy(
         scripts = next(d for d in policy.split("; ") if d.startswith("script-src"))
         assert scripts.startswith("script-src 'self' 'sha256-") and "unsafe" not in scripts
         assert "{%" not in response.text
+        for part in PUBLIC_PARTS:  # the regions a stylesheet may target (docs: Branding)
+            assert f'data-part="{part}"' in response.text, part
         for raw in ("static/index.html", "ui/index.html"):
             assert httpx.get(running.url + raw, timeout=30).status_code == 404
         page = pages.open(running.url, bypass_csp=False)  # the real policy, import map and all
