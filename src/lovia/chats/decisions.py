@@ -7,7 +7,8 @@ checks here only read, so a refused decision leaves nothing written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from .. import approvals
 from .._run.resume import reachable_agents
@@ -70,9 +71,11 @@ async def record_decision(
     *,
     reason: str | None,
     digest: str | None,
+    then: Callable[[Any, Any], Awaitable[None]] | None = None,
 ) -> None:
-    """Write the decision to the run's checkpoint; the caller holds the run's lease.
-    A refused write is ``ApprovalStale`` (the call changed) or ``ApprovalConflict``."""
+    """Write the decision to the run's checkpoint; the caller holds the run's lease. ``then``
+    runs in the decision's transaction (``approvals.decide_holding``). A refused write is
+    ``ApprovalStale`` (the call changed) or ``ApprovalConflict``."""
     try:
         await approvals.decide_holding(
             checkpointer,
@@ -81,6 +84,7 @@ async def record_decision(
             reason=reason,
             take_lease=False,
             digests=None if digest is None else {call_id: digest},
+            then=then,
         )
     except UserError as exc:
         if getattr(exc, "code", None) in ("approval_stale", "approval_ambiguous"):

@@ -376,6 +376,8 @@ class RunSupervisor(ChatSettler):
                     approve,
                     reason=reason,
                     digest=digest,
+                    # with workers, the job that resumes the run commits with the decision
+                    then=None if self.queue is None else self.queue.resumption(waiting),
                 )
             return await self.chats.run_title(parked)
 
