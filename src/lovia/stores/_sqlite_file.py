@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..errors import SchemaError, StoreError, UserError
+from ..errors import SchemaError, StoreError, UserError, UserTypeError
 from . import _conns, _legacy
 from ._calls import CallQueue
 from ._schema import MetaSql, Migrations, migrate, version_of
@@ -56,7 +56,10 @@ class SQLiteFile:
         read_only: bool = False,
     ) -> None:
         if not isinstance(path, (str, os.PathLike)):
-            raise UserError(f"a SQLite path must be str or pathlib.Path, got {type(path).__name__}")
+            raise UserTypeError(
+                f"a SQLite path must be str or pathlib.Path, got {type(path).__name__}",
+                hint="pass the file's name, like SQLiteSession('chat.db')",
+            )
         self.path = os.fspath(path)
         if not self.path:
             raise UserError("the SQLite path is empty", hint="pass a file name like 'chat.db'")
