@@ -405,6 +405,9 @@ class PgRunQueue:
             min_size=1,
             max_size=self.pool_size,
             pool_factory=recently_checked_pool,  # checks a connection that idled over 1 s
+            # each of procrastinate's statements (one function call) and each of ours is a
+            # transaction of its own: autocommit spares a BEGIN and a COMMIT round trip each
+            configure=_autocommit,
         )
         app = procrastinate.App(connector=connector)
         body = self._job
@@ -414,3 +417,7 @@ class PgRunQueue:
 
         app.task(name=self.job_name, pass_context=True, retry=Retries())(lovia_run)
         return app
+
+
+async def _autocommit(conn: Any) -> None:
+    await conn.set_autocommit(True)

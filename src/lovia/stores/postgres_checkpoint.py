@@ -87,6 +87,27 @@ _SAVE_WITH_BATCH = (
     "SELECT run_key, next_seq - 1, %(batch)s FROM r"
 )
 
+# the lease row (locked until the statement commits), and the save only when it is absent or
+# still ours; the row comes back so a refused save can say who took the run over
+_FENCE = (
+    "WITH l AS (SELECT owner, token FROM {run_leases} WHERE run_id = %(run_id)s FOR SHARE), "
+    "ok AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM l WHERE owner IS DISTINCT FROM "
+    "%(owner)s OR token IS DISTINCT FROM %(token)s)), "
+)
+_FENCED_UPSERT = (
+    _FENCE
+    + "r AS ("
+    + _UPSERT.replace("    VALUES (", "    SELECT ").replace(
+        "%(updated_at)s)\n    ON CONFLICT", "%(updated_at)s FROM ok\n    ON CONFLICT"
+    )
+    + ") SELECT (SELECT owner FROM l), (SELECT token FROM l), (SELECT count(*) FROM r)"
+)
+_FENCED_SAVE_WITH_BATCH = _FENCED_UPSERT.replace(
+    ") SELECT (SELECT owner FROM l)",
+    "), b AS (INSERT INTO {checkpoint_batches} (run_key, seq, entries) "
+    "SELECT run_key, next_seq - 1, %(batch)s FROM r) SELECT (SELECT owner FROM l)",
+)
+
 _LOAD = """SELECT r.run_key, r.run_id, r.head, b.entries FROM {checkpoint_runs} r
     LEFT JOIN {checkpoint_batches} b ON b.run_key = r.run_key"""
 
@@ -156,16 +177,18 @@ class PostgresCheckpointer(PostgresStore, Forking):
 
             await self._db.read(save)  # one statement: atomic without an explicit transaction
             return
-        # the lease row is locked against a takeover until the save commits
-        fence = self._db.q("SELECT owner, token FROM {run_leases} WHERE run_id = %s FOR SHARE")
+        # one statement, one round trip: the lease row is locked against a takeover (FOR
+        # SHARE) and checked before the save writes anything, and the save commits with it
+        fenced = self._db.q(_FENCED_SAVE_WITH_BATCH if entries else _FENCED_UPSERT)
+        params["owner"], params["token"] = held
 
-        async def fenced_save(conn: Conn) -> None:
-            cur = await conn.execute(fence, (run_id,))
-            row = await cur.fetchone()
-            check_fence(run_id, held, None if row is None else (str(row[0]), int(row[1])))
-            await conn.execute(statement, params)
+        async def fenced_save(conn: Conn) -> Any:
+            cur = await conn.execute(fenced, params)
+            return await cur.fetchone()
 
-        await self._db.write(fenced_save)
+        row = await self._db.read(fenced_save)  # one statement: atomic
+        if row is not None and row[0] is not None:
+            check_fence(run_id, held, (str(row[0]), int(row[1])))
 
     async def load(self, run_id: str) -> RunSnapshot | None:
         """The run's entries in order with its latest head, or ``None`` for an unknown id."""
