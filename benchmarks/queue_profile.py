@@ -36,6 +36,7 @@ from lovia.workers import AgentQueue  # noqa: E402
 COUNTS: collections.Counter[str] = collections.Counter()
 TRACE: list[str] = []
 ON = [False]
+CPU = [0.0]
 
 
 def _label(query: Any) -> str:
@@ -84,13 +85,14 @@ async def drive(dsn: str, runs: int, concurrency: int, warmup: int, prof: Any) -
         rows = [{"run_id": f"run-{i}", "input": "go", "session_id": f"c-{i}"} for i in range(runs)]
         await q.submit_many(rows)
         ON[0] = True
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         if prof is not None:
             prof.enable()
         await q.run_worker(concurrency=concurrency, wait=False, install_signal_handlers=False)
         if prof is not None:
             prof.disable()
         elapsed = time.perf_counter() - t0
+        CPU[0] = time.process_time() - cpu0
         ON[0] = False
     finally:
         await q.shutdown()
@@ -104,6 +106,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--profile", type=int, default=0, help="show the N costliest functions")
+    ap.add_argument("--sort", default="cumulative", help="the profile's order (tottime...)")
+    ap.add_argument("--no-count", action="store_true", help="CPU time without the counting")
     ap.add_argument("--trace", action="store_true", help="list the statements in order")
     ap.add_argument("--quick", action="store_true", help="a tiny run that only shows it works")
     args = ap.parse_args()
@@ -115,7 +119,8 @@ def main() -> None:
     import logging
 
     logging.disable(logging.WARNING)
-    count_statements()
+    if not args.no_count:
+        count_statements()
     prof = cProfile.Profile() if args.profile else None
     schema, dsn = with_schema(args.dsn)
     try:
@@ -127,6 +132,7 @@ def main() -> None:
         "runs": args.runs,
         "concurrency": args.concurrency,
         "runs_per_s": round(args.runs / elapsed, 1),
+        "worker_cpu_ms_per_run": round(CPU[0] * 1000 / args.runs, 2),
         "round_trips_per_run": round(sum(direct.values()) / args.runs, 2),
         "pipelined_statements_per_run": round(
             sum(v for k, v in COUNTS.items() if k.startswith("pipelined: ")) / args.runs, 2
@@ -139,7 +145,8 @@ def main() -> None:
         report["trace"] = TRACE
     if prof is not None:
         out = io.StringIO()
-        pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(args.profile)
+        stats = pstats.Stats(prof, stream=out).sort_stats(args.sort)
+        stats.print_stats(args.profile)
         report["profile"] = out.getvalue().splitlines()
     print(json.dumps(report, indent=2))
 

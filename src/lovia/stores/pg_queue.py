@@ -14,6 +14,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .pg_notices import Notices, Subscription
+
 __all__ = ["PgRunQueue"]
 
 log = logging.getLogger("lovia.workers")
@@ -118,6 +120,7 @@ class PgRunQueue:
         self._retry_after = retry_after
         self._app: Any = None
         self._ready = False
+        self._notices = Notices(lambda: self._connect(autocommit=True), channel)
 
     @property
     def runs_table(self) -> str:
@@ -145,6 +148,7 @@ class PgRunQueue:
             await self.app.open_async()
 
     async def close(self) -> None:
+        await self._notices.close()
         if self._app is not None and self._app.connector._async_pool:
             await self._app.close_async()
 
@@ -250,48 +254,34 @@ class PgRunQueue:
     # -- following --------------------------------------------------------------------------
 
     async def read_state(self, run_id: str, conn: Any = None) -> dict[str, Any] | None:
-        """The run's row as a dict, read on ``conn`` (a listener) or a connection of its own."""
-        if conn is None:
-            async with await self._connect(autocommit=True) as own:
-                return await self.read_state(run_id, own)
-        cur = await conn.execute(
-            f"SELECT {', '.join(_STATE_COLUMNS)} FROM {self.runs_table} WHERE run_id = %s",
-            (run_id,),
-        )
-        row = await cur.fetchone()
+        """The run's row as a dict: on the queue's pool when it is open (a worker, a web
+        server that started the queue), else on the connection followers share."""
+        query = f"SELECT {', '.join(_STATE_COLUMNS)} FROM {self.runs_table} WHERE run_id = %s"
+        if self._app is not None and self._app.connector._async_pool:
+            async with self._app.connector.pool.connection() as pooled:
+                cur = await pooled.execute(query, (run_id,))
+                row = await cur.fetchone()
+        else:
+            row = await self._notices.read(query, (run_id,))
         if row is None:
             return None
         return {"run_id": run_id, **dict(zip(_STATE_COLUMNS, row, strict=True))}
 
-    async def listen(self) -> Any:
-        """A connection listening on the channel, or ``None`` (polling only) when none opens."""
-        import psycopg
-
-        try:
-            conn = await self._connect(autocommit=True)
-            await conn.execute(f"LISTEN {self.channel}")
-        except psycopg.Error as exc:
-            log.warning("follow: no LISTEN connection, polling only: %s", exc)
-            return None
-        return conn
+    async def listen(self) -> Subscription | None:
+        """A share of this process's LISTEN connection (one for all followers), or ``None``
+        (polling only) when none opens; ``close()`` it when done."""
+        return await self._notices.subscribe()
 
     @staticmethod
-    def listening(listener: Any) -> bool:
+    def listening(listener: Subscription | None) -> bool:
         return listener is not None and not listener.closed
 
-    async def wait_notice(self, listener: Any, run_id: str, wait: float) -> None:
+    async def wait_notice(self, listener: Subscription | None, run_id: str, wait: float) -> None:
         """Return once ``run_id``'s notice arrives on ``listener`` or ``wait`` seconds pass."""
         if listener is None:
             await asyncio.sleep(wait)
             return
-        wanted = self.table_prefix + run_id
-        try:
-            async for note in listener.notifies(timeout=wait, stop_after=None):
-                if note.payload == wanted:
-                    return
-        except Exception as exc:  # a dropped LISTEN connection: the poll carries on
-            log.info("follow: LISTEN connection lost, polling: %s", exc)
-            await asyncio.sleep(wait)
+        await listener.wait(self.table_prefix + run_id, wait)
 
     # -- the job ----------------------------------------------------------------------------
 
