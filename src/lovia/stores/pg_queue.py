@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .pg_jobs import JOBS_LOCK_INDEX, refresh_job_stats
 from .pg_notices import Notices, Subscription
 
 __all__ = ["PgRunQueue"]
@@ -167,6 +168,7 @@ class PgRunQueue:
 
                     await conn.execute(SchemaManager.get_schema())
                 await conn.execute(_RUNS_DDL.format(t=self.runs_table))
+                await conn.execute(JOBS_LOCK_INDEX)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('lovia queue schema'))")
         self._ready = True
@@ -310,6 +312,17 @@ class PgRunQueue:
                 await asyncio.sleep(0.1 * (attempt + 1))
         return None
 
+    def started_row(self, job_id: int) -> Any:
+        """``start_row``'s row when the fetch of job ``job_id`` started its run, or ``None``."""
+        return self.app.job_manager.started.pop(job_id, None)
+
+    def finish_with_job(
+        self, job_id: int, run_id: str, state: str, summary: dict[str, Any]
+    ) -> None:
+        """Record the run's end (as ``finish``) in the statement that finishes its job, which
+        the worker sends as soon as the job returns."""
+        self.app.job_manager.ending[job_id] = (run_id, state, summary)
+
     async def step_notice(self, run_id: str) -> None:
         """Tell followers a step of ``run_id`` was saved (its checkpoint has it already)."""
         try:
@@ -359,6 +372,10 @@ class PgRunQueue:
                 candidates[int(job_id)] = str(run_id or "")
         return candidates
 
+    async def refresh_job_stats(self) -> None:
+        """ANALYZE procrastinate's jobs table when it changed enough (see ``pg_jobs``)."""
+        await refresh_job_stats(self.app.connector.pool)
+
     async def retry_now(self, job_id: int) -> None:
         """Hand ``job_id`` back to the queue (raises when it finished meanwhile)."""
         await self.app.job_manager.retry_job_by_id_async(
@@ -388,6 +405,7 @@ class PgRunQueue:
                     return None  # type: ignore[return-value]
                 return RetryDecision(retry_at=now + datetime.timedelta(seconds=wait))
 
+        from .pg_jobs import run_job_manager
         from .pg_pools import recently_checked_pool
 
         connector = procrastinate.PsycopgConnector(
@@ -400,6 +418,14 @@ class PgRunQueue:
             configure=_autocommit,
         )
         app = procrastinate.App(connector=connector)
+        # a job's fetch starts its run, and a run that ended well is recorded with its job's end
+        app.job_manager = run_job_manager(
+            connector,
+            runs_table=self.runs_table,
+            task_name=self.job_name,
+            channel=self.channel,
+            prefix=self.table_prefix,
+        )
         body = self._job
 
         async def lovia_run(context: Any, run_id: str, resume_only: bool = False) -> dict[str, Any]:
