@@ -6,8 +6,9 @@ Runs ``--runs`` runs of ``queue_throughput.py``'s workload (one tool call, check
 session per conversation) through an in-process worker (``run_worker(wait=False)``), in a
 fresh schema, after a few warm-up runs. Every statement psycopg sends is counted (each
 ``execute`` or internal command such as ``BEGIN`` and ``COMMIT`` is one round trip; those
-sent in a pipeline are counted apart, as ``pipelined``), by its first words; ``--profile N``
-adds the N costliest functions by cumulative time.
+sent in a pipeline are counted apart, as ``pipelined``), by its first words, and the worker's
+CPU time per run; ``--profile N`` adds the N costliest functions (``--sort tottime``: by
+their own time).
 """
 
 from __future__ import annotations
