@@ -16,7 +16,29 @@ import socket
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["JOBS_LOCK_INDEX", "refresh_job_stats", "run_job_manager"]
+__all__ = [
+    "CANCEL_JOB",
+    "JOBS_LOCK_INDEX",
+    "LONG_RUNNING",
+    "refresh_job_stats",
+    "run_job_manager",
+]
+
+# a run's job dropped (waiting) or asked to abort (running)
+CANCEL_JOB = (
+    "UPDATE procrastinate_jobs SET status = CASE WHEN status = 'todo' "
+    "THEN 'cancelled'::procrastinate_job_status ELSE status END, "
+    "abort_requested = (status = 'doing') "
+    "WHERE queueing_lock = %s AND status IN ('todo', 'doing') RETURNING id"
+)
+
+LONG_RUNNING = (
+    "SELECT j.id, j.args->>'run_id' FROM procrastinate_jobs j "
+    "WHERE j.status = 'doing' AND j.queue_name = %s AND j.task_name = %s "
+    "AND (SELECT max(e.at) FROM procrastinate_events e WHERE e.job_id = j.id "
+    "AND e.type = 'started') < now() - make_interval(secs => %s)"
+)
+
 
 JOBS_LOCK_INDEX = (
     "CREATE INDEX IF NOT EXISTS lovia_procrastinate_jobs_lock "

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .pg_jobs import JOBS_LOCK_INDEX, refresh_job_stats
+from .pg_jobs import CANCEL_JOB, JOBS_LOCK_INDEX, LONG_RUNNING, refresh_job_stats
 from .pg_notices import Notices, Subscription
 
 __all__ = ["PgRunQueue"]
@@ -59,20 +59,6 @@ _DEFER_RUNS = (
 _DEFER = (
     "SELECT (procrastinate_defer_jobs_v1(ARRAY[ROW(%s, %s, 0, %s, %s, %s::jsonb, NULL)"
     "::procrastinate_job_to_defer_v1]))[1]"
-)
-
-_CANCEL_JOB = (
-    "UPDATE procrastinate_jobs SET status = CASE WHEN status = 'todo' "
-    "THEN 'cancelled'::procrastinate_job_status ELSE status END, "
-    "abort_requested = (status = 'doing') "
-    "WHERE queueing_lock = %s AND status IN ('todo', 'doing') RETURNING id"
-)
-
-_LONG_RUNNING = (
-    "SELECT j.id, j.args->>'run_id' FROM procrastinate_jobs j "
-    "WHERE j.status = 'doing' AND j.queue_name = %s AND j.task_name = %s "
-    "AND (SELECT max(e.at) FROM procrastinate_events e WHERE e.job_id = j.id "
-    "AND e.type = 'started') < now() - make_interval(secs => %s)"
 )
 
 _STATE_COLUMNS = (
@@ -242,7 +228,7 @@ class PgRunQueue:
         cancelled; False when it has no job to cancel."""
         async with await self._connect() as conn:
             async with conn.transaction():
-                cur = await conn.execute(_CANCEL_JOB, (self._lock(run_id),))
+                cur = await conn.execute(CANCEL_JOB, (self._lock(run_id),))
                 hit = await cur.fetchall()
                 if hit:
                     await conn.execute(
@@ -370,7 +356,7 @@ class PgRunQueue:
         )
         candidates = {int(job.id): str(job.task_kwargs.get("run_id", "")) for job in stalled}
         async with app.connector.pool.connection() as conn:
-            cur = await conn.execute(_LONG_RUNNING, (self.queue_name, self.job_name, 3 * lease_ttl))
+            cur = await conn.execute(LONG_RUNNING, (self.queue_name, self.job_name, 3 * lease_ttl))
             for job_id, run_id in await cur.fetchall():
                 candidates[int(job_id)] = str(run_id or "")
         return candidates
