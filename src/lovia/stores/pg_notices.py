@@ -13,57 +13,83 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-__all__ = ["Notices", "Subscription"]
+__all__ = ["Note", "Notices", "Subscription"]
 
 log = logging.getLogger("lovia.workers")
 
-_EARLY_MAX = 1024
-"""Payloads a subscription keeps before it names the one it waits for."""
+_KEPT = 4096
+"""Notices a subscription keeps unread; past that the oldest go (its poll catches up)."""
+
+
+class Note:
+    """A notice as psycopg's ``notifies()`` yields it (its ``payload``)."""
+
+    __slots__ = ("payload",)
+
+    def __init__(self, payload: str) -> None:
+        self.payload = payload
 
 
 class Subscription:
-    """A follower's share of the process's LISTEN connection: ``wait`` for a payload."""
+    """A follower's share of the process's LISTEN connection: every notice on the channel,
+    in order, read with ``wait`` (for one payload) or ``notifies`` (as psycopg's)."""
 
     def __init__(self, hub: Notices) -> None:
         self._hub = hub
-        self._wanted: str | None = None
-        self._seen: set[str] = set()  # payloads arrived and not waited for yet
+        self._unread: deque[str] = deque(maxlen=_KEPT)
         self._wake = asyncio.Event()
         self.closed = False
 
     def _deliver(self, payload: str) -> None:
-        if self._wanted is None:
-            if len(self._seen) < _EARLY_MAX:
-                self._seen.add(payload)
-        elif payload == self._wanted:
-            self._seen.add(payload)
-            self._wake.set()
+        self._unread.append(payload)
+        self._wake.set()
 
     def _lost(self) -> None:
         self.closed = True
         self._wake.set()
 
+    async def _next(self, deadline: float) -> str | None:
+        """The next notice, or ``None`` at ``deadline``; after the connection dropped,
+        ``None`` at the deadline (the follower polls meanwhile)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            if self._unread:
+                return self._unread.popleft()
+            left = deadline - loop.time()
+            if left <= 0:
+                return None
+            if self.closed:
+                await asyncio.sleep(left)
+                return None
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), left)
+            except asyncio.TimeoutError:
+                return None
+
     async def wait(self, payload: str, timeout: float) -> None:
-        """Return once ``payload`` arrives (or arrived since the last wait), the connection
-        drops, or ``timeout`` seconds pass."""
-        if self._wanted != payload:
-            self._wanted = payload
-            self._seen &= {payload}
-        if payload in self._seen:
-            self._seen.discard(payload)
-            return
-        if self.closed:  # the connection dropped: poll
-            await asyncio.sleep(max(timeout, 0.0))
-            return
-        self._wake.clear()
-        try:
-            await asyncio.wait_for(self._wake.wait(), max(timeout, 0.0))
-        except asyncio.TimeoutError:
-            pass
-        self._seen.discard(payload)
+        """Return once ``payload`` arrives (or arrived since the last read), or ``timeout``
+        seconds pass."""
+        deadline = asyncio.get_running_loop().time() + max(timeout, 0.0)
+        while (got := await self._next(deadline)) is not None:
+            if got == payload:
+                return
+
+    async def notifies(
+        self, *, timeout: float | None = None, stop_after: int | None = None
+    ) -> AsyncIterator[Note]:
+        """The notices arriving within ``timeout`` seconds, as psycopg's ``notifies``."""
+        deadline = asyncio.get_running_loop().time() + (1e9 if timeout is None else timeout)
+        count = 0
+        while (got := await self._next(deadline)) is not None:
+            yield Note(got)
+            count += 1
+            if stop_after is not None and count >= stop_after:
+                return
 
     async def close(self) -> None:
         self.closed = True
