@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
 
-from ..errors import SchemaError, StoreError, UserError
+from ..errors import SchemaError, StoreError, UserError, UserTypeError
 from . import _conns, _legacy
 from ._calls import CallQueue, on_fork
 from ._lifetime import ClosingStore
@@ -102,7 +102,10 @@ class SQLiteDatabase:
         read_only: bool = False,
     ) -> None:
         if not isinstance(path, (str, os.PathLike)):
-            raise UserError(f"a SQLite path must be str or pathlib.Path, got {type(path).__name__}")
+            raise UserTypeError(
+                f"a SQLite path must be str or pathlib.Path, got {type(path).__name__}",
+                hint="pass the file's name, like SQLiteSession('chat.db')",
+            )
         self.path = os.fspath(path)
         if not self.path:
             raise UserError("the SQLite path is empty", hint="pass a file name like 'chat.db'")

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UserTypeError
 from ..transcript import TranscriptEntry
 from ._codec import encode_meta
 from ._entries import checked_entries
@@ -185,7 +185,10 @@ class InMemoryCheckpointer(MemoryLeases, Forking):
     def _append(self, run_id: str, entries: Sequence[TranscriptEntry], head: RunHead) -> None:
         validate_id(run_id, "run_id")
         if not isinstance(head, RunHead):
-            raise UserError(f"head must be a RunHead, got {type(head).__name__}")
+            raise UserTypeError(
+                f"head must be a RunHead, got {type(head).__name__}",
+                hint="pass a RunHead(agent_name=...); a run's head is snapshot.head",
+            )
         self._check_fence(run_id)  # a worker whose lease was taken over must not write
         entries, kept = escape_entries(entries), _keep(head)
         stored = self._runs.get(run_id)

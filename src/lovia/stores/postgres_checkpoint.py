@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UserError
+from ..errors import UserTypeError
 from ..transcript import TranscriptEntry
 from ._codec import decode_batches, decode_snapshot, encode_head
 from ._entries import checked_entries
@@ -121,7 +121,10 @@ class PostgresCheckpointer(PostgresStore, Forking):
         self._db.check_writable()
         entries = checked_entries(entries)
         if not isinstance(head, RunHead):
-            raise UserError(f"head must be a RunHead, got {type(head).__name__}")
+            raise UserTypeError(
+                f"head must be a RunHead, got {type(head).__name__}",
+                hint="pass a RunHead(agent_name=...); a run's head is snapshot.head",
+            )
         # Encode before any I/O, so a value JSON cannot hold fails with nothing written.
         params: dict[str, Any] = {
             "run_id": run_id,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UserError, UserTypeError
 from .checkpoint import Checkpointer, IfRunExists, OnBusy, RunSnapshot, conforms, validate_id
 
 __all__ = ["CheckpointOptions"]
@@ -82,7 +82,11 @@ class CheckpointOptions:
             )
         if resume_from is not None:
             if not isinstance(resume_from, RunSnapshot):
-                raise UserError("resume_from must be a RunSnapshot (from checkpointer.load)")
+                raise UserTypeError(
+                    "resume_from must be a RunSnapshot (from checkpointer.load), "
+                    f"got {type(resume_from).__name__}",
+                    hint="pass await checkpointer.load(run_id), or only a run_id to resume it",
+                )
             if run_id is not None and run_id != resume_from.run_id:
                 raise UserError(
                     f"checkpoint run_id {run_id!r} does not match resume_from.run_id "

@@ -14,7 +14,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 
-from ..errors import UserError
+from ..errors import UserTypeError
 from ..transcript import TranscriptEntry
 from ._codec import decode_batches, decode_snapshot, encode_head
 from ._entries import checked_entries
@@ -93,7 +93,10 @@ class SQLiteCheckpointer(SQLiteStore, SQLiteLeases, Forking):
         """The transaction that appends ``entries`` and replaces the head."""
         validate_id(run_id, "run_id")
         if not isinstance(head, RunHead):
-            raise UserError(f"head must be a RunHead, got {type(head).__name__}")
+            raise UserTypeError(
+                f"head must be a RunHead, got {type(head).__name__}",
+                hint="pass a RunHead(agent_name=...); a run's head is snapshot.head",
+            )
         # Encode before the transaction, so a value JSON cannot hold fails with nothing written.
         batch = encode_entries(entries) if entries else None
         head_json = encode_head(run_id, head)
