@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..agent import Agent
+from ..chats.book import PENDING_STATUSES
 from ..chats.runstart import RunStart
 from ..chats.supervisor import LiveRun, RunSupervisor
 from .book import StoreBook
@@ -250,6 +251,7 @@ class _Records:
                 None,
             )
         )
+        await self._supersede(chat, run.run_id)
         await store.set_active_run_id(chat, run.run_id, context=run.context)
         self.deps.emit(
             "run_started",
@@ -260,6 +262,22 @@ class _Records:
                 "source": run.source,
             },
         )
+
+    async def _supersede(self, chat: str, run_id: str) -> None:
+        """A new run has taken the chat: the run its pointer named before (one a 0.9.119
+        program marked resumable, or one that ended) is dropped, as 0.9.119 dropped it. A
+        run this project still counts as the chat's unfinished one is kept: a new message
+        is refused while it waits (``run_unfinished``), and another server may drive it."""
+        store = self.deps.store
+        before = await store.get_active_run_id(chat)
+        if before is None or before == run_id:
+            return
+        old = await store.checkpointer.load(before)
+        if old is None:
+            return
+        if old.session_id == chat and old.status in PENDING_STATUSES:
+            return
+        await store.checkpointer.delete(before)
 
     async def on_end(self, run: LiveRun, terminal: dict[str, Any]) -> None:
         status, error, usage = _outcome(terminal)
@@ -289,12 +307,13 @@ def _outcome(terminal: dict[str, Any]) -> tuple[str, str | None, dict[str, Any] 
 
         return "completed", None, usage_dict(result.get("usage"))
     error = terminal.get("error") or {}
+    # every cooperative stop reads "cancelled" (as in 0.9.119), whatever the exception said
     if terminal.get("stopped"):
-        return "cancelled", None, None
+        return "cancelled", "cancelled", None
     if error.get("type") == "ApprovalPending":
         return "interrupted", None, None
     if error.get("type") == "RunCancelled":
-        return "interrupted", str(error.get("message") or ""), None
+        return "interrupted", "cancelled", None
     return "failed", str(error.get("message") or error.get("type") or "failed"), None
 
 
