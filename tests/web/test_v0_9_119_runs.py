@@ -5,6 +5,7 @@ run drops the run a chat's pointer named before it, and ``ChatUI`` assets are re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from lovia import Agent, InputEntry, RunHead, tool
 from lovia.testing import ScriptedProvider, call, text
 from lovia.web import ChatStore, ChatUI
 
-from .conftest import web_app
+from .conftest import decode, web_app
 
 
 async def _until(check: Any) -> Any:
@@ -110,3 +111,41 @@ async def test_ui_assets_answer_304_while_unchanged(client_for: Any, tmp_path: P
     theme.write_text("body{color:red}", encoding="utf-8")
     changed = await client.get("/ui/theme.css", headers={"If-None-Match": etag})
     assert changed.status_code == 200 and changed.text == "body{color:red}"
+
+
+async def test_a_reconnect_to_a_parked_chat_follows_the_run_its_approval_resumes(
+    client_for: Any,
+) -> None:
+    """The resumed run is over within milliseconds; the reconnected stream still carries
+    it to its ``done`` (five chats, so a stream that looks for the run too late fails)."""
+
+    @tool(needs_approval=True)
+    async def pay() -> str:
+        """Pays."""
+        return "paid"
+
+    script = [t for n in range(5) for t in (call("pay", {}, call_id=f"c{n}"), text(f"ack {n}"))]
+    model = ScriptedProvider(script)
+    client = client_for(web_app(Agent(name="bot", model=model, tools=[pay])))
+
+    async def parked() -> Any:
+        runs = (await client.get("/api/runs")).json()
+        return [r for r in runs if r["status"] == "blocked_on_approval"]
+
+    for n in range(5):
+        body = {"message": "go", "session_id": f"s{n}"}
+        first = asyncio.create_task(client.post("/api/chat/stream", json=body))
+        await _until(parked)
+        first.cancel()  # the client goes away while the call waits
+        with contextlib.suppress(asyncio.CancelledError):
+            await first
+        params = {"session_id": f"s{n}"}
+        again = asyncio.create_task(client.post("/api/chat/reconnect", params=params))
+        await asyncio.sleep(0.1)
+        decision = {"session_id": f"s{n}", "call_id": f"c{n}", "decision": "approve"}
+        assert (await client.post("/api/chat/approve", json=decision)).status_code == 200
+        events = decode((await asyncio.wait_for(again, 10)).text)
+        kinds = [e["event"] for e in events]
+        assert kinds[0] == "snapshot" and "approval_required" in kinds
+        assert kinds[-1] == "done" and events[-1]["output"] == f"ack {n}"
+        assert any(e.get("result") == "paid" for e in events if e["event"] == "tool_result")

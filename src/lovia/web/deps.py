@@ -73,6 +73,9 @@ class RouterDeps:
     _bus: EventHub = field(default_factory=EventHub, init=False, repr=False)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
     _scheduler: Any = field(default=None, init=False, repr=False)
+    _run_waiters: dict[str, list[asyncio.Future[LiveRun]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @property
     def session(self) -> Any:
@@ -140,6 +143,26 @@ class RouterDeps:
             sup.observers.append(_Records(self))
             self._supervisor = sup
         return self._supervisor
+
+    def next_run(self, chat_id: str) -> asyncio.Future[LiveRun]:
+        """Resolves with the chat's next run on this server as it starts: a stream waiting
+        for a decision follows it from its first event, however quickly it ends."""
+        waiter: asyncio.Future[LiveRun] = asyncio.get_running_loop().create_future()
+        self._run_waiters.setdefault(chat_id, []).append(waiter)
+        waiter.add_done_callback(lambda w: self._forget_waiter(chat_id, w))
+        return waiter
+
+    def _forget_waiter(self, chat_id: str, waiter: asyncio.Future[LiveRun]) -> None:
+        waiters = self._run_waiters.get(chat_id, [])
+        if waiter in waiters:
+            waiters.remove(waiter)
+        if not waiters:
+            self._run_waiters.pop(chat_id, None)
+
+    def run_started(self, run: LiveRun) -> None:
+        for waiter in list(self._run_waiters.get(run.chat_id, [])):
+            if not waiter.done():
+                waiter.set_result(run)
 
     def emit(self, event: str, data: Mapping[str, Any]) -> None:
         """Send a lifecycle event to ``GET /api/events``'s subscribers."""
@@ -251,6 +274,7 @@ class _Records:
                 None,
             )
         )
+        self.deps.run_started(run)
         await self._supersede(chat, run.run_id)
         await store.set_active_run_id(chat, run.run_id, context=run.context)
         self.deps.emit(
