@@ -1,5 +1,6 @@
-"""Issue 28: the stores package has no import circle, counting the imports made inside
-functions and under TYPE_CHECKING (the import linter's layers see only the package's face)."""
+"""Issue 28: the stores package and the run phases have no import circle, counting the
+imports made inside functions and under TYPE_CHECKING (the import linter's layers see only
+the package's face)."""
 
 from __future__ import annotations
 
@@ -91,3 +92,15 @@ def test_the_graph_sees_imports_inside_functions() -> None:
 
 def test_no_import_circle_inside_stores() -> None:
     assert cycles(import_graph("lovia.stores")) == []
+
+
+def test_the_graph_sees_imports_under_type_checking() -> None:
+    graph = import_graph("lovia._run")
+    assert "lovia._run.state" in graph["lovia._run.run"]  # annotations only
+
+
+def test_no_import_circle_inside_the_run_phases() -> None:
+    """The phases take the declared ``Run`` (run.py), not the driver: none imports loop.py."""
+    assert cycles(import_graph("lovia._run")) == []
+    graph = import_graph("lovia._run")
+    assert [m for m, deps in graph.items() if "lovia._run.loop" in deps] == ["lovia._run.runner"]

@@ -11,20 +11,13 @@ LIMIT = 440
 REASONS = {
     "chats/supervisor.py": "the one owner of a server's live runs: claim, lease, mailbox, stop "
     "and approvals share one lock discipline, split it and the races come back",
-    "transcript.py": "0.9.119's public module: the entry types, their dict form and the message "
-    "view belong together",
     "stores/checkpoint.py": "the public checkpointer protocol with RunHead, RunSnapshot and "
     "PendingApproval, whose dict forms must stay in step",
     "stores/_sqlite.py": "the SQLite connection, its worker pool and its transactions",
-    "events.py": "0.9.119's public module: one class per event, each short",
     "stores/maintenance.py": "trim and rewind planned once as pure functions for every store, "
     "with the session version they check: one plan, one set of rules",
     "stores/_legacy.py": "0.9.119's SQLite layout read and migrated forward: its three tables, "
     "its schema versions and the backup that guards the user's file, in one place",
-    "_run/loop.py": "the run driver's fixed phases in order, each a short method; reading them "
-    "top to bottom is the point",
-    "tools/base.py": "0.9.119's public tool machinery: Tool, @tool and running a call "
-    "(validation, timeout, idempotency, error results) belong together",
 }
 
 

@@ -22,7 +22,7 @@ from ..transcript import ToolCallEntry
 from .outcome import as_call
 
 if TYPE_CHECKING:
-    from .loop import RunDriver
+    from .run import Run
     from .state import RunState
 
 __all__ = ["OPEN", "approval", "counted_at_start", "reused_text"]
@@ -64,7 +64,7 @@ def _stored(state: RunState, call: ToolCallEntry) -> Decision | None:
     return None
 
 
-async def approval(d: RunDriver, call: ToolCallEntry, *, reused: bool) -> Decision:
+async def approval(d: Run, call: ToolCallEntry, *, reused: bool) -> Decision:
     """The decision for one call that needs approval. A ``"defer"`` of a call with an id of
     its own parks it (in ``state.pending_approvals``); of a ``reused`` one, it parks nothing."""
     state = d.state

@@ -8,21 +8,24 @@ so a resume does not run it again."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from ..errors import RunCancelled
+from ..reliability import CancelToken
 from ..transcript import ToolCallEntry
 from .outcome import Outcome
 
-if TYPE_CHECKING:
-    from .calls import ToolPhase
+__all__ = ["Record", "collect"]
 
-__all__ = ["collect"]
+Record = Callable[[list[tuple[ToolCallEntry, Outcome]]], Awaitable[None]]
+"""Records finished calls' results, in call order (the tool phase's ``record_and_announce``)."""
 
 
-async def collect(phase: ToolPhase, tasks: dict[asyncio.Future[Outcome], ToolCallEntry]) -> None:
+async def collect(
+    token: CancelToken, record: Record, tasks: dict[asyncio.Future[Outcome], ToolCallEntry]
+) -> None:
     """Record results as tools finish; on cancellation keep finished ones, cancel the rest."""
-    d = phase.d
     loop = asyncio.get_running_loop()
     stop: asyncio.Future[None] = loop.create_future()
 
@@ -30,7 +33,7 @@ async def collect(phase: ToolPhase, tasks: dict[asyncio.Future[Outcome], ToolCal
         if not stop.done():
             stop.set_result(None)
 
-    remove = d.cancel_token.add_callback(wake)
+    remove = token.add_callback(wake)
     pending: set[asyncio.Future[Any]] = set(tasks)
     cancelled = False
     try:
@@ -43,7 +46,7 @@ async def collect(phase: ToolPhase, tasks: dict[asyncio.Future[Outcome], ToolCal
                 await asyncio.sleep(0)  # a tool that cancelled and returned keeps its result
                 done |= {t for t in pending if t.done()}
                 pending -= done
-            cancelled = await _record(phase, tasks, done) or cancelled
+            cancelled = await _record(token, record, tasks, done) or cancelled
             if stop.done() or cancelled:
                 break
         if pending:  # the run stops: the rest are cancelled (a sync call held for a while)
@@ -51,37 +54,37 @@ async def collect(phase: ToolPhase, tasks: dict[asyncio.Future[Outcome], ToolCal
                 t.cancel()
             await asyncio.wait(pending)
             late, pending = pending, set()
-            await _record(phase, tasks, {t for t in late if not t.cancelled()})
+            await _record(token, record, tasks, {t for t in late if not t.cancelled()})
     finally:
         remove()
         for t in pending:
             t.cancel()
         if pending:
             await asyncio.wait(pending)
-    if cancelled or d.cancel_token.cancelled:
-        d.cancel_token.check()
+    if cancelled or token.cancelled:
+        token.check()
         raise RunCancelled("the run was cancelled")
 
 
 async def _record(
-    phase: ToolPhase,
+    token: CancelToken,
+    record: Record,
     tasks: dict[asyncio.Future[Outcome], ToolCallEntry],
     done: set[asyncio.Future[Any]],
 ) -> bool:
     """Record the results of the ``done`` tasks, in call order; whether one of them raised
     ``RunCancelled`` (its call stays without a result, and the token is fired)."""
-    d = phase.d
     cancelled = False
     results: list[tuple[ToolCallEntry, Outcome]] = []
     for task in [t for t in tasks if t in done]:  # call order, not completion order
         exc = task.exception()
         if isinstance(exc, RunCancelled):
             cancelled = True
-            d.cancel_token.cancel(exc.message)
+            token.cancel(exc.message)
             continue
         if exc is not None:
             raise exc
         results.append((tasks[task], task.result()))
     if results:
-        await phase.record_and_announce(results)
+        await record(results)
     return cancelled

@@ -32,7 +32,7 @@ from .turn import until_cancelled
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from .loop import RunDriver
+    from .run import Run
     from .state import RunState
 
 __all__ = ["ToolPhase", "batches"]
@@ -43,9 +43,9 @@ _NOTHING_COUNTED: Counter[str] = Counter()  # a phase's without a budget: never 
 
 
 class ToolPhase:
-    """Runs one turn's calls for a ``RunDriver``."""
+    """Runs one turn's calls for a ``Run``."""
 
-    def __init__(self, driver: RunDriver, *, resumed: bool) -> None:
+    def __init__(self, driver: Run, *, resumed: bool) -> None:
         self.d = driver
         self.state: RunState = driver.state
         self.resumed = resumed
@@ -62,7 +62,7 @@ class ToolPhase:
         ``ApprovalPending`` after the turn's other calls when one was parked."""
         d = self.d
         caller = self.state.turn_agent or self.state.agent
-        tooling = d.tooling(caller)
+        tooling = d.kit.tooling(caller)
         handed_to: Agent | None = self.state.pending_handoff  # the turn's first handoff wins
         blocked = False
         for group in batches(calls, tooling.by_name) if len(calls) > 1 else (calls,):
@@ -268,7 +268,7 @@ class ToolPhase:
         tasks: dict[asyncio.Future[Outcome], ToolCallEntry] = {
             asyncio.ensure_future(self._call(r)): r.call for r in ready
         }
-        await collect(self, tasks)
+        await collect(d.cancel_token, self.record_and_announce, tasks)
 
     async def _call(self, r: Ready) -> Outcome:
         with in_call(self.d, r.call):

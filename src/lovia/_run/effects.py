@@ -22,7 +22,7 @@ from ..run_context import CURRENT_CALL
 from ..transcript import ToolCallEntry
 
 if TYPE_CHECKING:
-    from .loop import RunDriver
+    from .run import Run
 
 __all__ = ["CallScope", "call_key", "idempotency_key", "in_call"]
 
@@ -50,7 +50,7 @@ def _place(entries: list[Any], call: ToolCallEntry) -> int:
     raise UserError(f"tool call {call.call_id!r} is not part of this run's transcript")
 
 
-def call_key(d: RunDriver, call: ToolCallEntry) -> str:
+def call_key(d: Run, call: ToolCallEntry) -> str:
     return idempotency_key(d.run_id, _place(d.state.entries, call))
 
 
@@ -59,7 +59,7 @@ class CallScope:
 
     __slots__ = ("_key", "_seen", "call", "ctx", "d")
 
-    def __init__(self, d: RunDriver, call: ToolCallEntry) -> None:
+    def __init__(self, d: Run, call: ToolCallEntry) -> None:
         self.d = d
         self.ctx = d.ctx
         self.call = call
@@ -101,7 +101,7 @@ class CallScope:
 
 
 @contextmanager
-def in_call(d: RunDriver, call: ToolCallEntry) -> Iterator[CallScope]:
+def in_call(d: Run, call: ToolCallEntry) -> Iterator[CallScope]:
     """``ctx.idempotency_key`` and ``ctx.step`` refer to ``call`` inside this block."""
     scope = CallScope(d, call)
     token = CURRENT_CALL.set(scope)

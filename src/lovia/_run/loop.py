@@ -56,7 +56,8 @@ from .replay import refused_answer, replay, replay_from_session
 from .result import RunResult, run_result
 from .resume import find_agent, find_handoff_target
 from .setup import before_writes, check_arguments, render_system, setup, start_new
-from .state import RunState, new_run_id
+from .state import RunState
+from .stored import run_id_for, take
 from .turn import model_turn
 
 __all__ = ["RunDriver", "RunOptions"]
@@ -91,7 +92,7 @@ class RunDriver:
         self.approvals = approvals if approvals is not None else ApprovalChannel()
         self.state = RunState(agent)
         self.emitter = Emitter(agent.hooks, self.state, channel)
-        self.run_id = self._run_id()
+        self.run_id = run_id_for(self.checkpoint)
         self.recorder = RunRecorder(
             self.run_id,
             checkpointer=self.checkpoint.checkpointer if self.checkpoint else None,
@@ -122,21 +123,7 @@ class RunDriver:
         self._started = False
         self.history_read: tuple[list[Any], int | None] | None = None  # setup's one read
         kit = self.kit = AgentKit(agent, options, self.ctx)
-        self.provider = kit.provider
-        self.policy = kit.policy
-        self.output_type = kit.output_type
-        self.all_tools = kit.all_tools
-        self.tooling = kit.tooling
-        self.known_agents = kit.known_agents
         self.emitter.bind(self.ctx, kit.plugin_hooks, kit.plugin_order)
-
-    def _run_id(self) -> str:
-        opts = self.checkpoint
-        if opts is None:
-            return new_run_id()
-        if opts.resume_from is not None:
-            return opts.run_id or opts.resume_from.run_id
-        return opts.run_id or new_run_id()
 
     # -- the whole run ----------------------------------------------------------------------
 
@@ -146,7 +133,11 @@ class RunDriver:
         span: Any = None
         try:
             check_arguments(self)
-            stored = await self._take() if self.checkpoint is not None else None
+            stored = (
+                await take(self.checkpoint, self.run_id, self.lease)
+                if self.checkpoint is not None
+                else None
+            )
             if not self.traced:  # the no-op tracer: no span, no link
                 return await self._run(stored)
             span_cm = run_span(
@@ -197,38 +188,6 @@ class RunDriver:
             if self.lease.active:
                 await self.lease.release()
 
-    async def _take(self) -> RunSnapshot | None:
-        """The stored run, read again once this attempt holds its lease (a replay of a
-        completed run takes none)."""
-        stored = await self._load()
-        if not self._replays_without_lease(stored):
-            await self.lease.acquire()
-            if self.checkpoint is not None and self.checkpoint.resume_from is None:
-                stored = await self._load()  # what the store holds now that we own it
-        return stored
-
-    def _replays_without_lease(self, stored: RunSnapshot | None) -> bool:
-        """A completed run is only replayed (no model, no tools; the session append is
-        idempotent), so it needs no lease: replays stay one read."""
-        opts = self.checkpoint
-        return (
-            opts is not None
-            and stored is not None
-            and stored.status == "completed"
-            and opts.resume_from is None
-            and opts.if_run_exists in ("resume", "resume_only")
-            and not opts.delete_on_success
-        )
-
-    async def _load(self) -> RunSnapshot | None:
-        opts = self.checkpoint
-        if opts is None:
-            return None
-        if opts.resume_from is not None:
-            return opts.resume_from
-        snap: RunSnapshot | None = await opts.checkpointer.load(self.run_id)
-        return snap
-
     async def _run(self, loaded: RunSnapshot | None) -> RunResult:
         opts = self.checkpoint
         stored = loaded if opts is not None and opts.resume_from is None else None
@@ -262,7 +221,7 @@ class RunDriver:
         self._bind_mailbox(snapshot)
         # (no model configured: setup fails before any event) the run span names the model
         if self.run_span is not None:
-            record_run_model(self.run_span, self.provider(self.state.agent), self.tracer)
+            record_run_model(self.run_span, self.kit.provider(self.state.agent), self.tracer)
         if self.emitter.heard():
             await self.emit(
                 ev.RunStarted(
@@ -344,7 +303,9 @@ class RunDriver:
                 if emitter.heard():
                     await self.emit(ev.TurnEnded(state.agent, state.turn))
                 answer = final_text(message)
-                if self.output_type(state.agent) is not str and await ask_for_repair(self, answer):
+                if self.kit.output_type(state.agent) is not str and await ask_for_repair(
+                    self, answer
+                ):
                     continue
                 return await self._finish(answer)
             await self._tools(calls, resumed=False)
@@ -410,7 +371,7 @@ class RunDriver:
         agent = state.agent
         if text is None:
             text = final_text(state.entries)
-        output_type = self.output_type(agent)
+        output_type = self.kit.output_type(agent)
         if output_type is str:
             output = stored = text
         else:

@@ -34,7 +34,7 @@ def final_text(entries: list[TranscriptEntry]) -> str:
 
 
 if TYPE_CHECKING:
-    from .loop import RunDriver
+    from .run import Run
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
 
@@ -92,11 +92,11 @@ def _is_json(text: str) -> bool:
     return True
 
 
-async def ask_for_repair(d: RunDriver, answer: str) -> bool:
+async def ask_for_repair(d: Run, answer: str) -> bool:
     """A final answer that does not fit ``output_type``: when the agent's ``output_repair``
     gives a prompt for it, add that as a user message (the next turn answers it)."""
     agent = d.state.agent
-    output_type = d.output_type(agent)
+    output_type = d.kit.output_type(agent)
     if output_type is str:
         return False
     try:

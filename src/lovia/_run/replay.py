@@ -17,7 +17,7 @@ from .result import RunResult
 from .resume import replay_agent
 
 if TYPE_CHECKING:
-    from .loop import RunDriver
+    from .run import Run
 
 _log = logging.getLogger("lovia.replay")
 
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-async def replay(d: RunDriver, snap: RunSnapshot) -> RunResult:
+async def replay(d: Run, snap: RunSnapshot) -> RunResult:
     """No model, no hooks, no guardrails; only the terminal event; session re-applied.
 
     The run's usage counts in an agent-as-tool caller's first, whatever happens next. An
@@ -43,7 +43,7 @@ async def replay(d: RunDriver, snap: RunSnapshot) -> RunResult:
         d.o.parent_usage.add(snap.usage)
     agent = replay_agent(d.entry_agent, snap.agent_name)
     lost = snap.output is None and (snap.error or {}).get("type") == "OutputNotSerializable"
-    output = None if lost else revive_output(agent, d.output_type(agent), snap.output)
+    output = None if lost else revive_output(agent, d.kit.output_type(agent), snap.output)
     await d.recorder.finish_replay(snap)
     if lost:
         raise UserError(
@@ -68,7 +68,7 @@ async def replay(d: RunDriver, snap: RunSnapshot) -> RunResult:
     return result
 
 
-async def replay_from_session(d: RunDriver) -> RunResult | None:
+async def replay_from_session(d: Run) -> RunResult | None:
     """A run already in the session under this run id (its checkpoint deleted on success)
     is answered from its segment, not run again."""
     o = d.o
@@ -85,7 +85,7 @@ async def replay_from_session(d: RunDriver) -> RunResult | None:
         if answer is None:
             return None
         agent = d.entry_agent
-        output, _ = parse_output(agent, d.output_type(agent), answer)
+        output, _ = parse_output(agent, d.kit.output_type(agent), answer)
         result = RunResult(
             output=output,
             entries=list(seg.entries),
@@ -102,7 +102,7 @@ async def replay_from_session(d: RunDriver) -> RunResult | None:
     return None
 
 
-async def refuse_if_in_session(d: RunDriver, *, stored: bool) -> None:
+async def refuse_if_in_session(d: Run, *, stored: bool) -> None:
     """Under ``"restart"`` or ``"fail"`` with nothing stored (the checkpoint was deleted), a
     run the session already holds is refused before anything runs: a session keeps one
     segment per run id, so a new answer under that id could never land there (it would be
@@ -133,7 +133,7 @@ async def refuse_if_in_session(d: RunDriver, *, stored: bool) -> None:
     )
 
 
-async def read_history(d: RunDriver) -> tuple[list[Any], int | None]:
+async def read_history(d: Run) -> tuple[list[Any], int | None]:
     """The session's segments and (a store that keeps one) its version, in one read."""
     session, session_id = d.o.session, d.o.session_id
     assert session is not None and session_id is not None

@@ -31,7 +31,7 @@ from .replay import conflicted, read_history, refuse_if_in_session
 from .resume import find_agent, find_handoff_target
 
 if TYPE_CHECKING:
-    from .loop import RunDriver
+    from .run import Run
 
 __all__ = [
     "before_writes",
@@ -63,7 +63,7 @@ def _callers_level() -> int:
     return 2
 
 
-def check_arguments(d: RunDriver) -> None:
+def check_arguments(d: Run) -> None:
     """Refuse wrong arguments before anything is read or written (the entry agent's type
     is checked where the driver is built: ``Runner``'s ``_agent``)."""
     o = d.o
@@ -125,7 +125,7 @@ def check_arguments(d: RunDriver) -> None:
     d.kit.tooling(d.entry_agent)  # two tools with one name fail before any work (kept)
 
 
-def _restore_timeline(d: RunDriver, snapshot: RunSnapshot) -> None:
+def _restore_timeline(d: Run, snapshot: RunSnapshot) -> None:
     """A resumed run goes on with the timeline its head holds."""
     stored = getattr(snapshot, "timeline", None) or {}
     for kind in ("turns", "calls"):
@@ -133,7 +133,7 @@ def _restore_timeline(d: RunDriver, snapshot: RunSnapshot) -> None:
         d.state.timeline[kind] = [list(r) for r in rows if isinstance(r, list)]
 
 
-async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
+async def setup(d: Run, snapshot: RunSnapshot | None) -> None:
     state = d.state
     o = d.o
     if snapshot is not None:
@@ -176,7 +176,7 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
     if state.agent.plugins or state.agent.workspace is not None:  # else nothing to set up
         await d.kit.activate_plugins(state.agent)
     await render_system(d)
-    d.provider(state.agent)  # no model configured: fail before any event
+    d.kit.provider(state.agent)  # no model configured: fail before any event
     if snapshot is None:
         # Set up without error, the input is the run's own: before RunStarted (hooks see it
         # in ctx.entries) and kept by a tripped input guardrail's failed head, as in 0.9.119,
@@ -184,7 +184,7 @@ async def setup(d: RunDriver, snapshot: RunSnapshot | None) -> None:
         state.entries.extend(d.new_input if d.new_input is not None else _read_input(d.input))
 
 
-async def before_writes(d: RunDriver, action: str, stored: RunSnapshot | None) -> None:
+async def before_writes(d: Run, action: str, stored: RunSnapshot | None) -> None:
     """What can refuse a run, checked before anything is written (a restart's delete, the
     run's first save): the input of a run that starts from it, and under ``"restart"`` or
     ``"fail"`` a run the session already holds. A resumed run ignores its input."""
@@ -202,7 +202,7 @@ def _read_input(given: object) -> list[TranscriptEntry]:
     return new_input
 
 
-async def start_new(d: RunDriver, snapshot: RunSnapshot | None = None) -> None:
+async def start_new(d: Run, snapshot: RunSnapshot | None = None) -> None:
     """A new run's input guarded and saved; a resumed run an input guardrail refused (it
     failed on one before its first turn) is guarded again."""
     if snapshot is not None:
@@ -215,7 +215,7 @@ async def start_new(d: RunDriver, snapshot: RunSnapshot | None = None) -> None:
         await d.save()
 
 
-async def guard_input(d: RunDriver) -> None:
+async def guard_input(d: Run) -> None:
     """The input guardrails over the whole transcript the first model call will see: system,
     history, the run's input. Run for a new run, and again when a run that one of them
     refused is resumed: re-submitting the run id must not get its input past them."""
@@ -242,7 +242,7 @@ def _refuse_unanswered_calls(new_input: list[TranscriptEntry]) -> None:
         )
 
 
-async def render_system(d: RunDriver) -> None:
+async def render_system(d: Run) -> None:
     """The system entry for the active agent: instructions, fragments, plugins, extra."""
     agent = d.state.agent
     if type(agent.instructions) is str and not getattr(agent, "_fragments", None):
@@ -254,8 +254,8 @@ async def render_system(d: RunDriver) -> None:
             texts.append(inst.instructions)
     if d.o.extra_instructions:
         texts.append(d.o.extra_instructions)
-    output_type = d.output_type(agent)
-    if output_type is not str and not getattr(d.provider(agent), "supports_json_schema", False):
+    output_type = d.kit.output_type(agent)
+    if output_type is not str and not getattr(d.kit.provider(agent), "supports_json_schema", False):
         texts.append(output_instructions(output_type))  # no native JSON-schema output
     text = texts[0] if len(texts) == 1 else "\n\n".join(t for t in texts if t)
     d.state.system_entries = [_system_entry(text)] if text else []

@@ -19,17 +19,17 @@ from .model import stream_turn
 
 if TYPE_CHECKING:
     from ..reliability import CancelToken
-    from .loop import RunDriver
+    from .run import Run
 
 __all__ = ["model_turn", "until_cancelled"]
 
 
-async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
+async def model_turn(d: Run) -> list[TranscriptEntry]:
     state = d.state
     agent = state.agent
-    provider = d.provider(agent)
-    policy = d.policy(agent)
-    tooling = d.tooling(agent)
+    provider = d.kit.provider(agent)
+    policy = d.kit.policy(agent)
+    tooling = d.kit.tooling(agent)
     attempt = 0
     refused: tuple[list[TranscriptEntry], ContextOverflowError] | None = None
     started = time.time()
@@ -70,7 +70,7 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
             entries,
             tools=tooling.specs,
             agent=agent,
-            output_type=d.output_type(agent),
+            output_type=d.kit.output_type(agent),
             retry=d.o.retry or agent.retry,
             emit=d.emit,
             deltas=d.emitter.listening,
@@ -107,7 +107,7 @@ async def model_turn(d: RunDriver) -> list[TranscriptEntry]:
         return unique_call_ids(turn.entries)  # a repeated call id gets one of its own
 
 
-def _compaction_seen(d: RunDriver, event: ev.ContextCompacted) -> ev.ContextCompacted:
+def _compaction_seen(d: Run, event: ev.ContextCompacted) -> ev.ContextCompacted:
     """Name the session on the event; its notice goes into the run's segment meta."""
     if event.session_id is None:
         event.session_id = d.o.session_id
@@ -116,7 +116,7 @@ def _compaction_seen(d: RunDriver, event: ev.ContextCompacted) -> ev.ContextComp
     return event
 
 
-async def _inject_views(d: RunDriver, entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
+async def _inject_views(d: Run, entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
     extra: list[TranscriptEntry] = []
     for inst in d.kit.plugin_instances(d.state.agent):
         for injector in inst.view_injectors:
@@ -128,7 +128,7 @@ async def _inject_views(d: RunDriver, entries: list[TranscriptEntry]) -> list[Tr
     return [*entries, *extra] if extra else entries
 
 
-async def until_cancelled(d: RunDriver, coro: Any, *, keep_finished: bool = False) -> Any:
+async def until_cancelled(d: Run, coro: Any, *, keep_finished: bool = False) -> Any:
     """Await ``coro`` in this task, stopping it when the cancel token fires (-> ``RunCancelled``).
 
     The token's callback cancels the current task (as ``asyncio.timeout`` does) and the

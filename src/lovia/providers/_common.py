@@ -4,23 +4,25 @@ stream per model call, and SDK errors as lovia errors."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import re
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from ..errors import ContextOverflowError, ProviderError, UserError
 from ..http_config import resolve_timeout, resolve_trust_env, resolve_verify
 from ..settings import ModelSettings
 
 __all__ = [
+    "SDKClientPlan",
     "SDKProvider",
     "guarded_stream",
     "missing_key_error",
     "official_host",
     "one_shot_http_client",
-    "sdk_client",
     "sdk_error",
     "status_error",
     "tool_choice_name",
@@ -107,7 +109,9 @@ def tool_choice_name(choice: str) -> str | None:
     return None if choice in ("auto", "required", "none") else choice
 
 
-def one_shot_http_client(sdk: Any, timeout: float, *, trust_env: bool = False) -> Any:
+def one_shot_http_client(
+    sdk: Any, timeout: float, *, trust_env: bool = False, verify: Any = None
+) -> Any:
     """An HTTP client for ``sdk`` (the openai or anthropic module) that keeps no idle connection.
 
     A provider is often shared by runs on different event loops (``run_sync`` twice) or made
@@ -115,14 +119,17 @@ def one_shot_http_client(sdk: Any, timeout: float, *, trust_env: bool = False) -
     to a dead loop or leak. One connection per model call costs a handshake, which is small
     next to a model call; pass your own ``client=`` to pool connections. Certificates are
     verified as ``lovia.http_config`` says; proxies from the environment only with
-    ``trust_env``.
+    ``trust_env``; ``verify`` is that setting read before (``None``: read it now).
     """
     base = sdk.DefaultAsyncHttpxClient.__mro__[1]
     # The SDK's own httpx flavour (httpx or its fork httpx2) provides the matching Limits.
     httpx_module = importlib.import_module(base.__module__.split(".")[0])
     limits = httpx_module.Limits(max_connections=100, max_keepalive_connections=0)
     return sdk.DefaultAsyncHttpxClient(
-        timeout=timeout, limits=limits, verify=_verify(), trust_env=trust_env
+        timeout=timeout,
+        limits=limits,
+        verify=_verify() if verify is None else verify,
+        trust_env=trust_env,
     )
 
 
@@ -138,48 +145,70 @@ def _verify() -> Any:
     return found
 
 
-def sdk_client(
-    package: str,
-    client_class: str,
-    *,
-    api_key: str | None,
-    key_variable: str,
-    base_url: str | None,
-    url_variable: str,
-    timeout: float | None,
-    trust_env: bool | None = None,
-    default_headers: dict[str, str] | None = None,
-    token_variable: str | None = None,
-) -> Any:
-    """A new async client of the ``package`` SDK, keyed from ``api_key`` or ``key_variable``.
+class SDKClientPlan:
+    """A new async client of the ``package`` SDK, decided at once and built on first use.
 
-    ``base_url`` falls back to ``url_variable``, then to the SDK's default; ``timeout`` and
-    ``trust_env`` to the environment (``lovia.http_config``); ``default_headers`` go with
-    every request. The client makes
-    no retries of its own: the agent's RetryPolicy is the one place that decides on retries.
+    Importing an SDK takes about a second, so a provider made from a model string (by the
+    CLI, a web server, each run) imports it only when it first calls the model. The key comes
+    from ``api_key`` or ``key_variable``; ``base_url`` falls back to ``url_variable``, then to
+    ``default_url`` (the SDK's own); ``timeout`` and ``trust_env`` to the environment
+    (``lovia.http_config``); ``default_headers`` go with every request. The client makes no
+    retries of its own: the agent's RetryPolicy is the one place that decides on retries.
     Without a key (nor a token in ``token_variable``) the client holds a placeholder that
     ``KeyPolicy`` keeps off the wire.
     """
-    try:
-        sdk = importlib.import_module(package)
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise UserError(
-            f"the {package} provider needs the {package} package",
-            hint=f"pip install 'lovia[{package}]'",
-        ) from exc
-    url = base_url or os.environ.get(url_variable) or None
-    seconds = resolve_timeout(timeout)
-    key = api_key if api_key is not None else os.environ.get(key_variable)
-    return getattr(sdk, client_class)(
-        # Without a key the SDK still wants one; the provider leaves its header out of
-        # every request (KeyPolicy), so this placeholder is never sent.
-        api_key=key or (None if token_variable and os.environ.get(token_variable) else _NO_KEY),
-        base_url=url,
-        max_retries=0,
-        timeout=seconds,
-        http_client=one_shot_http_client(sdk, seconds, trust_env=resolve_trust_env(trust_env)),
-        default_headers=dict(default_headers) if default_headers else None,
-    )
+
+    def __init__(
+        self,
+        package: str,
+        client_class: str,
+        *,
+        api_key: str | None,
+        key_variable: str,
+        base_url: str | None,
+        url_variable: str,
+        default_url: str,
+        timeout: float | None,
+        trust_env: bool | None = None,
+        default_headers: dict[str, str] | None = None,
+        token_variable: str | None = None,
+    ) -> None:
+        if importlib.util.find_spec(package) is None:  # pragma: no cover - the install's
+            raise UserError(
+                f"the {package} provider needs the {package} package",
+                hint=f"pip install 'lovia[{package}]'",
+            )
+        self.package, self.client_class = package, client_class
+        self.url = base_url or os.environ.get(url_variable) or None
+        # as the SDK keeps it (a path ends in a slash), so nothing need be built to show it
+        url = self.url or default_url
+        parts = urlsplit(url)
+        self.base_url = url + "/" if parts.path and not url.endswith("/") else url
+        self.host = parts.hostname or ""
+        self.seconds = resolve_timeout(timeout)
+        self.trust_env = resolve_trust_env(trust_env)
+        self.verify = _verify()  # a bad CA bundle is refused here, not at the first call
+        key = api_key if api_key is not None else os.environ.get(key_variable)
+        # Without a key the SDK still wants one; the provider leaves its header out of every
+        # request (KeyPolicy), so this placeholder is never sent.
+        self.api_key = key or (
+            None if token_variable and os.environ.get(token_variable) else _NO_KEY
+        )
+        self.keyless = self.api_key == _NO_KEY
+        self.headers = dict(default_headers) if default_headers else None
+
+    def build(self) -> Any:
+        sdk = importlib.import_module(self.package)
+        return getattr(sdk, self.client_class)(
+            api_key=self.api_key,
+            base_url=self.url,
+            max_retries=0,
+            timeout=self.seconds,
+            http_client=one_shot_http_client(
+                sdk, self.seconds, trust_env=self.trust_env, verify=self.verify
+            ),
+            default_headers=self.headers,
+        )
 
 
 _NO_KEY = "lovia-no-key"
@@ -199,26 +228,40 @@ class KeyPolicy:
         package: str,
         client: Any,
         key_variable: str,
-        owns_client: bool,
+        plan: SDKClientPlan | None,
         default_headers: dict[str, str] | None,
     ) -> None:
-        self.host: str = str(getattr(getattr(client, "base_url", None), "host", "") or "")
+        """``client``: one given by the caller (``plan`` is None), else the ``plan`` of ours."""
+        if plan is not None:
+            self.host, keyless = plan.host, plan.keyless
+        else:
+            self.host = str(getattr(getattr(client, "base_url", None), "host", "") or "")
+            keyless = False
+        self.package = package
         self.official_host = official_host(package, self.host)
-        keyless = owns_client and getattr(client, "api_key", None) == _NO_KEY
         self.problem: UserError | None = None
-        self.request_options: dict[str, Any] = {}
+        self._omits = False  # requests go without a credential header
+        self._options: dict[str, Any] | None = None
         if not keyless:
             return
         if self.official_host:
             self.problem = missing_key_error(key_variable, package, self.host)
         own = {k.lower() for k in default_headers or {}}
-        if not own & {"authorization", "x-api-key"}:
-            omit = _omit(package)
-            self.request_options = {
-                "extra_headers": {"Authorization": omit, "X-Api-Key": omit}
-                if package == "anthropic"
-                else {"Authorization": omit}
-            }
+        self._omits = not own & {"authorization", "x-api-key"}
+
+    @property
+    def request_options(self) -> dict[str, Any]:
+        """Keyword arguments for every request: the credential headers left out, keyless."""
+        found = self._options
+        if found is None:
+            found = self._options = {}
+            if self._omits:  # the SDK's marker: read once the SDK is in use
+                omit = _omit(self.package)
+                headers = {"Authorization": omit}
+                if self.package == "anthropic":
+                    headers["X-Api-Key"] = omit
+                found["extra_headers"] = headers
+        return found
 
     def check(self) -> None:
         """Raise the ``UserError`` a request would meet (no key for the vendor's own API)."""
@@ -286,9 +329,26 @@ class SDKProvider:
     """A provider over an SDK ``client``: ``repr``, ``aclose`` and ``async with``, once."""
 
     model: str
-    client: Any
-    _owns_client: bool
+    _client: Any = None  # built from ``_plan`` on first use when the provider owns it
+    _plan: SDKClientPlan | None = None
     _keys: KeyPolicy
+
+    @property
+    def client(self) -> Any:
+        """The SDK client: the one given, or ours, built (and its SDK imported) on first use."""
+        found = self._client
+        if found is None:
+            assert self._plan is not None
+            found = self._client = self._plan.build()
+        return found
+
+    @client.setter
+    def client(self, value: Any) -> None:
+        self._client = value
+
+    @property
+    def _owns_client(self) -> bool:
+        return self._plan is not None
 
     def check_ready(self) -> None:
         """Raise the ``UserError`` every call would raise, without sending anything: no API
@@ -298,17 +358,23 @@ class SDKProvider:
     _check_ready = check_ready  # 0.9.119's name
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.model!r}, base_url={str(self.client.base_url)!r})"
+        return f"{type(self).__name__}({self.model!r}, base_url={self._client_url()!r})"
+
+    def _client_url(self) -> str:
+        plan = self._plan
+        if self._client is None and plan is not None:  # not built yet: what it will use
+            return plan.base_url
+        return str(self.client.base_url)
 
     @property
     def base_url(self) -> str:
         """The URL requests go to (without a trailing slash)."""
-        return str(self.client.base_url).rstrip("/")
+        return self._client_url().rstrip("/")
 
     async def aclose(self) -> None:
         """Close the HTTP connections (only those of a client this provider created)."""
-        if self._owns_client:
-            await self.client.close()
+        if self._plan is not None and self._client is not None:
+            await self._client.close()
 
     async def __aenter__(self: P) -> P:
         return self

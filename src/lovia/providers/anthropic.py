@@ -31,11 +31,11 @@ from ..transcript import (
 from ._anthropic_answer import Answer
 from ._common import (
     KeyPolicy,
+    SDKClientPlan,
     SDKProvider,
     drop_removed,
     function_fields,
     guarded_stream,
-    sdk_client,
     sdk_error,
     status_error,
     tool_choice_name,
@@ -133,24 +133,24 @@ class AnthropicProvider(SDKProvider):
         self.max_tokens = default_max_tokens if max_tokens is None else max_tokens
         self.extra_body = dict(extra_body or {})
         self.supports_json_schema = supports_json_schema
-        self._owns_client = client is None
         self._base_url: str | None = None
-        if client is None:
+        if client is None:  # built, and the SDK imported, at the first call
             self._base_url = (base_url or os.environ.get(_URL) or DEFAULT_BASE_URL).rstrip("/")
-            client = sdk_client(
+            self._plan = SDKClientPlan(
                 "anthropic",
                 "AsyncAnthropic",
                 api_key=api_key,
                 key_variable=_KEY,
                 base_url=_sdk_base(self._base_url),
                 url_variable=_URL,
+                default_url=DEFAULT_BASE_URL,
                 timeout=timeout,
                 trust_env=trust_env,
                 default_headers=_with_key_header(api_key, default_headers),
                 token_variable="ANTHROPIC_AUTH_TOKEN",
             )
-        self.client = client
-        self._keys = KeyPolicy("anthropic", client, _KEY, self._owns_client, default_headers)
+        self._client = client
+        self._keys = KeyPolicy("anthropic", client, _KEY, self._plan, default_headers)
         official = self._keys.official_host
         self.official_dialect = official if official_dialect is None else official_dialect
         self.supports_vision = official if supports_vision is None else supports_vision
@@ -160,7 +160,7 @@ class AnthropicProvider(SDKProvider):
         """The base URL as configured (requests go to ``<base>/messages``)."""
         if self._base_url is not None:
             return self._base_url
-        return str(self.client.base_url).rstrip("/")
+        return super().base_url
 
     def request(
         self,

@@ -29,11 +29,11 @@ from ..transcript import (
 )
 from ._common import (
     KeyPolicy,
+    SDKClientPlan,
     SDKProvider,
     drop_removed,
     function_fields,
     guarded_stream,
-    sdk_client,
     sdk_error,
     status_error,
     tool_choice_name,
@@ -51,6 +51,7 @@ __all__ = ["OpenAIChatProvider", "to_chat_messages"]
 
 _KEY = "OPENAI_API_KEY"
 _URL = "OPENAI_BASE_URL"
+_DEFAULT_URL = "https://api.openai.com/v1"  # the SDK's own
 
 
 class OpenAIChatProvider(SDKProvider):
@@ -107,21 +108,21 @@ class OpenAIChatProvider(SDKProvider):
         self.model = model
         self.extra_body = dict(extra_body or {})
         self.send_reasoning = send_reasoning if replay_reasoning is None else replay_reasoning
-        self._owns_client = client is None
-        if client is None:
-            client = sdk_client(
+        if client is None:  # built, and the SDK imported, at the first call
+            self._plan = SDKClientPlan(
                 "openai",
                 "AsyncOpenAI",
                 api_key=api_key,
                 key_variable=_KEY,
                 base_url=base_url,
                 url_variable=_URL,
+                default_url=_DEFAULT_URL,
                 timeout=timeout,
                 trust_env=trust_env,
                 default_headers=default_headers,
             )
-        self.client = client
-        self._keys = KeyPolicy("openai", client, _KEY, self._owns_client, default_headers)
+        self._client = client
+        self._keys = KeyPolicy("openai", client, _KEY, self._plan, default_headers)
         # OpenAI's own API wants max_completion_tokens (reasoning models refuse max_tokens)
         # and enforces a JSON schema natively; the compatible servers read max_tokens, and
         # many ignore or refuse response_format, so structured output goes by the prompt.

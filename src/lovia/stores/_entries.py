@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .._transcript_entries import _ENTRY_TYPES
 from ..errors import UserError, UserTypeError
-from ..transcript import _ENTRY_TYPES, TranscriptEntry, entry_from_dict
+from ..transcript import TranscriptEntry, entry_from_dict
 
 __all__ = ["checked_entries", "checked_meta"]
 

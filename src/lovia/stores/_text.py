@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
+from .._transcript_entries import _ENTRIES
 from ..transcript import (
-    _ENTRIES,
     ToolResultEntry,
     TranscriptEntry,
     entries_to_json,

@@ -1,0 +1,50 @@
+"""The stored run a checkpointed run starts from: its id, and its read under the run's lease
+(read again once the lease is held, so the plan sees what the store holds while we own it)."""
+
+from __future__ import annotations
+
+from ..stores.checkpoint import RunSnapshot
+from ..stores.run_lease import RunLease
+from ..stores.run_options import CheckpointOptions
+from .state import new_run_id
+
+__all__ = ["run_id_for", "take"]
+
+
+def run_id_for(opts: CheckpointOptions | None) -> str:
+    """The id given, the resumed snapshot's, or a new one."""
+    if opts is None:
+        return new_run_id()
+    if opts.resume_from is not None:
+        return opts.run_id or opts.resume_from.run_id
+    return opts.run_id or new_run_id()
+
+
+async def take(opts: CheckpointOptions, run_id: str, lease: RunLease) -> RunSnapshot | None:
+    """The stored run, read again once this attempt holds its lease (a replay of a
+    completed run takes none)."""
+    stored = await _load(opts, run_id)
+    if not _replays_without_lease(opts, stored):
+        await lease.acquire()
+        if opts.resume_from is None:
+            stored = await _load(opts, run_id)  # what the store holds now that we own it
+    return stored
+
+
+def _replays_without_lease(opts: CheckpointOptions, stored: RunSnapshot | None) -> bool:
+    """A completed run is only replayed (no model, no tools; the session append is
+    idempotent), so it needs no lease: replays stay one read."""
+    return (
+        stored is not None
+        and stored.status == "completed"
+        and opts.resume_from is None
+        and opts.if_run_exists in ("resume", "resume_only")
+        and not opts.delete_on_success
+    )
+
+
+async def _load(opts: CheckpointOptions, run_id: str) -> RunSnapshot | None:
+    if opts.resume_from is not None:
+        return opts.resume_from
+    snap: RunSnapshot | None = await opts.checkpointer.load(run_id)
+    return snap
