@@ -4,8 +4,8 @@ A web server that hands a run to a ``lovia worker`` does not see the run's event
 what the worker saves after each step. ``step_events`` turns the entries saved since the
 last look into ``message_completed``, ``tool_call_started`` and ``tool_call_completed``
 dicts (the shapes of ``Event.to_dict()``), and ``terminal_event`` makes the run's end
-(``run_completed`` or ``run_failed``) from its final snapshot. Text arrives a model turn at
-a time, not token by token.
+(``run_completed`` or ``run_failed``) from its final snapshot. The tokens of the turn being
+written come apart, as the worker's notices (``lovia._queue_deltas``).
 """
 
 from __future__ import annotations

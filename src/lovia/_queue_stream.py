@@ -9,10 +9,12 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from ._queue_deltas import DeltaFollower
 from ._queue_events import end_events, step_events
 from ._queue_submit import QueueSubmit
 from .stores.checkpoint import validate_id
 from .stores.open import open_stores
+from .stores.pg_deltas import next_notice
 
 log = logging.getLogger("lovia.workers")
 
@@ -68,7 +70,8 @@ class QueueStream(QueueSubmit):
     ) -> AsyncIterator[dict[str, Any]]:
         """Queue ``run_id`` (with ``resume=True``: the resumption of its parked run, whose
         decisions are recorded) and yield its progress as a worker saves it, as the event
-        dicts of a live run: ``message_completed`` (a model turn), ``tool_call_started``,
+        dicts of a live run: ``text_delta`` (with ``park``, as the worker writes the turn),
+        ``message_completed`` (a model turn), ``tool_call_started``,
         ``tool_call_completed``, ``approval_required``, and last ``run_completed`` or
         ``run_failed``. This is how a web server hands its chats' runs to workers.
 
@@ -84,8 +87,8 @@ class QueueStream(QueueSubmit):
                 self.db, table_prefix=self.table_prefix, max_size=self.pool_size
             )
         checkpointer = self._stores[1]
-        seen = await self._start_streamed(run_id, input, session_id, agent, resume, park)
-        if seen is None:
+        started = await self._start_streamed(run_id, input, session_id, agent, resume, park)
+        if started is None:
             yield {
                 "type": "run_failed",
                 "error": {
@@ -94,6 +97,8 @@ class QueueStream(QueueSubmit):
                 },
             }
             return
+        seen, turns = started
+        tokens = DeltaFollower(self.table_prefix + run_id, turns)
         listener: list[Any] = [await self._pg.listen()]  # re-opened when it drops
         cancelled = False
         try:
@@ -105,7 +110,7 @@ class QueueStream(QueueSubmit):
                 state, snap = looked
                 if snap is not None:
                     events, seen = step_events(list(snap.entries), seen)
-                    for event in events:
+                    for event in tokens.saved(events, snap.turns):
                         yield event
                 if state is not None and state["state"] in FINAL_STATES:
                     for event in end_events(state, snap):
@@ -113,15 +118,33 @@ class QueueStream(QueueSubmit):
                     return
                 if stopped is not None and not cancelled and stopped():
                     cancelled = True
-                    try:
-                        await self.cancel(run_id)
-                    except Exception as exc:
-                        log.warning("stream_run %s: cancel failed: %s", run_id, exc)
+                    await self._cancel_quietly(run_id)
                     continue
-                await self._pg.wait_notice(listener[0], run_id, poll_interval)
+                async for event in self._tokens(listener[0], run_id, tokens, poll_interval):
+                    yield event
         finally:
             if listener[0] is not None:
                 await listener[0].close()
+
+    async def _cancel_quietly(self, run_id: str) -> None:
+        try:
+            await self.cancel(run_id)
+        except Exception as exc:  # the stream goes on: the run ends as it would have
+            log.warning("stream_run %s: cancel failed: %s", run_id, exc)
+
+    async def _tokens(
+        self, listener: Any, run_id: str, tokens: DeltaFollower, wait: float
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The text deltas that arrive within ``wait`` seconds, as they come; ends early
+        at a notice of a saved step or a state change (the checkpoint is read then)."""
+        until = time.monotonic() + wait
+        while (left := until - time.monotonic()) > 0:
+            payload = await next_notice(self._pg, listener, run_id, left)
+            shown = None if payload is None else tokens.on_notice(payload)
+            if shown is None:
+                return
+            for event in shown:
+                yield event
 
     async def _look(
         self, listener: list[Any], run_id: str, checkpointer: Any
@@ -148,16 +171,16 @@ class QueueStream(QueueSubmit):
         agent: str | None,
         resume: bool,
         park: bool,
-    ) -> int | None:
-        """Queue the run (or its resumption); the count of its entries already shown, or
-        ``None`` when a run to resume was never queued."""
+    ) -> tuple[int, int] | None:
+        """Queue the run (or its resumption); the count of its entries and turns already
+        shown, or ``None`` when a run to resume was never queued."""
         if not resume:
             await self.submit(run_id, input, session_id=session_id, agent=agent, park=park)
-            return 0
+            return 0, 0
         # a parked run decided, or a run followed again (a worker drives it)
         assert self._stores is not None
         before = await self._stores[1].load(run_id)
         await self.resume(run_id)
         if await self.state(run_id) is None:
             return None
-        return 0 if before is None else len(before.entries)
+        return (0, 0) if before is None else (len(before.entries), before.turns)

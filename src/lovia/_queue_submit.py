@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ._queue_worker import QueueWorker
-from .approvals import decide as decide_approvals
+from .approvals import decide_holding
 from .errors import UserError
 from .stores.checkpoint import validate_id
 from .stores.open import open_stores
@@ -157,14 +157,18 @@ class QueueSubmit(QueueWorker):
             opened = open_stores(self.db, table_prefix=self.table_prefix, max_size=self.pool_size)
         stores = opened or self._stores
         assert stores is not None
-        try:
-            await decide_approvals(stores[1], run_id, decisions, reason)
+        queued: list[int | None] = []
+        then = self.resumption(run_id, queued)
+        try:  # the decisions and the resumption's job commit together
+            await decide_holding(stores[1], run_id, decisions, reason, take_lease=True, then=then)
             snap = await stores[1].load(run_id)
         finally:
             if opened is not None:
                 for store in opened:
                     await store.close()
-        return await self._queue_resume(run_id, snap)
+        if queued:  # queued with the decisions
+            return queued[-1]
+        return await self._queue_resume(run_id, snap)  # decided before: queued at most once
 
     async def resume(self, run_id: str) -> int | None:
         """Queue the resumption of a parked run whose calls are all decided (the decisions
@@ -178,13 +182,38 @@ class QueueSubmit(QueueWorker):
             )
         return await self._queue_resume(run_id, await self._stores[1].load(run_id))
 
+    def resumption(
+        self, run_id: str, queued: list[int | None] | None = None
+    ) -> Callable[[Any, Any], Awaitable[None]]:
+        """``then`` for ``lovia.approvals.decide_holding``: queues the run's resumption in the
+        decision's own transaction once no call waits undecided, so a crash leaves the
+        decision and its job both or neither (the web server's approvals use it). The job's
+        id (``None``: queued already) is appended to ``queued``."""
+
+        async def then(conn: Any, head: Any) -> None:
+            marker = resume_marker(head)
+            if marker is not None:
+                await self._ensure_schema()
+                job = await self._pg.queue_resume(run_id, marker, conn)
+                if queued is not None:
+                    queued.append(job)
+
+        return then
+
     async def _queue_resume(self, run_id: str, snap: Any) -> int | None:
-        if snap is None or snap.status != "interrupted" or not snap.pending_approvals:
+        marker = None if snap is None else resume_marker(snap.head)
+        if marker is None:
             return None
-        if any(p.decision is None for p in snap.pending_approvals):
-            return None
-        parked = f"{len(snap.entries)}:" + ",".join(
-            sorted(p.call_id for p in snap.pending_approvals)
-        )
-        marker = hashlib.sha256(parked.encode()).hexdigest()[:16]
         return await self._pg.queue_resume(run_id, marker)
+
+
+def resume_marker(head: Any) -> str | None:
+    """The key of a parked run's resumption once every call it waits for is decided (the
+    same for every caller, so it is queued once), else ``None``."""
+    if head.status != "interrupted" or not head.pending_approvals:
+        return None
+    if any(p.decision is None for p in head.pending_approvals):
+        return None
+    calls = sorted(f"{p.call_id}/{p.digest}" for p in head.pending_approvals)
+    parked = f"{head.turns}:" + ",".join(calls)
+    return hashlib.sha256(parked.encode()).hexdigest()[:16]

@@ -12,8 +12,10 @@ import logging
 import os
 import socket
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
+from ._queue_deltas import DeltaSender
 from ._run.resume import reachable_agents
 from ._run.runner import Runner
 from .agent import Agent
@@ -22,6 +24,7 @@ from .events import ApprovalRequired
 from .stores.checkpoint import validate_id
 from .stores.lease import check_lease_args
 from .stores.open import is_postgres_url, open_stores
+from .stores.pg_deltas import send_notices
 from .stores.pg_queue import PgRunQueue
 from .stores.run_lease import holder_is_dead
 from .stores.run_options import CheckpointOptions
@@ -224,13 +227,20 @@ class QueueWorker:
             # a person watches (a chat's page): a call that needs approval parks the run, and
             # each saved step is announced, so the page shows it at once
             handle = Runner.stream(entry, [] if resume_only else input, **kwargs)
-            async for event in handle:
-                if isinstance(event, ApprovalRequired):
-                    asker = reachable_agents(entry).get(event.agent_name or entry.name)
-                    if asker is None or asker.approval_handler is None:
-                        event.defer()
-                elif event.type in _STEPS and self.is_postgres:
-                    await self._pg.step_notice(run_id)
+            deltas = DeltaSender(self.table_prefix + run_id, partial(send_notices, self._pg))
+            try:
+                async for event in handle:
+                    if isinstance(event, ApprovalRequired):
+                        asker = reachable_agents(entry).get(event.agent_name or entry.name)
+                        if asker is None or asker.approval_handler is None:
+                            event.defer()
+                    elif event.type in _STEPS and self.is_postgres:
+                        await deltas.flush()  # the turn's tokens before the turn
+                        await self._pg.step_notice(run_id)
+                    elif self.is_postgres:
+                        deltas.see(event)  # text deltas, as the page shows them
+            finally:
+                await deltas.close()
             return await handle.result()
 
         try:

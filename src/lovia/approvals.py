@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
@@ -174,19 +175,32 @@ def new_pending(call_id: str, tool_name: str, arguments: str, agent_name: str | 
     )
 
 
-async def _update_head(checkpointer: Any, run_id: str, fn: Any, *, take_lease: bool) -> None:
+async def _update_head(
+    checkpointer: Any, run_id: str, fn: Any, *, take_lease: bool, then: Any = None
+) -> None:
     """Change the run's head while holding the run's lease, so no worker loads the parked run
     before the decision lands and then saves over it. Inside: ``checkpointer.update_head`` (one
     transaction) when it has one; otherwise load, change and save the head (a checkpointer
-    without leases gets the same steps unguarded)."""
-    from .stores.capabilities import UpdatesHeads, has_capability
+    without leases gets the same steps unguarded). ``then`` (``update_head_with``'s) joins
+    the head's transaction."""
+    from .stores.capabilities import UpdatesHeads, UpdatesHeadsTogether, has_capability
     from .stores.lease import LeaseStore
     from .stores.run_lease import RunLease
 
+    together = has_capability(checkpointer, UpdatesHeadsTogether)
+    if then is not None and not together:
+        raise UserError(
+            f"{type(checkpointer).__name__} cannot write a decision together with other "
+            "rows in one transaction",
+            hint="use PostgresCheckpointer (a queue's resumption is written with the decision)",
+        )
     store = checkpointer if take_lease and isinstance(checkpointer, LeaseStore) else None
     lease = RunLease(store, run_id, ttl=30.0, on_busy="wait", wait_timeout=30.0)
     await lease.acquire()
     try:
+        if then is not None:
+            await cast("UpdatesHeadsTogether", checkpointer).update_head_with(run_id, fn, then)
+            return
         if has_capability(checkpointer, UpdatesHeads):
             await cast("UpdatesHeads", checkpointer).update_head(run_id, fn)
             return
@@ -283,9 +297,13 @@ async def decide_holding(  # noqa: C901 - each refusal named
     *,
     take_lease: bool,
     digests: dict[str, str] | None = None,
+    then: Callable[[Any, Any], Awaitable[None]] | None = None,
 ) -> None:
     """``decide``; ``take_lease=False`` for a caller that holds the run's lease already (the
-    web server takes it first, so that a busy run is refused before anything is written)."""
+    web server takes it first, so that a busy run is refused before anything is written).
+    ``then(conn, head)`` runs in the decision's transaction once the head changed (a
+    checkpointer with ``update_head_with``, PostgreSQL's): a job queue writes the run's
+    resumption there, so the decision and its job commit together or not at all."""
     if not isinstance(decisions, dict) or not decisions:
         raise UserError(
             "decide() takes a non-empty dict {call_id: True | False}",
@@ -357,7 +375,7 @@ async def decide_holding(  # noqa: C901 - each refusal named
     if problem:
         raise problem[0]
     seen.clear()
-    await _update_head(checkpointer, run_id, apply, take_lease=take_lease)
+    await _update_head(checkpointer, run_id, apply, take_lease=take_lease, then=then)
     if not seen:
         raise UserError(
             f"no stored run {run_id!r}",

@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from lovia import Agent, UserError, approvals, tool
+from lovia import Agent, StoreError, UserError, approvals, tool
 from lovia.stores.open import open_stores
 from lovia.testing import ScriptedProvider, batch, call, text
 from lovia.workers import AgentQueue
@@ -154,3 +154,36 @@ async def test_a_resumption_of_a_run_deleted_meanwhile_starts_nothing(queue_dsn:
         assert (await state(queue, "r"))["state"] == "failed"
     assert jobs(queue_dsn) == [("r", False, "succeeded"), ("r", True, "failed")]
     assert len(model.calls) == 1 and paid == []
+
+
+async def test_a_decision_whose_job_cannot_be_queued_is_not_recorded(queue_dsn: str) -> None:
+    """The decision and the resumption's job are one transaction: a failure between the two
+    statements (here the job's INSERT refused) leaves neither; deciding again queues both."""
+    paid: list[int] = []
+    model = ScriptedProvider([call("pay", {"amount": 3}), text("done")])
+    async with AgentQueue(payer(model, paid), queue_dsn) as queue:
+        await queue.submit("r", "pay 3")
+        await drain(queue)
+        with psycopg.connect(queue_dsn, autocommit=True) as conn:
+            conn.execute(
+                "CREATE FUNCTION refuse_resume() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                "BEGIN RAISE EXCEPTION 'no resumptions now'; END $$; "
+                "CREATE TRIGGER refuse_resume BEFORE INSERT ON procrastinate_jobs FOR EACH ROW "
+                "WHEN (NEW.args->>'resume_only' = 'true') EXECUTE FUNCTION refuse_resume()"
+            )
+        with pytest.raises(StoreError, match="no resumptions now"):
+            await queue.decide("r", {"call_pay": True})
+        session, cp = open_stores(queue_dsn)
+        try:
+            assert [c.id for c in await approvals.pending(cp, "r")] == ["call_pay"]  # undecided
+        finally:
+            await session.close()
+            await cp.close()
+        assert jobs(queue_dsn) == [("r", False, "succeeded")]
+        assert (await state(queue, "r"))["state"] == "awaiting_approval"
+        with psycopg.connect(queue_dsn, autocommit=True) as conn:
+            conn.execute("DROP TRIGGER refuse_resume ON procrastinate_jobs")
+        assert await queue.decide("r", {"call_pay": True}) is not None
+        await drain(queue)
+        assert (await state(queue, "r"))["result"]["output"] == "done"
+    assert paid == [3]

@@ -55,5 +55,25 @@ async def step(ctx: RunContext[Any]) -> str:
     return "step done"
 
 
+TALK = "one two three four five six seven eight nine ten"
+
+
+class SlowTalker:
+    """Answers ``TALK`` a character at a time, ``LOVIA_TEST_TOKEN_SECONDS`` (default 0.02)
+    apart, as a model streams its tokens."""
+
+    name = "slow-talker"
+    model = "slow-talker"
+    supports_json_schema = False
+
+    async def stream(self, entries: Sequence[TranscriptEntry], **kwargs: Any) -> AsyncIterator[Any]:
+        pause = float(os.environ.get("LOVIA_TEST_TOKEN_SECONDS", "0.02"))
+        async for delta in ScriptedProvider([text(TALK)]).stream(entries, **kwargs):
+            await asyncio.sleep(pause)
+            yield delta
+
+
 agent = Agent("helper", model=StepThenAnswer(), tools=[step])
+talker = Agent("talker", model=SlowTalker())
 queue = AgentQueue(agent, "postgresql://unset", lease_ttl=1.5, busy_retry_after=1.0)
+talking = AgentQueue(talker, "postgresql://unset", lease_ttl=1.5, busy_retry_after=1.0)

@@ -62,10 +62,10 @@ class Server:
         from lovia.web import ChatStore, create_app
 
         self.db = db
+        options.setdefault("titles", False)
         app = create_app(
             demo_agent(delay=0.02) if agents is None else agents,
             store=ChatStore.sqlite(db),
-            titles=False,
             token=token,
             **options,
         )

@@ -637,6 +637,8 @@ class RunSupervisor:
                         reason=reason,
                         take_lease=False,
                         digests=digests,
+                        # with workers, the job that resumes the run commits with the decision
+                        then=None if self.queue is None else self.queue.resumption(run_id),
                     )
                 except UserError as exc:
                     if getattr(exc, "code", None) in ("approval_stale", "approval_ambiguous"):

@@ -284,15 +284,16 @@ def work_queue(agents: dict[str, Any], db: str) -> Any:
 
 
 def chat_store(db: str) -> Any:
-    """The ``ChatStore`` behind ``--db``: one SQLite file holding everything, or a
-    PostgreSQL pair with the chat tables (titles, pins, run records) in this process."""
+    """The ``ChatStore`` behind ``--db``: one SQLite file holding everything, or one
+    PostgreSQL database (the stores and the chat tables: titles, pins, run records,
+    schedules), which every web server on it shares."""
     from ..stores.open import is_postgres_url
     from ..web.store import ChatStore
 
     if not is_postgres_url(db):
         return ChatStore.sqlite(db)
     session, checkpointer = open_stores(db, create=True)
-    return ChatStore(session, checkpointer=checkpointer)
+    return ChatStore(session, checkpointer=checkpointer, meta_path=db)
 
 
 def banner(host: str, port: int, token: str | None, agents: dict[str, Any], db: str) -> list[str]:

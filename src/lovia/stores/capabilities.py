@@ -12,7 +12,7 @@ capabilities a store has. ``docs/stores.md`` says what each promises.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .checkpoint import RunHead, RunInfo, RunSnapshot
@@ -38,6 +38,7 @@ __all__ = [
     "RewindsSessions",
     "TrimsToolResults",
     "UpdatesHeads",
+    "UpdatesHeadsTogether",
     "VersionedSession",
     "capability_methods",
     "has_capability",
@@ -188,6 +189,20 @@ class UpdatesHeads(Protocol):
 
     async def update_head(
         self, run_id: str, fn: Callable[[RunHead], RunHead | None]
+    ) -> RunHead | None: ...
+
+
+@runtime_checkable
+class UpdatesHeadsTogether(Protocol):
+    """``update_head_with(run_id, fn, then)``: ``update_head``, and once the head changed,
+    ``await then(conn, head)`` on the store's connection in the same transaction, so what
+    ``then`` writes (a job queue's job) commits with the head or not at all."""
+
+    async def update_head_with(
+        self,
+        run_id: str,
+        fn: Callable[[RunHead], RunHead | None],
+        then: Callable[[Any, RunHead], Awaitable[None]],
     ) -> RunHead | None: ...
 
 

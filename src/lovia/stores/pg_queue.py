@@ -208,25 +208,28 @@ class PgRunQueue:
         by_run = dict(zip(new, (int(i) for i in row[0]), strict=True))
         return [by_run.get(r[0]) for r in rows]
 
-    async def queue_resume(self, run_id: str, marker: str) -> int | None:
-        """Queue the resumption ``marker`` names, unless it is queued already (``None``)."""
-        async with await self._connect() as conn:
-            async with conn.transaction():
-                cur = await conn.execute(
-                    f"UPDATE {self.runs_table} SET state = 'queued', result = "
-                    "jsonb_build_object('resumes', %s::text), updated_at = clock_timestamp() "
-                    "WHERE run_id = %s AND result->>'resumes' IS DISTINCT FROM %s::text "
-                    "RETURNING run_id",
-                    (marker, run_id, marker),
-                )
-                if await cur.fetchone() is None:
-                    return None  # this resumption is queued already
-                lock = self._lock(run_id)
-                args = json.dumps({"run_id": run_id, "resume_only": True})
-                cur = await conn.execute(_DEFER, (self.queue_name, self.job_name, lock, lock, args))
-                row = await cur.fetchone()
-                await self._notify(conn, run_id)
-                return int(row[0])
+    async def queue_resume(self, run_id: str, marker: str, conn: Any = None) -> int | None:
+        """Queue the resumption ``marker`` names, unless it is queued already (``None``), in
+        ``conn``'s transaction (the decision's) or one of its own."""
+        if conn is None:
+            async with await self._connect() as own:
+                async with own.transaction():
+                    return await self.queue_resume(run_id, marker, own)
+        cur = await conn.execute(
+            f"UPDATE {self.runs_table} SET state = 'queued', result = "
+            "jsonb_build_object('resumes', %s::text), updated_at = clock_timestamp() "
+            "WHERE run_id = %s AND result->>'resumes' IS DISTINCT FROM %s::text "
+            "RETURNING run_id",
+            (marker, run_id, marker),
+        )
+        if await cur.fetchone() is None:
+            return None  # this resumption is queued already
+        lock = self._lock(run_id)
+        args = json.dumps({"run_id": run_id, "resume_only": True})
+        cur = await conn.execute(_DEFER, (self.queue_name, self.job_name, lock, lock, args))
+        row = await cur.fetchone()
+        await self._notify(conn, run_id)
+        return int(row[0])
 
     async def cancel(self, run_id: str) -> bool:
         """Drop the run's queued job or ask its running one to abort, and mark the run

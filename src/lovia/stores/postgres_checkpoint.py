@@ -10,7 +10,7 @@ clock so hosts with skewed clocks still agree on who holds a run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
@@ -197,6 +197,17 @@ class PostgresCheckpointer(PostgresStore, Forking):
     ) -> RunHead | None:
         """Replace the run's head with ``fn(head)`` in one transaction (``None`` from ``fn``:
         keep it). Returns the head now stored, or ``None`` when the run does not exist."""
+        return await self.update_head_with(run_id, fn, None)
+
+    async def update_head_with(
+        self,
+        run_id: str,
+        fn: Callable[[RunHead], RunHead | None],
+        then: Callable[[Conn, RunHead], Awaitable[None]] | None,
+    ) -> RunHead | None:
+        """``update_head``, and once the head changed, ``await then(conn, head)`` in the same
+        transaction: an approval's decision and the job that resumes its run (``lovia web
+        --workers``) commit together or not at all."""
         validate_id(run_id, "run_id")
         select = self._db.q("SELECT head FROM {checkpoint_runs} WHERE run_id = %s FOR UPDATE")
         update = self._db.q(
@@ -215,7 +226,10 @@ class PostgresCheckpointer(PostgresStore, Forking):
                 return head
             values = (encode_head(run_id, new), new.status, new.session_id, new.updated_at)
             await conn.execute(update, (*values, run_id))
-            return RunHead.from_dict(new.to_dict())
+            stored = RunHead.from_dict(new.to_dict())
+            if then is not None:
+                await then(conn, stored)
+            return stored
 
         return await self._db.write(change)
 

@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .._version import __version__
 from .auth import cookie_name, token_matches
+from .page_template import PageTemplate
 from .ui import ChatUI
 
 __all__ = ["FRAME_POLICY", "PAGE_POLICY", "mount_page"]
@@ -101,18 +102,18 @@ def _root(request: Request) -> str:
 
 def mount_page(app: FastAPI, token: str | None, title: str, ui: ChatUI) -> None:
     static = resources.files("lovia.web") / "static"
-    text = (static / "index.html").read_text(encoding="utf-8")
-    if title != "lovia":
-        text = text.replace("<title>lovia</title>", f"<title>{html.escape(title)}</title>", 1)
+    folder = Path(ui.assets).expanduser().resolve() if ui.assets is not None else None
+    template = PageTemplate(Path(str(static)), folder)
     head = config_block(page_config(title, ui))
     extra = branding(ui)
     if extra:
         head = f"{head}\n  {extra}"
-    page = text.replace("<!--lovia:config-->", head, 1)
-    if ui.favicon:
-        page = page.replace(
-            'href="static/favicon.svg"', f'href="{html.escape(asset_url(ui.favicon))}"', 1
-        )
+    icon = asset_url(ui.favicon) if ui.favicon else "static/favicon.svg"
+    page_policy = PAGE_POLICY
+    if ui.scripts:
+        # extension scripts (the app author's code) may add <style> elements of their own, as
+        # 0.9.119's do; model output still cannot: the sanitizer drops <style> and style=
+        page_policy = PAGE_POLICY.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
 
     @app.get("/", include_in_schema=False)
     async def index(request: Request, token_param: str | None = Query(None, alias="token")) -> Any:
@@ -131,7 +132,15 @@ def mount_page(app: FastAPI, token: str | None, title: str, ui: ChatUI) -> None:
             )
             return response
         # the CSP is a second wall behind DOMPurify: no inline script can run at all
-        headers = {"Cache-Control": "no-store", "Content-Security-Policy": PAGE_POLICY}
+        page, policy = template.page(
+            str(request.base_url),
+            request.url_for,
+            page_policy,
+            title=title,
+            favicon=icon,
+            markup={"lovia_head": head},
+        )
+        headers = {"Cache-Control": "no-store", "Content-Security-Policy": policy}
         return HTMLResponse(page, headers=headers)
 
     @app.get("/frame", include_in_schema=False)
@@ -147,9 +156,13 @@ def mount_page(app: FastAPI, token: str | None, title: str, ui: ChatUI) -> None:
             headers={"Cache-Control": "max-age=86400"},
         )
 
+    @app.get("/static/index.html", include_in_schema=False)
+    async def no_template() -> Response:
+        raise HTTPException(404, detail="Not Found")  # the template, served only rendered
+
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
-    if ui.assets is not None:
-        mount_assets(app, Path(ui.assets).expanduser().resolve())
+    if folder is not None:
+        mount_assets(app, folder)
 
 
 def mount_assets(app: FastAPI, folder: Path) -> None:

@@ -7,8 +7,9 @@ pin and origin, the records of its runs, its schedules and its UI components' da
 ``ChatStore.sqlite(path)`` keeps all of it in one SQLite file (WAL: several servers on one
 host may share it); a file lovia 0.9.119's web server wrote opens with every chat.
 ``ChatStore.in_memory()`` is for tests and demos. ``ChatStore(session, checkpointer=...,
-meta_path=...)`` puts the chat tables in a SQLite file of their own beside any stores (a
-PostgreSQL pair, say).
+meta_path=...)`` puts the chat tables in a SQLite file of their own beside any stores, or,
+with a ``postgresql://`` URL, in that database (``lovia web --db postgresql://...``: every
+web server on it sees the same titles, pins, run records and schedules).
 """
 
 from __future__ import annotations
@@ -63,6 +64,17 @@ def ref_offset(segments: Sequence[Segment], ref: str) -> int | None:
     return None
 
 
+def _tables(meta_path: str | Path, wal: bool, prefix: str) -> SQLiteChatTables:
+    """SQLite's chat tables, or PostgreSQL's under the session store's table prefix."""
+    from ..stores.open import is_postgres_url
+
+    if isinstance(meta_path, str) and is_postgres_url(meta_path):
+        from ..stores.pg_chat_tables import PgChatTables
+
+        return PgChatTables(meta_path, table_prefix=prefix)
+    return SQLiteChatTables(meta_path, wal=wal)
+
+
 class ChatStore:
     """Transcripts (``session``), checkpoints (``checkpointer``) and the chat tables."""
 
@@ -78,7 +90,7 @@ class ChatStore:
         self.checkpointer: Checkpointer = (
             checkpointer if checkpointer is not None else InMemoryCheckpointer()
         )
-        self.tables = SQLiteChatTables(meta_path, wal=wal)
+        self.tables = _tables(meta_path, wal, getattr(session, "table_prefix", "lovia_"))
         self._adopted_at = 0.0
 
     @classmethod

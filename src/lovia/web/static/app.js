@@ -12,20 +12,22 @@ import { addAnswerActions, drawExtensionActions } from "./actions.js";
 import { AgentSwitcher } from "./agents.js";
 import { ChatList } from "./chatlist.js";
 import { pageConfig } from "./config.js";
-import { applyI18n, currentLang, languages, setLang, setupI18n, t } from "./i18n.js";
-import { AnswerView, el, prettyJSON, renderEntries, userBubble } from "./render.js";
-import { setupTheme, toggleTheme } from "./theme.js";
-import { drawWelcome, showWelcome } from "./welcome.js";
+import { currentLang, t } from "./i18n.js";
+import { AnswerView, el, renderEntries, userBubble } from "./render.js";
+import { setupChrome } from "./chrome.js";
+import { showWelcome } from "./welcome.js";
 import { followEvents } from "./follow.js";
 import { showFollowups } from "./followups.js";
 import { askForToken } from "./token.js";
-import { QUESTION_TOOLS, questionCard } from "./questions.js";
 import { TodoPanel } from "./todos.js";
 import { UsageView } from "./usage.js";
 import { branch, setupExport } from "./exporting.js";
 import { addRerunButton, forkBefore } from "./rerun.js";
+import { renderElsewhere, renderPending, resumableSummary } from "./pending.js";
+import { contentText, drawEvent } from "./live.js";
 import { setupPanels } from "./panels.js";
 import { clientContext, connect, emit, markReady } from "./extensions.js";
+import { closeView, currentView, setupViews } from "./views.js";
 
 const byId = (id) => document.getElementById(id);
 const ui = Object.freeze({
@@ -102,7 +104,7 @@ function setLive(live) {
   ui.input.disabled = blocked();
   ui.send.disabled = blocked();
   ui.input.placeholder = blocked()
-    ? `Sending is disabled: ${state.setup.message}. To fix: ${state.setup.hint || "see the server log"}`
+    ? t("setup.disabled", { message: state.setup.message, hint: state.setup.hint || t("setup.serverLog") })
     : live ? t("composer.live") : t("composer.placeholder");
   document.body.classList.toggle("running", live);
   if (state.panels) state.panels.attachments.setLive(live);
@@ -138,8 +140,8 @@ function showSetup() {
   const s = state.setup;
   if (!s) return;
   const text = s.blocking
-    ? `The model cannot be used: ${s.message}. To fix: ${s.hint || "see the server log"}.`
-    : `Warning: ${s.message}. ${s.hint || ""}`;
+    ? t("setup.blocking", { message: s.message, hint: s.hint || t("setup.serverLog") })
+    : t("setup.warning", { message: s.message, hint: s.hint || "" });
   notice(text, s.blocking ? "error" : "warn").dataset.testid = s.blocking ? "setup-hint" : "setup-warning";
 }
 
@@ -149,7 +151,7 @@ state.todos = new TodoPanel(ui.todoPanel);
 
 const chatList = new ChatList({ list: ui.chatList, search: ui.chatSearch }, {
   current: () => state.chatId,
-  open: (id) => openChat(id).catch(showError),
+  open: (id) => { closeView(); openChat(id).catch(showError); },
   deleted: async (id) => { if (id === state.chatId) await newChat(); },
   changed: (id) => { if (id === state.chatId) showTitle().catch(() => {}); },
   error: showError,
@@ -242,115 +244,12 @@ async function stopPending() {
   } catch (err) { showError(err); }
 }
 
-function renderApprovals(answer, p) {
-  // a run parked until a person decides: each waiting call with its tool, its arguments
-  // (untrusted: text only) and Approve / Reject; Stop rejects them all
-  const waiting = (p.approvals || []).filter((a) => !a.decision);
-  const status = el("div", "pending approval");
-  status.dataset.testid = "pending";
-  status.append(el("div", "pending-what", waiting.length === 1
-    ? "This answer waits for your approval of a tool call."
-    : `This answer waits for your approval of ${waiting.length} tool calls.`));
-  for (const a of waiting) {
-    const drawn = answer.tools.get(a.call_id);
-    if (drawn) drawn.state.textContent = "waiting for approval";
-    const card = el("div", "approval-card");
-    card.dataset.testid = "approval";
-    card.dataset.digest = a.digest || "";
-    const head = el("div", "approval-head");
-    head.append(el("span", "tool-name", a.tool_name), el("span", "tool-state", "needs approval"));
-    const args = el("pre", "tool-args", prettyJSON(a.arguments || "{}"));
-    args.dataset.testid = "approval-args";
-    const reason = el("input", "approval-reason");
-    reason.type = "text";
-    reason.maxLength = 2000;
-    reason.placeholder = "Reason (optional, shown to the model if you reject)";
-    reason.dataset.testid = "approval-reason";
-    // the call's id comes from the provider (or the model): one the page cannot put in a
-    // URL leaves the card readable, its buttons off, and Stop (below) to reject it
-    const problem = chatIdProblem(a.call_id, "tool call id");
-    const decide = (approve) => run(reconnectPath(), {}, null, {
-      before: () => send("POST", "api/chat/approve", {
-        // the run and the call's digest (its tool and arguments) bind the decision to what
-        // this card shows: if the call changed meanwhile the server refuses it (409)
-        session_id: state.chatId, call_id: a.call_id, run_id: p.run_id, digest: a.digest || null,
-        decision: approve ? "approve" : "deny", reason: reason.value.trim() || null,
-      }),
-    });
-    const actions = el("div", "actions");
-    actions.append(
-      button("Approve", "approve", () => decide(true), "small primary"),
-      button("Reject", "reject", () => decide(false), "small danger"),
-    );
-    if (problem) {
-      for (const b of actions.children) { b.disabled = true; b.title = `${problem}: use Stop`; }
-    }
-    card.append(head, el("div", "label", "Arguments"), args, reason, actions);
-    status.append(card);
-  }
-  const actions = el("div", "actions");
-  actions.append(button("Stop (reject all)", "stop-pending", stopPending, "small"));
-  status.append(actions);
-  answer.body.append(status);
-}
-
-function renderPending(box, p) {
-  // the unfinished run, in place: what it got so far, why it stopped, what can be done
-  const exchanges = renderEntries(box, p.entries, {});
-  let x = exchanges[exchanges.length - 1];
-  if (!x) { x = { user: null, answer: null }; exchanges.push(x); }
-  if (!x.answer) x.answer = new AnswerView(box);
-  for (const e of exchanges) {
-    if (e.user) e.user.classList.add("unfinished");
-    if (e.answer) e.answer.node.classList.add("unfinished");
-  }
-  const answer = x.answer;
-  if (p.awaiting_approval) {
-    renderApprovals(answer, p);
-    return exchanges;
-  }
-  answer.node.classList.add(`ended-${p.status}`);
-  const status = el("div", `pending ${p.status}`);
-  status.dataset.testid = "pending";
-  const error = p.error || {};
-  // an error a retry can fix (a 503, a dropped connection) leaves the run "interrupted", as a
-  // shutdown does: the user reads the error when there is one
-  const failed = p.status === "failed";
-  const what = failed
-    ? `This answer failed${error.message ? `: ${error.message}` : "."}`
-    : `This answer did not finish (${p.status}): ${error.message || "the server stopped before it was done."}`;
-  status.append(el("div", "pending-what", what));
-  if (error.hint) {
-    const hint = el("div", "pending-hint", `To fix: ${error.hint}`);
-    hint.dataset.testid = "pending-hint";
-    status.append(hint);
-  }
-  const actions = el("div", "actions");
-  if (p.can_retry) {
-    const label = failed ? "Retry" : "Resume";
-    actions.append(button(label, "resume", () => run(reconnectPath(), {}, null), "small"));
-  }
-  actions.append(button("Keep as is", "discard", stopPending, "small"));
-  status.append(actions);
-  answer.body.append(status);
-  return exchanges;
-}
-
-function renderElsewhere(box, p) {
-  // another server (sharing this database) is answering: show what it has saved so far
-  const exchanges = p ? renderEntries(box, p.entries, {}) : [];
-  let x = exchanges[exchanges.length - 1];
-  if (!x || !x.answer) { x = { answer: new AnswerView(box) }; }
-  x.answer.node.classList.add("unfinished");
-  const status = el("div", "pending elsewhere");
-  status.dataset.testid = "busy-elsewhere";
-  status.append(el("div", "pending-what",
-    "Another server sharing this database is answering this chat right now."));
-  const actions = el("div", "actions");
-  actions.append(button("Reload", "reload", () => openChat(state.chatId).catch(showError), "small"));
-  status.append(actions);
-  x.answer.body.append(status);
-}
+const pendingHooks = {
+  chatId: () => state.chatId,
+  resume: (options = {}) => run(reconnectPath(), {}, null, options),
+  stop: stopPending,
+  reload: () => openChat(state.chatId).catch(showError),
+};
 
 function render(detail) {
   const box = ui.messages;
@@ -359,9 +258,10 @@ function render(detail) {
   state.exchanges = renderEntries(box, detail.entries, { onEdit: editable });
   state.regenerate = null;
   if (detail.busy_elsewhere && !detail.live) {
-    renderElsewhere(box, detail.pending);
+    renderElsewhere(box, detail.pending, pendingHooks);
   } else if (detail.pending && !detail.live) {
-    renderPending(box, detail.pending);
+    renderPending(box, detail.pending, pendingHooks);
+    if (detail.pending.awaiting_approval) waitsOnUser();
   } else if (!detail.live) {
     const last = state.exchanges[state.exchanges.length - 1];
     if (last && last.user) {
@@ -471,67 +371,12 @@ function reconnectPath() {
 }
 
 function onEvent(event) {
-  const answer = state.answer;
-  if (!answer) return "stop";
-  switch (event.type) {
-    case "text_delta": answer.addText(event.delta); break;
-    case "reasoning_delta": answer.addReasoningDelta(event.delta); break;
-    case "message_completed":
-      answer.endText();
-      for (const e of event.entries) if (e.type === "reasoning") answer.addReasoning(e.content);
-      break;
-    case "tool_call_started": {
-      const box = answer.addToolCall(event.call);
-      if (QUESTION_TOOLS.has(event.call.name)) questionCard(box, event.call, state.chatId, showError);
-      break;
-    }
-    case "tool_call_completed":
-      answer.addToolResult(event.call.call_id, event.output, event.is_error);
-      if (event.todos) state.todos.show(event.todos);
-      break;
-    case "user_message_queued": {
-      const node = userBubble(ui.messages, contentText(event.content));
-      node.classList.add("queued");
-      node.dataset.testid = "queued-message";
-      node.append(el("div", "note muted", "(sent: the answer reads it at its next step)"));
-      state.joining.set(event.token, node);
-      break;
-    }
-    case "user_message_injected": {
-      // the run read it: it becomes part of this answer, which goes on below it
-      let node = state.joining.get(event.token);
-      state.joining.delete(event.token);
-      if (!node) node = userBubble(ui.messages, contentText(event.content));
-      node.classList.remove("queued");
-      node.dataset.testid = "user-message";
-      for (const n of node.querySelectorAll(".note")) n.remove();
-      answer.endText();
-      ui.messages.append(node);
-      state.answer = new AnswerView(ui.messages);
-      for (const waiting of state.joining.values()) ui.messages.append(waiting);
-      break;
-    }
-    case "handoff": answer.note(`handed off to ${event.to_agent}`); break;
-    case "context_compacted": answer.note(event.text || "earlier context was compacted", "muted"); break;
-    case "run_failed":
-      state.runEnd = { status: event.stopped ? "cancelled" : "error", usage: null };
-      if (event.stopped) {
-        state.stoppedTools = answer.unfinishedCalls();
-        answer.mark("stopped");
-      }
-      else if (event.error && event.error.type === "ApprovalPending") answer.note("waiting for your approval", "muted");
-      else answer.note(`Failed: ${event.error.message}`, "error");
-      finish();
-      return "stop";
-    case "run_completed":
-      if (event.next_run_id) ownRun(event.next_run_id);
-      state.runEnd = { status: "done", usage: event.usage || null };
-      finish();
-      return "stop";
-    default: break;
-  }
-  scrollDown();
-  return null;
+  return drawEvent(event, { state, box: ui.messages, ownRun, finish, scrollDown, showError, waitsOnUser });
+}
+
+// A view covers the chat: when the chat starts waiting on the user (an approval, a question), say so.
+function waitsOnUser() {
+  if (currentView()) toast(t("view.chatWaits"), "info");
 }
 
 async function finish() {
@@ -654,11 +499,6 @@ async function stop() {
 
 // -- start --------------------------------------------------------------------------------
 
-function contentText(content) {
-  return typeof content === "string" ? content
-    : Array.isArray(content) ? content.map((p) => (p && p.text) || "").join("") : "";
-}
-
 async function joinRun(text) {
   // the live run reads it at its next step; its bubble comes with the run's events
   const chatId = state.chatId;
@@ -692,37 +532,10 @@ function submitText(text) {
   sendMessage(text).catch(showError);
 }
 
-function setupChrome(config) {
-  setupTheme();
-  setupI18n(config);
-  applyI18n();
-  ui.langToggle.textContent = t("lang.switch");
-  if (config.title) ui.pageTitle.textContent = config.title;
-  if (config.logo) {
-    const logo = el("img", "logo");
-    logo.src = config.logo;
-    logo.alt = config.title || "lovia";
-    logo.dataset.testid = "logo";
-    ui.pageTitle.replaceChildren(logo);
-  }
-  const pick = (text) => { ui.input.value = text; ui.input.focus(); };
-  drawWelcome({ box: ui.welcome, title: ui.welcomeTitle, description: ui.welcomeDescription,
-    examples: ui.welcomeExamples }, config, pick);
-  ui.themeToggle.addEventListener("click", () => {
-    toggleTheme();
-    emit("theme", { theme: document.documentElement.dataset.theme });
-  });
-  ui.langToggle.addEventListener("click", () => {
-    const all = languages();
-    setLang(all[(all.indexOf(currentLang()) + 1) % all.length]);
-    applyI18n();
-    ui.langToggle.textContent = t("lang.switch");
-    drawWelcome({ box: ui.welcome, title: ui.welcomeTitle, description: ui.welcomeDescription,
-      examples: ui.welcomeExamples }, config, pick);
-    setLive(state.live);
-    refreshChats().catch(showError);
-    if (!state.live && state.chatId) openChat(state.chatId).catch(showError);
-  });
+function languageChanged() {
+  setLive(state.live);
+  refreshChats().catch(showError);
+  if (!state.live && state.chatId) openChat(state.chatId).catch(showError);
 }
 
 function toast(text, type) {
@@ -736,22 +549,22 @@ function connectExtensions() {
   connect({
     send: (text) => { if (text.trim()) submitText(text); },
     setDraft: (text) => { ui.input.value = text; ui.input.focus(); },
-    newChat: () => newChat().catch(showError),
-    openSession: (id) => openChat(id).catch(showError),
+    newChat: () => { closeView(); newChat().catch(showError); },
+    openSession: (id) => { closeView(); openChat(id).catch(showError); },
     toast,
     refreshMessageActions: () => {
       for (const f of state.footers) if (f.slot.isConnected) drawExtensionActions(f.slot, f.msg, toast);
     },
     state: () => ({
       sessionId: state.chatId, agent: state.agent, theme: document.documentElement.dataset.theme,
-      lang: currentLang(), busy: state.live, view: null,
+      lang: currentLang(), busy: state.live, view: currentView(),
     }),
   });
 }
 
 async function start() {
   connectExtensions();
-  setupChrome(pageConfig());
+  setupChrome(ui, pageConfig(), { emit, languageChanged });
   let info;
   try {
     info = await getJSON("api/info");
@@ -786,25 +599,17 @@ async function start() {
     }
   });
   ui.stop.addEventListener("click", stop);
-  ui.newChat.addEventListener("click", () => newChat().catch(showError));
+  ui.newChat.addEventListener("click", () => { closeView(); newChat().catch(showError); });
   ui.menu.addEventListener("click", () => document.body.classList.toggle("menu-open"));
   const wanted = chatFromHash();
   if (wanted) await openChat(wanted);
   else await newChat();
+  await setupViews({ box: byId("view"), title: byId("view-title"), chatTitle: ui.chatTitle, emit, toast });
   const resumable = await getJSON("api/runs/resumable");
-  const elsewhere = resumable.filter(
-    (r) => r.session_id !== state.chatId && validChatId(r.session_id) && !r.busy_elsewhere);
-  if (elsewhere.length) {
-    const failed = elsewhere.filter((r) => r.status === "failed").length;
-    const waiting = elsewhere.filter((r) => r.awaiting_approval).length;
-    const cut = elsewhere.length - failed - waiting;
-    const parts = [];
-    if (waiting) parts.push(`${waiting} answer(s) wait for your approval`);
-    if (cut) parts.push(`${cut} answer(s) were cut off (for example by a server restart)`);
-    if (failed) parts.push(`${failed} answer(s) failed`);
-    notice(`${parts.join("; ")}.`, "warn",
-      elsewhere.slice(0, 3).map((r) => [`Open “${(r.title || r.session_id).slice(0, 30)}” (${r.awaiting_approval ? "needs approval" : r.status})`, () => openChat(r.session_id).catch(showError), "open-resumable"]),
-    ).dataset.testid = "resumable";
+  const summary = resumableSummary(resumable, state.chatId);
+  if (summary) {
+    notice(summary.text, "warn", summary.chats.map((r) => [r.label, () => openChat(r.id).catch(showError),
+      "open-resumable"])).dataset.testid = "resumable";
   }
   followOthers();
   document.body.dataset.ready = "true";

@@ -4,7 +4,8 @@
 // what they are. Props are untrusted: every cell is text.
 
 import { chartView } from "./charts.js";
-import { registerBuiltin, rendererFor, renderContext } from "./extensions.js";
+import { renderContext } from "./extensions.js";
+import { registerBuiltin, rendererFor } from "./registry.js";
 import { htmlFrame } from "./frames.js";
 import { t } from "./i18n.js";
 import { el } from "./render.js";

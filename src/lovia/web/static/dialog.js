@@ -6,9 +6,10 @@
 import { t } from "./i18n.js";
 import { el } from "./render.js";
 
-export function openDialog({ title, testid, wide = false }) {
+export function openDialog({ title, testid, wide = false, part = null }) {
   const dialog = el("dialog", `panel-dialog${wide ? " wide" : ""}`);
   dialog.dataset.testid = testid;
+  if (part) dialog.dataset.part = part;
   const head = el("div", "panel-head");
   const heading = el("h3", null, title);
   const close = el("button", "link panel-close", "×");

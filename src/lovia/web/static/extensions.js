@@ -1,37 +1,23 @@
 // The extension API, window.lovia: what ChatUI(scripts=[...]) modules use to draw tool
 // results of their own kinds (renderers), change how tool cards read (tool views), listen
-// to what the page does (events) and add to the context runs start with (provideContext).
+// to what the page does (events), draw pages of their own (views, views.js) and add to the
+// context runs start with (provideContext).
 // This module runs before the extension scripts (page.py puts it first), so window.lovia
 // is there when they run; app.js connects it to the page once it starts.
 
+import "./components.js"; // the built-in renderers, registered before any extension script
 import { pageConfig } from "./config.js";
 import { currentLang, t } from "./i18n.js";
+import { push, rendererFor, renderers, top } from "./registry.js";
+import { closeView, openView, registerView } from "./views.js";
 
 const listeners = new Map(); // event -> Set of functions
-const renderers = new Map(); // kind -> stack of { value }
 const toolViews = new Map(); // tool name or "*" -> stack of { value }
 const contexts = new Map(); // key -> stack of { value: fn }
 const actions = new Map(); // message action id -> stack of { value }
 let page = {}; // app.js's hooks: send, setDraft, newChat, openSession, toast, state
 let settle;
 const ready = new Promise((resolve) => { settle = resolve; });
-
-// Registering pushes onto the key's stack; undoing removes that entry wherever it is, so
-// what it replaced comes back whatever order the undos come in.
-function push(map, key, value) {
-  const stack = map.get(key) || [];
-  const entry = { value };
-  stack.push(entry);
-  map.set(key, stack);
-  return () => {
-    const i = stack.indexOf(entry);
-    if (i >= 0) stack.splice(i, 1);
-  };
-}
-const top = (map, key) => {
-  const stack = map.get(key);
-  return stack && stack.length ? stack[stack.length - 1].value : undefined;
-};
 
 function checkKey(what, key) {
   if (typeof key !== "string" || !key) throw new TypeError(`${what} must be a non-empty string`);
@@ -42,11 +28,6 @@ export function emit(event, payload) {
     try { fn(Object.freeze({ ...payload })); } catch (err) { console.error(`lovia: a '${event}' listener failed`, err); }
   }
 }
-
-export function rendererFor(kind) { return top(renderers, kind); }
-
-// The built-in renderers register through the same path, before any extension script.
-export function registerBuiltin(kind, renderer) { push(renderers, kind, renderer); }
 
 // The view for tool `name`, field by field: the tool's own view, then the "*" view.
 export function toolViewFor(name) {
@@ -131,6 +112,9 @@ const api = {
     return () => { undo(); api.refreshMessageActions(); };
   },
   refreshMessageActions: () => page.refreshMessageActions && page.refreshMessageActions(),
+  registerView: (id, view) => registerView(id, view),
+  openView: (target) => { openView(target); },
+  closeView: () => closeView(),
   provideContext(key, fn) {
     checkKey("key", key);
     if (typeof fn !== "function") throw new TypeError("fn must be a function");

@@ -29,7 +29,7 @@ export class FilesPanel {
   }
 
   open() {
-    this.view = openDialog({ title: t("files.title"), testid: "files-dialog", wide: true });
+    this.view = openDialog({ title: t("files.title"), testid: "files-dialog", wide: true, part: "files-panel" });
     const bar = el("div", "panel-tabs");
     this.recentTab = action(t("files.recent"), "files-recent", () => this.recent(), "small tab");
     this.browseTab = action(t("files.browse"), "files-browse", () => this.browse("."), "small tab");

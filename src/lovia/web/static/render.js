@@ -105,7 +105,13 @@ function applyToolView(entry, status, result, isError) {
   if (!entry.view) {
     entry.view = el("div", "tool-view");
     entry.view.dataset.part = "tool-view";
-    entry.box.querySelector("summary").after(entry.view);
+    // the raw arguments and result stay one "Source" click away
+    const source = el("button", "link small tool-source", t("tool.source"));
+    source.type = "button";
+    source.dataset.testid = "tool-source";
+    source.addEventListener("click", () => entry.box.classList.toggle("show-source"));
+    entry.box.classList.add("has-view");
+    entry.box.querySelector("summary").after(entry.view, source);
   }
   if (typeof entry.cleanup === "function") { try { entry.cleanup(); } catch (_) { /* ignore */ } }
   entry.cleanup = null;
@@ -113,6 +119,8 @@ function applyToolView(entry, status, result, isError) {
     const out = view.render(entry.view, tool, Object.freeze(renderContext({ callId: tool.id })));
     if (typeof out === "function") entry.cleanup = out;
   } catch (err) { console.error("lovia: a tool view failed", err); }
+  // what the view drew is the card's payload, as a component's is: shown, not folded away
+  if (status === "done" && entry.view.childNodes.length) entry.box.open = true;
 }
 
 export class AnswerView {

@@ -3,8 +3,10 @@
 
 import { t } from "./i18n.js";
 
+// A template's welcome block may drop any of the three (no {{ super() }}): those are skipped.
 export function drawWelcome(parts, config, onPick) {
   const { box, title, description, examples } = parts;
+  if (!title || !description || !examples) return box;
   title.textContent = config.empty_title || t("welcome.title");
   const lines = config.empty_description && config.empty_description.length
     ? config.empty_description : [t("welcome.description")];
