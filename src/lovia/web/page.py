@@ -162,16 +162,27 @@ def mount_page(app: FastAPI, token: str | None, title: str, ui: ChatUI) -> None:
 
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
     if folder is not None:
+        mount_assets(app, folder)
 
-        @app.get("/ui/{path:path}", include_in_schema=False, name="ui-assets")
-        async def assets(path: str) -> Response:
-            target = (folder / path).resolve()
-            hidden = any(part.startswith(".") for part in Path(path).parts)
-            if (
-                hidden
-                or target.suffix.lower() in (".html", ".htm")
-                or not target.is_relative_to(folder)
-                or not target.is_file()
-            ):
-                raise HTTPException(404, detail="Not Found")
-            return FileResponse(str(target), headers={"Cache-Control": "no-cache"})
+
+def mount_assets(app: FastAPI, folder: Path) -> None:
+    """``ChatUI(assets=...)`` at ``/ui/``: its files but no page templates or dotfiles,
+    revalidated (as 0.9.119 served them: an unchanged file is a 304 without a body)."""
+
+    @app.get("/ui/{path:path}", include_in_schema=False, name="ui-assets")
+    async def assets(path: str, request: Request) -> Response:
+        target = (folder / path).resolve()
+        hidden = any(part.startswith(".") for part in Path(path).parts)
+        if (
+            hidden
+            or target.suffix.lower() in (".html", ".htm")
+            or not target.is_relative_to(folder)
+            or not target.is_file()
+        ):
+            raise HTTPException(404, detail="Not Found")
+        headers = {"Cache-Control": "no-cache"}
+        response = FileResponse(str(target), headers=headers, stat_result=target.stat())
+        etag = response.headers.get("etag")
+        if etag and etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers={**headers, "ETag": etag})
+        return response
