@@ -96,6 +96,16 @@ def config_block(config: dict[str, Any]) -> str:
     return f'<script type="application/json" id="lovia-config">{data}</script>'
 
 
+class _Static(StaticFiles):
+    """The page's scripts and styles, never its template (``index.html``: served only
+    rendered, however the path spells it, ``//``, ``./``, ``..`` or a trailing ``/``)."""
+
+    def lookup_path(self, path: str) -> tuple[str, Any]:
+        if Path(path).name.lower() == "index.html":
+            return "", None
+        return super().lookup_path(path)
+
+
 def _root(request: Request) -> str:
     return str(request.scope.get("root_path") or "").rstrip("/")
 
@@ -156,11 +166,7 @@ def mount_page(app: FastAPI, token: str | None, title: str, ui: ChatUI) -> None:
             headers={"Cache-Control": "max-age=86400"},
         )
 
-    @app.get("/static/index.html", include_in_schema=False)
-    async def no_template() -> Response:
-        raise HTTPException(404, detail="Not Found")  # the template, served only rendered
-
-    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    app.mount("/static", _Static(directory=str(static)), name="static")
     if folder is not None:
         mount_assets(app, folder)
 
