@@ -23,8 +23,9 @@ from typing import Any
 
 log = logging.getLogger("lovia.workers")
 
-CHUNK_CHARS = 1000
-"""Characters of text per notice (JSON escapes keep it under NOTIFY's 8000 bytes)."""
+CHUNK_CHARS = 600
+"""Characters of text per notice: a character's JSON escape takes at most 12 bytes (an emoji,
+two ``\\uXXXX``), so a notice stays under NOTIFY's 8000 bytes whatever the text."""
 
 BUFFER_CHARS = 64_000
 """Characters a worker holds for one run while its notices are slower than its tokens."""
@@ -74,7 +75,9 @@ class DeltaSender:
         elif kind == "output_discarded":
             self._seq = 0  # a retried model call: the follower drops what it showed
         elif kind == "text_delta" and event.delta:
-            self._add(str(event.delta))
+            text = str(event.delta)
+            for start in range(0, len(text), CHUNK_CHARS):  # one long delta: several notices
+                self._add(text[start : start + CHUNK_CHARS])
 
     def _add(self, text: str) -> None:
         if self._held + len(text) > BUFFER_CHARS:

@@ -164,17 +164,21 @@ class QueueWorker:
         if self._stores is None:
             await self.startup(ctx)
         job = getattr(ctx, "job", None)
-        worker = f"{socket.gethostname()}/{os.getpid()}"
-        row = await self._pg.start_row(run_id, worker)
+        job_id = getattr(job, "id", None)
+        row = self._pg.started_row(job_id) if job_id is not None else None
+        if row is None:  # not started by its fetch (a job run by hand, a row written late)
+            row = await self._pg.start_row(run_id, f"{socket.gethostname()}/{os.getpid()}")
         if row is None:
             raise UserError(f"queued run {run_id!r} has no row in {self.runs_table}")
         input, session_id, agent, attempts, park = row[:5]
         final = "failed"
         summary: dict[str, Any] = {"run_id": run_id, "status": "failed"}
+        returned = False
         try:
             summary = await self._drive(run_id, input, session_id, agent, resume_only, park)
             summary["job_try"] = attempts
             final = summary["status"]
+            returned = True
             return summary
         except RunBusy:
             final = "queued"
@@ -189,7 +193,10 @@ class QueueWorker:
             summary = {"run_id": run_id, "status": final, "error": repr(exc)[:500]}
             raise
         finally:
-            await asyncio.shield(self._pg.finish(run_id, final, summary))
+            if returned and job_id is not None:  # recorded with the job's end, next
+                self._pg.finish_with_job(job_id, run_id, final, summary)
+            else:
+                await asyncio.shield(self._pg.finish(run_id, final, summary))
 
     async def _drive(
         self,
@@ -343,6 +350,7 @@ class QueueWorker:
             await asyncio.sleep(max(self.lease_ttl / 2, 0.1))
             try:
                 await self.recover_stalled()
+                await self._pg.refresh_job_stats()
             except Exception as exc:  # the database away: try again next time
                 log.info("recovery sweep failed: %s", exc)
 

@@ -19,6 +19,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 Mode = Literal["pass", "stall", "mute", "drop", "reset"]
 _COMMIT_DONE = b"C\x00\x00\x00\x0bCOMMIT\x00"  # CommandComplete("COMMIT") in the wire protocol
+_READY = b"Z\x00\x00\x00\x05"  # ReadyForQuery, then its transaction status (I: idle)
+
+
+def _autocommit_write(sent: bytes) -> bool:
+    """A client message that writes and commits by itself (no BEGIN with it)."""
+    return b"INSERT INTO" in sent and b"BEGIN" not in sent
 
 
 class PgProxy:
@@ -51,7 +57,9 @@ class PgProxy:
     def mute_after_commit(self) -> None:
         """On the connections open now, pass the server's replies up to its next ``COMMIT``
         done, then drop that and every later reply (a transaction lands, its answer never
-        arrives, whatever the client sent before it); new ones pass."""
+        arrives, whatever the client sent before it); new ones pass. A write sent outside a
+        transaction (an ``INSERT`` that commits on its own) counts as a ``COMMIT``: its
+        reply and all after it are dropped."""
         for link in list(self._links):
             link.mute_after_commit = True
 
@@ -99,6 +107,7 @@ class _Link:
         self.broken_to_server = False
         self.broken_to_client = False
         self.mute_after_commit = False
+        self.idle = True  # the server's last ReadyForQuery said: no transaction open
         self.closed = False
 
     def apply(self, mode: Mode) -> None:
@@ -131,5 +140,9 @@ class _Link:
             if replies and self.mute_after_commit and _COMMIT_DONE in data:
                 data = data[: data.index(_COMMIT_DONE)]  # what came before still arrives
                 self.broken_to_client = True
+            if replies and _READY in data:
+                self.idle = data[data.rindex(_READY) + len(_READY) :][:1] == b"I"
+            if not replies and self.mute_after_commit and self.idle and _autocommit_write(data):
+                self.broken_to_client = True  # it lands on its own; its reply is lost
             writer.write(data)
             await writer.drain()

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from .chat_rows import CHAT_COLUMNS, ChatMeta
 from .chat_runs import RunAndScheduleTables
+from .chat_search import ensure_search_index, search_where
 
 __all__ = ["SQLiteChatTables"]
 
@@ -110,6 +111,7 @@ class SQLiteChatTables(RunAndScheduleTables):
         # in memory: one connection for good; a file: one per statement, so this process
         # holds no lock on the file between them (the stores sharing it open and check it)
         self._kept: sqlite3.Connection | None = None
+        self._indexed = False  # searches go through chat_search's index
         if self.path == ":memory:":
             self._kept = self._open()
         else:
@@ -149,6 +151,7 @@ class SQLiteChatTables(RunAndScheduleTables):
                 conn.execute(_UI_DATA)
                 for statement in _INDEXES:
                     conn.execute(statement)
+                self._indexed = ensure_search_index(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -259,8 +262,8 @@ class SQLiteChatTables(RunAndScheduleTables):
     ) -> list[ChatMeta]:
         where, params = "parent_id IS NULL", tuple[str, ...]()
         if query:
-            where += " AND (title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
-            params = (_like(query), _like(query))
+            found, params = search_where(query, _like(query), self._indexed)
+            where += f" AND {found}"
         rows = await self._all(
             f"{_CHATS} WHERE {where} ORDER BY pinned DESC, updated_at DESC LIMIT ? OFFSET ?",
             (*params, limit, offset),

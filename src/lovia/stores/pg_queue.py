@@ -14,6 +14,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .pg_jobs import CANCEL_JOB, JOBS_LOCK_INDEX, LONG_RUNNING, refresh_job_stats
+from .pg_notices import Notices, Subscription
+
 __all__ = ["PgRunQueue"]
 
 log = logging.getLogger("lovia.workers")
@@ -56,20 +59,6 @@ _DEFER_RUNS = (
 _DEFER = (
     "SELECT (procrastinate_defer_jobs_v1(ARRAY[ROW(%s, %s, 0, %s, %s, %s::jsonb, NULL)"
     "::procrastinate_job_to_defer_v1]))[1]"
-)
-
-_CANCEL_JOB = (
-    "UPDATE procrastinate_jobs SET status = CASE WHEN status = 'todo' "
-    "THEN 'cancelled'::procrastinate_job_status ELSE status END, "
-    "abort_requested = (status = 'doing') "
-    "WHERE queueing_lock = %s AND status IN ('todo', 'doing') RETURNING id"
-)
-
-_LONG_RUNNING = (
-    "SELECT j.id, j.args->>'run_id' FROM procrastinate_jobs j "
-    "WHERE j.status = 'doing' AND j.queue_name = %s AND j.task_name = %s "
-    "AND (SELECT max(e.at) FROM procrastinate_events e WHERE e.job_id = j.id "
-    "AND e.type = 'started') < now() - make_interval(secs => %s)"
 )
 
 _STATE_COLUMNS = (
@@ -118,6 +107,7 @@ class PgRunQueue:
         self._retry_after = retry_after
         self._app: Any = None
         self._ready = False
+        self._notices = Notices(lambda: self._connect(autocommit=True), channel)
 
     @property
     def runs_table(self) -> str:
@@ -145,6 +135,7 @@ class PgRunQueue:
             await self.app.open_async()
 
     async def close(self) -> None:
+        await self._notices.close()
         if self._app is not None and self._app.connector._async_pool:
             await self._app.close_async()
 
@@ -163,6 +154,7 @@ class PgRunQueue:
 
                     await conn.execute(SchemaManager.get_schema())
                 await conn.execute(_RUNS_DDL.format(t=self.runs_table))
+                await conn.execute(JOBS_LOCK_INDEX)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('lovia queue schema'))")
         self._ready = True
@@ -236,7 +228,7 @@ class PgRunQueue:
         cancelled; False when it has no job to cancel."""
         async with await self._connect() as conn:
             async with conn.transaction():
-                cur = await conn.execute(_CANCEL_JOB, (self._lock(run_id),))
+                cur = await conn.execute(CANCEL_JOB, (self._lock(run_id),))
                 hit = await cur.fetchall()
                 if hit:
                     await conn.execute(
@@ -253,48 +245,34 @@ class PgRunQueue:
     # -- following --------------------------------------------------------------------------
 
     async def read_state(self, run_id: str, conn: Any = None) -> dict[str, Any] | None:
-        """The run's row as a dict, read on ``conn`` (a listener) or a connection of its own."""
-        if conn is None:
-            async with await self._connect(autocommit=True) as own:
-                return await self.read_state(run_id, own)
-        cur = await conn.execute(
-            f"SELECT {', '.join(_STATE_COLUMNS)} FROM {self.runs_table} WHERE run_id = %s",
-            (run_id,),
-        )
-        row = await cur.fetchone()
+        """The run's row as a dict: on the queue's pool when it is open (a worker, a web
+        server that started the queue), else on the connection followers share."""
+        query = f"SELECT {', '.join(_STATE_COLUMNS)} FROM {self.runs_table} WHERE run_id = %s"
+        if self._app is not None and self._app.connector._async_pool:
+            async with self._app.connector.pool.connection() as pooled:
+                cur = await pooled.execute(query, (run_id,))
+                row = await cur.fetchone()
+        else:
+            row = await self._notices.read(query, (run_id,))
         if row is None:
             return None
         return {"run_id": run_id, **dict(zip(_STATE_COLUMNS, row, strict=True))}
 
-    async def listen(self) -> Any:
-        """A connection listening on the channel, or ``None`` (polling only) when none opens."""
-        import psycopg
-
-        try:
-            conn = await self._connect(autocommit=True)
-            await conn.execute(f"LISTEN {self.channel}")
-        except psycopg.Error as exc:
-            log.warning("follow: no LISTEN connection, polling only: %s", exc)
-            return None
-        return conn
+    async def listen(self) -> Subscription | None:
+        """A share of this process's LISTEN connection (one for all followers), or ``None``
+        (polling only) when none opens; ``close()`` it when done."""
+        return await self._notices.subscribe()
 
     @staticmethod
-    def listening(listener: Any) -> bool:
+    def listening(listener: Subscription | None) -> bool:
         return listener is not None and not listener.closed
 
-    async def wait_notice(self, listener: Any, run_id: str, wait: float) -> None:
+    async def wait_notice(self, listener: Subscription | None, run_id: str, wait: float) -> None:
         """Return once ``run_id``'s notice arrives on ``listener`` or ``wait`` seconds pass."""
         if listener is None:
             await asyncio.sleep(wait)
             return
-        wanted = self.table_prefix + run_id
-        try:
-            async for note in listener.notifies(timeout=wait, stop_after=None):
-                if note.payload == wanted:
-                    return
-        except Exception as exc:  # a dropped LISTEN connection: the poll carries on
-            log.info("follow: LISTEN connection lost, polling: %s", exc)
-            await asyncio.sleep(wait)
+        await listener.wait(self.table_prefix + run_id, wait)
 
     # -- the job ----------------------------------------------------------------------------
 
@@ -322,6 +300,17 @@ class PgRunQueue:
                     raise
                 await asyncio.sleep(0.1 * (attempt + 1))
         return None
+
+    def started_row(self, job_id: int) -> Any:
+        """``start_row``'s row when the fetch of job ``job_id`` started its run, or ``None``."""
+        return self.app.job_manager.started.pop(job_id, None)
+
+    def finish_with_job(
+        self, job_id: int, run_id: str, state: str, summary: dict[str, Any]
+    ) -> None:
+        """Record the run's end (as ``finish``) in the statement that finishes its job, which
+        the worker sends as soon as the job returns."""
+        self.app.job_manager.ending[job_id] = (run_id, state, summary)
 
     async def step_notice(self, run_id: str) -> None:
         """Tell followers a step of ``run_id`` was saved (its checkpoint has it already)."""
@@ -367,10 +356,14 @@ class PgRunQueue:
         )
         candidates = {int(job.id): str(job.task_kwargs.get("run_id", "")) for job in stalled}
         async with app.connector.pool.connection() as conn:
-            cur = await conn.execute(_LONG_RUNNING, (self.queue_name, self.job_name, 3 * lease_ttl))
+            cur = await conn.execute(LONG_RUNNING, (self.queue_name, self.job_name, 3 * lease_ttl))
             for job_id, run_id in await cur.fetchall():
                 candidates[int(job_id)] = str(run_id or "")
         return candidates
+
+    async def refresh_job_stats(self) -> None:
+        """ANALYZE procrastinate's jobs table when it changed enough (see ``pg_jobs``)."""
+        await refresh_job_stats(self.app.connector.pool)
 
     async def retry_now(self, job_id: int) -> None:
         """Hand ``job_id`` back to the queue (raises when it finished meanwhile)."""
@@ -401,6 +394,7 @@ class PgRunQueue:
                     return None  # type: ignore[return-value]
                 return RetryDecision(retry_at=now + datetime.timedelta(seconds=wait))
 
+        from .pg_jobs import run_job_manager
         from .pg_pools import recently_checked_pool
 
         connector = procrastinate.PsycopgConnector(
@@ -408,8 +402,19 @@ class PgRunQueue:
             min_size=1,
             max_size=self.pool_size,
             pool_factory=recently_checked_pool,  # checks a connection that idled over 1 s
+            # each of procrastinate's statements (one function call) and each of ours is a
+            # transaction of its own: autocommit spares a BEGIN and a COMMIT round trip each
+            configure=_autocommit,
         )
         app = procrastinate.App(connector=connector)
+        # a job's fetch starts its run, and a run that ended well is recorded with its job's end
+        app.job_manager = run_job_manager(
+            connector,
+            runs_table=self.runs_table,
+            task_name=self.job_name,
+            channel=self.channel,
+            prefix=self.table_prefix,
+        )
         body = self._job
 
         async def lovia_run(context: Any, run_id: str, resume_only: bool = False) -> dict[str, Any]:
@@ -417,3 +422,7 @@ class PgRunQueue:
 
         app.task(name=self.job_name, pass_context=True, retry=Retries())(lovia_run)
         return app
+
+
+async def _autocommit(conn: Any) -> None:
+    await conn.set_autocommit(True)

@@ -18,6 +18,7 @@ from ..transcript import TranscriptEntry
 from ._checks import check_limit, check_run_ids, check_statuses, validate_id
 from ._codec import decode_batches, decode_snapshot, encode_head
 from ._entries import checked_entries
+from ._pg_saves import FENCED_SAVE_WITH_BATCH, FENCED_UPSERT, SAVE_WITH_BATCH, UPSERT
 from ._postgres import Conn, Migrations, PgDeadlines, PostgresStore
 from ._text import encode_entries
 from .checkpoint import RunHead, RunInfo, RunSnapshot, check_updated
@@ -63,21 +64,6 @@ MIGRATIONS: Migrations = {
     # for one chat's unfinished run on each request
     3: ("CREATE INDEX ON {checkpoint_runs} (session_id)",),
 }
-
-_UPSERT = """INSERT INTO {checkpoint_runs} AS r (run_id, head, status, session_id,
-        entry_count, next_seq, created_at, updated_at)
-    VALUES (%(run_id)s, %(head)s, %(status)s, %(session_id)s, %(count)s, %(bump)s,
-        extract(epoch FROM clock_timestamp()), %(updated_at)s)
-    ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, status = excluded.status,
-        session_id = excluded.session_id, entry_count = r.entry_count + excluded.entry_count,
-        next_seq = r.next_seq + excluded.next_seq, updated_at = excluded.updated_at
-    RETURNING run_key, next_seq"""
-
-_SAVE_WITH_BATCH = (
-    "WITH r AS (" + _UPSERT + ") "
-    "INSERT INTO {checkpoint_batches} (run_key, seq, entries) "
-    "SELECT run_key, next_seq - 1, %(batch)s FROM r"
-)
 
 _LOAD = """SELECT r.run_key, r.run_id, r.head, b.entries FROM {checkpoint_runs} r
     LEFT JOIN {checkpoint_batches} b ON b.run_key = r.run_key"""
@@ -142,7 +128,7 @@ class PostgresCheckpointer(PostgresStore, Forking):
             "updated_at": head.updated_at,  # the head's own time orders list_runs everywhere
             "batch": encode_entries(entries).decode() if entries else None,
         }
-        statement = self._db.q(_SAVE_WITH_BATCH if entries else _UPSERT)
+        statement = self._db.q(SAVE_WITH_BATCH if entries else UPSERT)
         held = held_lease(run_id)
         if held is None:
 
@@ -151,16 +137,18 @@ class PostgresCheckpointer(PostgresStore, Forking):
 
             await self._db.read(save)  # one statement: atomic without an explicit transaction
             return
-        # the lease row is locked against a takeover until the save commits
-        fence = self._db.q("SELECT owner, token FROM {run_leases} WHERE run_id = %s FOR SHARE")
+        # one statement, one round trip: the lease row is locked against a takeover (FOR
+        # SHARE) and checked before the save writes anything, and the save commits with it
+        fenced = self._db.q(FENCED_SAVE_WITH_BATCH if entries else FENCED_UPSERT)
+        params["owner"], params["token"] = held
 
-        async def fenced_save(conn: Conn) -> None:
-            cur = await conn.execute(fence, (run_id,))
-            row = await cur.fetchone()
-            check_fence(run_id, held, None if row is None else (str(row[0]), int(row[1])))
-            await conn.execute(statement, params)
+        async def fenced_save(conn: Conn) -> Any:
+            cur = await conn.execute(fenced, params)
+            return await cur.fetchone()
 
-        await self._db.write(fenced_save)
+        row = await self._db.read(fenced_save)  # one statement: atomic
+        if row is not None and row[0] is not None:
+            check_fence(run_id, held, (str(row[0]), int(row[1])))
 
     async def load(self, run_id: str) -> RunSnapshot | None:
         """The run's entries in order with its latest head, or ``None`` for an unknown id."""

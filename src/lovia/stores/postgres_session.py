@@ -65,10 +65,33 @@ MIGRATIONS: Migrations = {
 
 _SELECT = "SELECT run_id, entries, meta FROM {session_segments} WHERE session_id = %s ORDER BY seq"
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
-_VERSION = "SELECT version FROM {session_heads} WHERE session_id = %s"
-_STORED_AND_VERSION = (
-    "SELECT EXISTS (SELECT 1 FROM {session_segments} WHERE session_id = %s AND run_id = %s), "
-    "COALESCE((SELECT version FROM {session_heads} WHERE session_id = %s), 0)"
+_HISTORY = (
+    "SELECT COALESCE((SELECT version FROM {session_heads} WHERE session_id = %s), 0), "
+    "s.run_id, s.entries, s.meta FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT run_id, "
+    "entries, meta, seq FROM {session_segments} WHERE session_id = %s) s ON true ORDER BY s.seq"
+)
+# an append in one statement: the run's lease (``f``: locked, when leases are kept here),
+# whether the run is stored and the session's version (``c``); the segment and the bumped
+# version are written only when the lease is ours, the run new and the version as expected
+_APPEND_PARTS = (
+    "WITH f AS ({lease}), "
+    "c AS (SELECT EXISTS (SELECT 1 FROM {{session_segments}} WHERE session_id = %(sid)s "
+    "AND run_id = %(rid)s) AS stored, COALESCE((SELECT version FROM {{session_heads}} "
+    "WHERE session_id = %(sid)s), 0) AS version), "
+    "ok AS (SELECT 1 FROM c WHERE NOT c.stored AND (%(expected)s::bigint IS NULL OR "
+    "c.version = %(expected)s::bigint) AND NOT EXISTS (SELECT 1 FROM f WHERE owner IS "
+    "DISTINCT FROM %(owner)s::text OR token IS DISTINCT FROM %(token)s::bigint)), "
+    "i AS (INSERT INTO {{session_segments}} (session_id, run_id, entries, meta, n_entries, "
+    "title, created_at, updated_at) SELECT %(sid)s, %(rid)s, %(entries)s, %(meta)s, "
+    "%(count)s, %(title)s, %(now)s, %(now)s FROM ok "
+    "ON CONFLICT (session_id, run_id) DO NOTHING RETURNING 1), "
+    "b AS (INSERT INTO {{session_heads}} (session_id, version) SELECT %(sid)s, 1 FROM i "
+    "ON CONFLICT (session_id) DO UPDATE SET version = {{session_heads}}.version + 1) "
+    "SELECT (SELECT owner FROM f), (SELECT token FROM f), c.stored, c.version FROM c"
+)
+_APPEND = _APPEND_PARTS.format(lease="SELECT NULL::text AS owner, NULL::bigint AS token LIMIT 0")
+_APPEND_FENCED = _APPEND_PARTS.format(
+    lease="SELECT owner, token FROM {run_leases} WHERE run_id = %(rid)s FOR SHARE"
 )
 _BUMP = (
     "INSERT INTO {session_heads} (session_id, version) VALUES (%s, 1) "
@@ -107,48 +130,81 @@ class PostgresSession(PostgresStore, SessionMaintenance):
     async def history(self, session_id: str) -> SessionHistory:
         """The session's segments and its version, read in one snapshot."""
         validate_id(session_id, "session_id")
-        select, version = self._db.q(_SELECT), self._db.q(_VERSION)
+        query = self._db.q(_HISTORY)
 
-        async def read(conn: Conn) -> tuple[int, list[Any]]:
-            cur = await conn.execute(version, (session_id,))
-            head = await cur.fetchone()
-            cur = await conn.execute(select, (session_id,))
-            return (0 if head is None else int(head[0])), await cur.fetchall()
+        async def read(conn: Conn) -> list[Any]:
+            cur = await conn.execute(query, (session_id, session_id))
+            return await cur.fetchall()
 
-        current, rows = await self._db.read_snapshot(read)
-        return SessionHistory([_decode(session_id, row) for row in rows], current)
+        # one statement, so one snapshot: the version and the segments agree
+        rows = await self._db.read(read)
+        current = int(rows[0][0]) if rows else 0
+        segments = [_decode(session_id, row[1:]) for row in rows if row[1] is not None]
+        return SessionHistory(segments, current)
 
     async def load(self, session_id: str) -> list[TranscriptEntry]:
         return [e for seg in await self.segments(session_id) for e in seg.entries]
 
     async def _append(self, request: Append) -> None:
+        """The session's lock, then one statement that checks the run's lease, whether the
+        run is stored and the session's version, and writes the segment and the version
+        only if all three admit it: sent with BEGIN and COMMIT in one round trip. A refusal
+        wrote nothing; it is raised from what the statement read."""
         sid, rid = request.session_id, request.run_id
-        columns = encode_segment(request.entries, request.meta)
+        entries, meta, count, title = encode_segment(request.entries, request.meta)
         now = time.time()
-        check, bump = self._db.q(_STORED_AND_VERSION), self._db.q(_BUMP)
-        insert = self._db.q(
-            "INSERT INTO {session_segments} (session_id, run_id, entries, meta, n_entries, "
-            "title, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (session_id, run_id) DO NOTHING"
-        )
         held = held_lease(rid)
-        leases = self._db.prefix + "run_leases"
+        fenced = held is not None and await self._has_leases()
+        statement = sql.SQL(_APPEND_FENCED if fenced else _APPEND).format(
+            **self._db.names, run_leases=sql.Identifier(self._db.prefix + "run_leases")
+        )
+        owner, token = held if held is not None else (None, None)
+        params = {
+            "sid": sid,
+            "rid": rid,
+            "entries": entries,
+            "meta": meta,
+            "count": count,
+            "title": title,
+            "now": now,
+            "expected": request.expected,
+            "owner": owner,
+            "token": token,
+        }
 
-        async def write(conn: Conn) -> None:
-            # under the session's lock nothing changes between the check and the insert
-            await conn.execute(_LOCK, (self._lock_key(sid),))
-            if held is not None:  # a run whose lease was taken over must not append either
-                await _check_fence(conn, leases, rid, held)
-            if request.expected is not None:
-                cur = await conn.execute(check, (sid, rid, sid))
-                stored, current = await cur.fetchone() or (False, 0)
-                if not request.admits(bool(stored), int(current)):
-                    return
-            cur = await conn.execute(insert, (sid, rid, *columns, now, now))
-            if cur.rowcount:
-                await conn.execute(bump, (sid,))
+        async def write(conn: Conn) -> Any:
+            async with conn.pipeline():
+                async with conn.transaction():
+                    # under the session's lock nothing changes between the check and the write
+                    await conn.execute(_LOCK, (self._lock_key(sid),))
+                    cur = await conn.execute(statement, params)
+            return await cur.fetchone()
 
-        await self._db.write(write)
+        self._db.check_writable()
+        row = await self._db.read(write)
+        assert row is not None
+        lease_owner, lease_token, stored, current = row
+        if held is not None and lease_owner is not None:
+            # a run whose lease was taken over must not append either
+            check_fence(rid, held, (str(lease_owner), int(lease_token)))
+        request.admits(bool(stored), int(current))  # raises the conflict it refused for
+
+    async def _has_leases(self) -> bool:
+        """Whether a checkpointer with this prefix keeps its run leases in this database
+        (asked until it does; the table is never dropped)."""
+        if self._leases_here:
+            return True
+        table = self._db.prefix + "run_leases"
+
+        async def look(conn: Conn) -> Any:
+            cur = await conn.execute("SELECT to_regclass(%s)", (table,))
+            return await cur.fetchone()
+
+        found = await self._db.read(look)
+        self._leases_here = found is not None and found[0] is not None
+        return self._leases_here
+
+    _leases_here = False
 
     async def clear(self, session_id: str) -> None:
         validate_id(session_id, "session_id")
@@ -245,20 +301,6 @@ class PostgresSession(PostgresStore, SessionMaintenance):
 
     def _lock_key(self, session_id: str) -> str:
         return f"lovia:{self._db.prefix}:session:{session_id}"
-
-
-async def _check_fence(conn: Conn, table: str, run_id: str, held: tuple[str, int]) -> None:
-    """The run's lease, when a checkpointer with the same prefix keeps leases here."""
-    cur = await conn.execute("SELECT to_regclass(%s)", (table,))
-    found = await cur.fetchone()
-    if found is None or found[0] is None:
-        return
-    query = sql.SQL("SELECT owner, token FROM {} WHERE run_id = %s FOR SHARE").format(
-        sql.Identifier(table)
-    )
-    cur = await conn.execute(query, (run_id,))
-    row = await cur.fetchone()
-    check_fence(run_id, held, None if row is None else (str(row[0]), int(row[1])))
 
 
 def _decode(session_id: str, row: Any) -> Segment:

@@ -334,8 +334,16 @@ def _parked_stream(deps: RouterDeps, chat_id: str, pending: Any) -> StreamingRes
     from .wire import encode
 
     sup = deps.supervisor
+    started = deps.next_run(chat_id)
 
     async def body() -> Any:
+        try:
+            async for frame in frames():
+                yield frame
+        finally:
+            started.cancel()
+
+    async def frames() -> Any:
         yield encode("snapshot", await snapshot(deps, chat_id, "awaiting_approval"))
         for p in pending.pending_approvals:
             if p.decision is None:
@@ -350,7 +358,7 @@ def _parked_stream(deps: RouterDeps, chat_id: str, pending: Any) -> StreamingRes
                     },
                 )
         while True:
-            live = sup.live.get(chat_id)
+            live = started.result() if started.done() else sup.live.get(chat_id)
             if live is not None:
                 async for frame in follow_chat(sup, chat_id, live):
                     yield frame
@@ -358,11 +366,10 @@ def _parked_stream(deps: RouterDeps, chat_id: str, pending: Any) -> StreamingRes
             head = await sup.chats.pending_head(chat_id)
             if head is None or head.run_id != pending.run_id or sup.closing:
                 return
-            for _ in range(int(KEEPALIVE / 0.05)):
-                await asyncio.sleep(0.05)
-                if chat_id in sup.live:
-                    break
-            else:
+            # the run a decision here resumes, even one over before this wakes; a decision
+            # on another server shows in the store read above
+            await asyncio.wait({started}, timeout=KEEPALIVE)
+            if not started.done():
                 yield b": waiting for a decision\n\n"
 
     headers = {"Cache-Control": "no-store", "X-Lovia-Run-Id": header_text(pending.run_id)}

@@ -138,9 +138,24 @@ def server_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure pe
         _, blocked = await problems()
         return agent_info(name, found, deps, blocked)
 
-    @router.get("/api/runs", summary="Runs live on this server")
+    @router.get("/api/runs", summary="Runs live on this server, and runs awaiting approval")
     async def live_runs() -> list[dict[str, Any]]:
-        return [
+        """A run parked until a person decides on a call is listed as 0.9.119 listed its
+        waiting run, ``blocked_on_approval`` (here it is in the database, any server's)."""
+        parked = [
+            {
+                "session_id": run.session_id,
+                "run_id": run.run_id,
+                "agent": run.agent_name,
+                "status": "blocked_on_approval",
+                "turns": run.head.turns,
+                "source": None,
+                "started_at": run.head.started_at,
+            }
+            for run in await sup.chats.pending_runs()
+            if awaiting_approval(run) and run.session_id not in sup.live
+        ]
+        return parked + [
             {
                 "session_id": chat_id,
                 "run_id": run.run_id,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..agent import Agent
+from ..chats.book import PENDING_STATUSES
 from ..chats.runstart import RunStart
 from ..chats.supervisor import LiveRun, RunSupervisor
 from .book import StoreBook
@@ -72,6 +73,9 @@ class RouterDeps:
     _bus: EventHub = field(default_factory=EventHub, init=False, repr=False)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
     _scheduler: Any = field(default=None, init=False, repr=False)
+    _run_waiters: dict[str, list[asyncio.Future[LiveRun]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @property
     def session(self) -> Any:
@@ -139,6 +143,26 @@ class RouterDeps:
             sup.observers.append(_Records(self))
             self._supervisor = sup
         return self._supervisor
+
+    def next_run(self, chat_id: str) -> asyncio.Future[LiveRun]:
+        """Resolves with the chat's next run on this server as it starts: a stream waiting
+        for a decision follows it from its first event, however quickly it ends."""
+        waiter: asyncio.Future[LiveRun] = asyncio.get_running_loop().create_future()
+        self._run_waiters.setdefault(chat_id, []).append(waiter)
+        waiter.add_done_callback(lambda w: self._forget_waiter(chat_id, w))
+        return waiter
+
+    def _forget_waiter(self, chat_id: str, waiter: asyncio.Future[LiveRun]) -> None:
+        waiters = self._run_waiters.get(chat_id, [])
+        if waiter in waiters:
+            waiters.remove(waiter)
+        if not waiters:
+            self._run_waiters.pop(chat_id, None)
+
+    def run_started(self, run: LiveRun) -> None:
+        for waiter in list(self._run_waiters.get(run.chat_id, [])):
+            if not waiter.done():
+                waiter.set_result(run)
 
     def emit(self, event: str, data: Mapping[str, Any]) -> None:
         """Send a lifecycle event to ``GET /api/events``'s subscribers."""
@@ -250,6 +274,8 @@ class _Records:
                 None,
             )
         )
+        self.deps.run_started(run)
+        await self._supersede(chat, run.run_id)
         await store.set_active_run_id(chat, run.run_id, context=run.context)
         self.deps.emit(
             "run_started",
@@ -260,6 +286,22 @@ class _Records:
                 "source": run.source,
             },
         )
+
+    async def _supersede(self, chat: str, run_id: str) -> None:
+        """A new run has taken the chat: the run its pointer named before (one a 0.9.119
+        program marked resumable, or one that ended) is dropped, as 0.9.119 dropped it. A
+        run this project still counts as the chat's unfinished one is kept: a new message
+        is refused while it waits (``run_unfinished``), and another server may drive it."""
+        store = self.deps.store
+        before = await store.get_active_run_id(chat)
+        if before is None or before == run_id:
+            return
+        old = await store.checkpointer.load(before)
+        if old is None:
+            return
+        if old.session_id == chat and old.status in PENDING_STATUSES:
+            return
+        await store.checkpointer.delete(before)
 
     async def on_end(self, run: LiveRun, terminal: dict[str, Any]) -> None:
         status, error, usage = _outcome(terminal)
@@ -289,12 +331,13 @@ def _outcome(terminal: dict[str, Any]) -> tuple[str, str | None, dict[str, Any] 
 
         return "completed", None, usage_dict(result.get("usage"))
     error = terminal.get("error") or {}
+    # every cooperative stop reads "cancelled" (as in 0.9.119), whatever the exception said
     if terminal.get("stopped"):
-        return "cancelled", None, None
+        return "cancelled", "cancelled", None
     if error.get("type") == "ApprovalPending":
         return "interrupted", None, None
     if error.get("type") == "RunCancelled":
-        return "interrupted", str(error.get("message") or ""), None
+        return "interrupted", "cancelled", None
     return "failed", str(error.get("message") or error.get("type") or "failed"), None
 
 

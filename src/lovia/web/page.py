@@ -96,6 +96,16 @@ def config_block(config: dict[str, Any]) -> str:
     return f'<script type="application/json" id="lovia-config">{data}</script>'
 
 
+class _Static(StaticFiles):
+    """The page's scripts and styles, never its template (``index.html``: served only
+    rendered, however the path spells it, ``//``, ``./``, ``..`` or a trailing ``/``)."""
+
+    def lookup_path(self, path: str) -> tuple[str, Any]:
+        if Path(path).name.lower() == "index.html":
+            return "", None
+        return super().lookup_path(path)
+
+
 def _root(request: Request) -> str:
     return str(request.scope.get("root_path") or "").rstrip("/")
 
@@ -156,22 +166,29 @@ def mount_page(app: FastAPI, token: str | None, title: str, ui: ChatUI) -> None:
             headers={"Cache-Control": "max-age=86400"},
         )
 
-    @app.get("/static/index.html", include_in_schema=False)
-    async def no_template() -> Response:
-        raise HTTPException(404, detail="Not Found")  # the template, served only rendered
-
-    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    app.mount("/static", _Static(directory=str(static)), name="static")
     if folder is not None:
+        mount_assets(app, folder)
 
-        @app.get("/ui/{path:path}", include_in_schema=False, name="ui-assets")
-        async def assets(path: str) -> Response:
-            target = (folder / path).resolve()
-            hidden = any(part.startswith(".") for part in Path(path).parts)
-            if (
-                hidden
-                or target.suffix.lower() in (".html", ".htm")
-                or not target.is_relative_to(folder)
-                or not target.is_file()
-            ):
-                raise HTTPException(404, detail="Not Found")
-            return FileResponse(str(target), headers={"Cache-Control": "no-cache"})
+
+def mount_assets(app: FastAPI, folder: Path) -> None:
+    """``ChatUI(assets=...)`` at ``/ui/``: its files but no page templates or dotfiles,
+    revalidated (as 0.9.119 served them: an unchanged file is a 304 without a body)."""
+
+    @app.get("/ui/{path:path}", include_in_schema=False, name="ui-assets")
+    async def assets(path: str, request: Request) -> Response:
+        target = (folder / path).resolve()
+        hidden = any(part.startswith(".") for part in Path(path).parts)
+        if (
+            hidden
+            or target.suffix.lower() in (".html", ".htm")
+            or not target.is_relative_to(folder)
+            or not target.is_file()
+        ):
+            raise HTTPException(404, detail="Not Found")
+        headers = {"Cache-Control": "no-cache"}
+        response = FileResponse(str(target), headers=headers, stat_result=target.stat())
+        etag = response.headers.get("etag")
+        if etag and etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers={**headers, "ETag": etag})
+        return response

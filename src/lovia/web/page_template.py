@@ -21,6 +21,10 @@ from ..errors import UserError
 
 __all__ = ["PageTemplate", "inline_script_hashes"]
 
+PAGES_KEPT = 16
+"""Rendered pages kept, by base URL: the ``Host`` header is the client's to write (any port
+of a loopback name passes), so a cache without a bound grows with every new one."""
+
 _INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc\s*=)([^>]*)>(.*?)</script\s*>", re.I | re.S)
 _DATA_TYPE = re.compile(r"""\btype\s*=\s*["']?application/json""", re.I)
 
@@ -75,6 +79,8 @@ class PageTemplate:
         """The page for one base URL ``key`` (rendered once) and its Content-Security-Policy:
         ``policy`` with the page's inline scripts' hashes added to ``script-src``."""
         if key not in self._pages:
+            if len(self._pages) >= PAGES_KEPT:
+                del self._pages[next(iter(self._pages))]  # the oldest
             text = self.render(url_for, **values)
             hashes = inline_script_hashes(text)
             if hashes:

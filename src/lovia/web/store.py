@@ -40,6 +40,9 @@ MAX_UI_DATA_BYTES = 8 * 1024 * 1024
 def title_text(text: str | None) -> str | None:
     if text is None:
         return None
+    # no control character or lone surrogate (PostgreSQL stores neither NUL nor the latter)
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    text = "".join(c if c >= " " and c != "\x7f" else " " for c in text)
     cut = " ".join(text.split())[:TITLE_CHARS].strip()
     return cut or None
 

@@ -1,0 +1,70 @@
+"""Chat search by title or id (``GET /api/sessions?q=``) through an index, not a scan.
+
+``chat_sessions_search`` is an FTS5 table with the trigram tokenizer over ``chat_sessions``'
+``title`` and ``id`` (external content: it stores the trigrams, not the text), kept in step
+by triggers on every insert, rename and delete, whoever writes the file. It narrows a search
+to the rows holding every trigram of the query; the ``LIKE`` that follows keeps the answer
+exactly what a scan gives (the index folds case more widely than ``LIKE``, never less).
+A file without the table gets it, filled from its rows, the first time it is opened; an
+SQLite without the trigram tokenizer (before 3.34) keeps scanning, and says so in the log.
+Queries under three characters have no trigram and scan too.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+__all__ = ["ensure_search_index", "search_where"]
+
+log = logging.getLogger("lovia.stores")
+
+SEARCH_TABLE = "chat_sessions_search"
+_CREATE = (
+    f"CREATE VIRTUAL TABLE {SEARCH_TABLE} USING fts5(title, id, content='chat_sessions', "
+    "content_rowid='rowid', tokenize='trigram')"
+)
+_FORGET = f"INSERT INTO {SEARCH_TABLE} ({SEARCH_TABLE}, rowid, title, id) "
+_TRIGGERS = (
+    f"CREATE TRIGGER IF NOT EXISTS {SEARCH_TABLE}_insert AFTER INSERT ON chat_sessions BEGIN "
+    f"INSERT INTO {SEARCH_TABLE} (rowid, title, id) VALUES (new.rowid, new.title, new.id); END",
+    f"CREATE TRIGGER IF NOT EXISTS {SEARCH_TABLE}_delete AFTER DELETE ON chat_sessions BEGIN "
+    f"{_FORGET}VALUES ('delete', old.rowid, old.title, old.id); END",
+    f"CREATE TRIGGER IF NOT EXISTS {SEARCH_TABLE}_update AFTER UPDATE OF title, id "
+    f"ON chat_sessions BEGIN {_FORGET}VALUES ('delete', old.rowid, old.title, old.id); "
+    f"INSERT INTO {SEARCH_TABLE} (rowid, title, id) VALUES (new.rowid, new.title, new.id); END",
+)
+_LIKE = "(title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
+
+
+def ensure_search_index(conn: sqlite3.Connection) -> bool:
+    """Make the index and its triggers if the file lacks them (inside the caller's
+    transaction, so servers opening one file at once make them once); ``False`` when this
+    SQLite cannot, and searches scan."""
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (SEARCH_TABLE,)
+    ).fetchone()
+    if found is None:
+        try:
+            conn.execute(_CREATE)
+        except sqlite3.OperationalError as exc:
+            log.info(
+                "SQLite %s has no FTS5 trigram tokenizer (%s): chat searches scan the titles",
+                sqlite3.sqlite_version,
+                exc,
+            )
+            return False
+        conn.execute(f"INSERT INTO {SEARCH_TABLE} ({SEARCH_TABLE}) VALUES ('rebuild')")
+    for statement in _TRIGGERS:
+        conn.execute(statement)
+    return True
+
+
+def search_where(query: str, like: str, indexed: bool) -> tuple[str, tuple[str, ...]]:
+    """The ``WHERE`` part of a search for ``query`` (``like``: its escaped ``LIKE``
+    pattern) and its parameters."""
+    if not indexed or len(query) < 3:
+        return _LIKE, (like, like)
+    phrase = '"' + query.replace('"', '""') + '"'
+    narrow = f"rowid IN (SELECT rowid FROM {SEARCH_TABLE} WHERE {SEARCH_TABLE} MATCH ?)"
+    return f"{narrow} AND {_LIKE}", (phrase, like, like)
