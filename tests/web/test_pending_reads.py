@@ -158,3 +158,28 @@ async def test_a_checkpointer_without_first_entries_still_gives_titles(
     assert run["title"] == "what is lovia"
     await session.close()
     await inner.close()
+
+
+async def test_a_run_caught_between_its_transcript_and_its_checkpoints_end_shows_once(
+    client_for: Any, tmp_path: Path
+) -> None:
+    """A run that ends (or is settled) writes its transcript segment, then drops or completes
+    its checkpoint; a page opened in between shows its answer once, in the transcript, not a
+    second time as the chat's unfinished run (seen as a flaky two-server approval test)."""
+    db = tmp_path / "lovia.db"
+    cp = SQLiteCheckpointer(db, wal=True)
+    session = SQLiteSession(db, wal=True)
+    said = [InputEntry(content="pay bob"), AssistantTextEntry(content="paid 5 to bob")]
+    head = RunHead("demo", status="interrupted", session_id="mid")
+    await cp.append("r1", said, head)
+    await session.append("mid", said, run_id="r1", meta={"ended": "completed"})
+    client = client_for(web_app(demo_agent(delay=0), store=ChatStore(session, checkpointer=cp)))
+    detail = (await client.get("/api/sessions/mid")).json()
+    assert detail["pending"] is None, detail["pending"]
+    assert [m["content"] for m in detail["entries"]] == ["pay bob", "paid 5 to bob"]
+    # while the run's segment is not written yet, it is the chat's unfinished run
+    await cp.append(
+        "r2", [InputEntry(content="again")], RunHead("demo", status="interrupted", session_id="mid")
+    )
+    detail = (await client.get("/api/sessions/mid")).json()
+    assert detail["pending"]["run_id"] == "r2"

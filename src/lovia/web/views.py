@@ -57,12 +57,16 @@ async def detail(deps: RouterDeps, chat_id: str) -> dict[str, Any]:
     """``GET /api/sessions/{id}``. An unknown chat reads as an empty one (no row)."""
     sup = deps.supervisor
     meta = await deps.store.get(chat_id)
-    segments = await deps.store.session.segments(chat_id)
-    messages = segment_messages(segments)
+    # the unfinished run first, the transcript after: a run that ends in between is then
+    # found in the transcript (and is no longer pending), never in neither
     head = await sup.chats.pending_head(chat_id)
     pending = None if head is None else await sup.chats.checkpointer.load(head.run_id)
-    if pending is not None and pending.status not in PENDING_STATUSES:
-        pending = None
+    segments = await deps.store.session.segments(chat_id)
+    messages = segment_messages(segments)
+    if pending is not None and (
+        pending.status not in PENDING_STATUSES or any(s.run_id == pending.run_id for s in segments)
+    ):
+        pending = None  # it ended, or was settled, while the transcript was read
     live = sup.live.get(chat_id)
     claimed = await sup.chats.claim_holder(chat_id) is not None or (
         head is not None and await sup.chats.run_holder(head.run_id) is not None
