@@ -80,13 +80,16 @@ async def test_a_file_written_before_the_index_is_searched_whole(tmp_path: Path)
     assert {m.id for m in await reopened.search("budget")} == {"chat-a", "chat-b", "chat-old"}
 
 
-@pytest.mark.parametrize("query", ["stored chat 4", "chat 42"])
+@pytest.mark.parametrize("query", ["stored chat 4", "chat 42", "stored chat"])
 async def test_search_pages_in_listing_order(tmp_path: Path, query: str) -> None:
+    # "stored chat" matches all 400: more than a search reads up front, so it walks the list
     store = ChatStore.sqlite(tmp_path / "chats.db")
-    for i in range(60):
+    for i in range(400):
         await store.upsert(f"stored-{i:03d}", agent="bot", title=f"stored chat {i}")
     await store.set_pinned("stored-042", True)
     everything = [m.id for m in await store.search(query, limit=1000)]
     assert everything[0] == "stored-042"  # pinned first, then newest first
+    listed = await store.list(limit=1000)
+    assert everything == [m.id for m in listed if query in (m.title or "")]
     pages = [m.id for o in range(0, 20, 3) for m in await store.search(query, limit=3, offset=o)]
     assert pages == everything[:21]

@@ -8,10 +8,15 @@ exactly what a scan gives (the index folds case more widely than ``LIKE``, never
 A file without the table gets it, filled from its rows, the first time it is opened; an
 SQLite without the trigram tokenizer (before 3.34) keeps scanning, and says so in the log.
 Queries under three characters have no trigram and scan too.
+
+A search whose trigrams hold at most ``FEW`` chats reads those rows by rowid and sorts them;
+one holding more walks the chats in list order, which stops at the page's end. Left to
+itself SQLite walks every time (2.2 ms for 111 matches among 10,000 chats; read: 0.8 ms).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 
@@ -34,6 +39,7 @@ _TRIGGERS = (
     f"ON chat_sessions BEGIN {_FORGET}VALUES ('delete', old.rowid, old.title, old.id); "
     f"INSERT INTO {SEARCH_TABLE} (rowid, title, id) VALUES (new.rowid, new.title, new.id); END",
 )
+FEW = 300  # rowids read up front: past it the walk wins, and the read costs more
 _LIKE = "(title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
 
 
@@ -60,11 +66,17 @@ def ensure_search_index(conn: sqlite3.Connection) -> bool:
     return True
 
 
-def search_where(query: str, like: str, indexed: bool) -> tuple[str, tuple[str, ...]]:
-    """The ``WHERE`` part of a search for ``query`` (``like``: its escaped ``LIKE``
-    pattern) and its parameters."""
+def search_where(
+    conn: sqlite3.Connection, query: str, like: str, indexed: bool
+) -> tuple[str, tuple[str, ...]]:
+    """The ``WHERE`` part of a search for ``query`` among the top-level chats (``like``: its
+    escaped ``LIKE`` pattern) and its parameters."""
     if not indexed or len(query) < 3:
-        return _LIKE, (like, like)
+        return f"parent_id IS NULL AND {_LIKE}", (like, like)
     phrase = '"' + query.replace('"', '""') + '"'
-    narrow = f"rowid IN (SELECT rowid FROM {SEARCH_TABLE} WHERE {SEARCH_TABLE} MATCH ?)"
-    return f"{narrow} AND {_LIKE}", (phrase, like, like)
+    match = f"SELECT rowid FROM {SEARCH_TABLE} WHERE {SEARCH_TABLE} MATCH ?"
+    rowids = [r[0] for r in conn.execute(f"{match} LIMIT ?", (phrase, FEW + 1))]
+    if len(rowids) <= FEW:  # "+": not the listing index, so SQLite reads just these rows
+        few = "rowid IN (SELECT value FROM json_each(?))"
+        return f"+parent_id IS NULL AND {few} AND {_LIKE}", (json.dumps(rowids), like, like)
+    return f"parent_id IS NULL AND rowid IN ({match}) AND {_LIKE}", (phrase, like, like)

@@ -260,15 +260,16 @@ class SQLiteChatTables(RunAndScheduleTables):
     async def list_chats(
         self, *, query: str | None = None, limit: int = 200, offset: int = 0
     ) -> list[ChatMeta]:
-        where, params = "parent_id IS NULL", tuple[str, ...]()
-        if query:
-            found, params = search_where(query, _like(query), self._indexed)
-            where += f" AND {found}"
-        rows = await self._all(
-            f"{_CHATS} WHERE {where} ORDER BY pinned DESC, updated_at DESC LIMIT ? OFFSET ?",
-            (*params, limit, offset),
-        )
-        return [ChatMeta.from_row(r) for r in rows]
+        indexed = self._indexed
+
+        def work(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            where, params = "parent_id IS NULL", tuple[str, ...]()
+            if query:  # one worker call: the search's first read and its rows
+                where, params = search_where(conn, query, _like(query), indexed)
+            sql = f"{_CHATS} WHERE {where} ORDER BY pinned DESC, updated_at DESC LIMIT ? OFFSET ?"
+            return conn.execute(sql, (*params, limit, offset)).fetchall()
+
+        return [ChatMeta.from_row(r) for r in await self._run(work, write=False)]
 
     async def children(self, parent_id: str) -> list[ChatMeta]:
         rows = await self._all(f"{_CHATS} WHERE parent_id = ? ORDER BY created_at", (parent_id,))
