@@ -47,6 +47,15 @@ def ensure_search_index(conn: sqlite3.Connection) -> bool:
     """Make the index and its triggers if the file lacks them (inside the caller's
     transaction, so servers opening one file at once make them once); ``False`` when this
     SQLite cannot, and searches scan."""
+    try:  # a search's few matches travel as a JSON array
+        conn.execute("SELECT value FROM json_each('[1]')").fetchall()
+    except sqlite3.OperationalError as exc:
+        log.info(
+            "SQLite %s has no JSON functions (%s): chat searches scan the titles",
+            sqlite3.sqlite_version,
+            exc,
+        )
+        return False
     found = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (SEARCH_TABLE,)
     ).fetchone()
