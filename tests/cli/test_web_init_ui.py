@@ -4,11 +4,15 @@ edited, list the page's own colour tokens, and never overwrite a file without ``
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import httpx
+import uvicorn
 
 from lovia import Agent
 from lovia.testing import ScriptedProvider, text
@@ -58,3 +62,58 @@ async def test_the_page_loads_them(tmp_path: Path) -> None:
         assert 'href="ui/theme.css"' in page and 'src="ui/extension.js"' in page
         served = await c.get("/ui/theme.css")
         assert served.text == (tmp_path / "ui" / "theme.css").read_text()
+
+
+def test_its_index_html_is_the_page_in_a_real_server(tmp_path: Path) -> None:
+    # the starter template extends the bundled page with every block commented out: a server
+    # given the folder serves the page as it serves the bundled one, and an edited block shows
+    assert init_ui(cwd=tmp_path).returncode == 0
+    template = (tmp_path / "ui" / "index.html").read_text()
+    assert template.startswith('{% extends "lovia/index.html" %}')
+    for block in (
+        "head",
+        "sidebar_header",
+        "sidebar_nav",
+        "sidebar_footer",
+        "topbar_actions",
+        "composer_actions",
+        "welcome",
+        "body_end",
+    ):
+        assert f"{{% block {block} %}}" in template
+
+    def page(assets: Path | None) -> str:
+        ui = ChatUI(assets=assets) if assets else ChatUI()
+        agent = Agent("bot", model=ScriptedProvider([text("hi")]))
+        app = create_app(agent, store=ChatStore.in_memory(), titles=False, ui=ui)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+        )
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        try:
+            for _ in range(200):
+                if server.started:
+                    break
+                time.sleep(0.05)
+            response = httpx.get(f"http://127.0.0.1:{port}/", timeout=10)
+            assert response.status_code == 200, response.text
+            return response.text
+        finally:
+            server.should_exit = True
+            thread.join(10)
+
+    bundled = page(None)
+    starter = page(tmp_path / "ui")
+    assert 'id="composer"' in starter and "Help center" not in starter
+    assert starter == bundled
+
+    edited = template.replace("{% block sidebar_nav %}", "#}{% block sidebar_nav %}", 1).replace(
+        "Help center</a>{% endblock %}", "Help center</a>{% endblock %}{#", 1
+    )
+    (tmp_path / "ui" / "index.html").write_text(edited)
+    filled = page(tmp_path / "ui")
+    assert '<a href="/help">Help center</a>' in filled and 'id="composer"' in filled

@@ -3,9 +3,10 @@
 
 ``theme.css`` lists every colour token of the page with its default, for the light and the
 dark theme, taken from the page's own stylesheet (so it lists what this lovia's page has);
-``extension.js`` is an empty module the page loads after its own scripts. Everything in them
-is commented out, so the files alone change nothing. Existing files are kept unless
-``--force``."""
+``extension.js`` is an empty module the page loads after its own scripts; ``index.html``
+extends the bundled page (``lovia/index.html``) and names each of its template blocks.
+Everything in them is commented out, so the files alone change nothing. Existing files
+are kept unless ``--force``."""
 
 from __future__ import annotations
 
@@ -35,6 +36,25 @@ _SCRIPT = """\
 // }});
 """
 
+_TEMPLATE = """\
+{{% extends "lovia/index.html" %}}
+{{# The chat page, read from ChatUI(assets="{folder}") in place of the bundled one. It extends
+   the bundled page: fill only the blocks you need (uncomment one and edit it). A block you
+   fill replaces the page's own content there; {{{{ super() }}}} keeps it. A file of this folder
+   is at {{{{ url_for('ui-assets', path='logo.svg').path }}}}. Inline scripts here are allowed
+   by their hashes in the page's Content-Security-Policy.
+
+{{% block head %}}<meta name="description" content="Acme assistant">{{% endblock %}}
+{{% block sidebar_header %}}<h1 id="page-title">Acme</h1>{{% endblock %}}
+{{% block sidebar_nav %}}<a href="/help">Help center</a>{{% endblock %}}
+{{% block sidebar_footer %}}<a href="/logout">Sign out</a>{{% endblock %}}
+{{% block topbar_actions %}}<button type="button" id="acme-mode">Mode</button>{{% endblock %}}
+{{% block composer_actions %}}<select id="acme-kb"></select>{{% endblock %}}
+{{% block welcome %}}{{{{ super() }}}}<p>Maintenance tonight at 22:00.</p>{{% endblock %}}
+{{% block body_end %}}<script type="module" src="ui/acme.js"></script>{{% endblock %}}
+#}}
+"""
+
 
 def _theme_css(folder: str) -> str:
     sheet = (resources.files("lovia") / "web" / "static" / "style.css").read_text("utf-8")
@@ -54,7 +74,11 @@ def _theme_css(folder: str) -> str:
 
 def starter_files(folder: str) -> dict[str, str]:
     """The files ``init-ui`` writes, by name."""
-    return {"theme.css": _theme_css(folder), "extension.js": _SCRIPT.format(folder=folder)}
+    return {
+        "index.html": _TEMPLATE.format(folder=folder),
+        "theme.css": _theme_css(folder),
+        "extension.js": _SCRIPT.format(folder=folder),
+    }
 
 
 def run_init_ui(args: argparse.Namespace) -> int:
@@ -84,8 +108,9 @@ def add_init_ui(parser: argparse.ArgumentParser) -> None:
     commands: Any = parser.add_subparsers(dest="web_command", metavar="{init-ui}")
     init = commands.add_parser(
         "init-ui",
-        help="write starter files for customising the page (theme.css, extension.js)",
-        description="Write theme.css (every colour token of the page with its default, "
+        help="write starter files for customising the page (index.html, theme.css, extension.js)",
+        description="Write index.html (the page's template: it extends the bundled page, its "
+        "blocks commented out), theme.css (every colour token of the page with its default, "
         "commented out) and extension.js (an empty module) into DIR, for ChatUI(assets=DIR). "
         "Existing files are kept unless --force.",
     )
