@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 import uvicorn
 
 from lovia import Agent
@@ -43,7 +44,7 @@ def test_it_writes_the_starters_and_keeps_what_exists(tmp_path: Path) -> None:
 
     (tmp_path / "brand" / "theme.css").write_text(":root { --accent: red; }\n")
     again = init_ui("brand", cwd=tmp_path)
-    assert again.returncode == 2
+    assert again.returncode == 1  # as 0.9.119's init-ui (other errors: 2)
     assert "theme.css" in again.stderr and "--force" in again.stderr
     assert (tmp_path / "brand" / "theme.css").read_text() == ":root { --accent: red; }\n"
     forced = init_ui("brand", "--force", cwd=tmp_path)
@@ -117,3 +118,29 @@ def test_its_index_html_is_the_page_in_a_real_server(tmp_path: Path) -> None:
     (tmp_path / "ui" / "index.html").write_text(edited)
     filled = page(tmp_path / "ui")
     assert '<a href="/help">Help center</a>' in filled and 'id="composer"' in filled
+
+
+def test_the_0_9_119_entry_points_write_the_same_starters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """0.9.119's programs call ``lovia.web.scaffold.init_ui(dir)`` and
+    ``lovia.web.__main__.main(argv)``: the same files, in order, and the same refusal."""
+    from lovia.web.__main__ import main as web_main
+    from lovia.web.scaffold import init_ui
+
+    written = init_ui(tmp_path / "ui")
+    assert [p.name for p in written] == ["index.html", "theme.css", "extension.js"]
+    assert all(p.is_file() and p.parent == tmp_path / "ui" for p in written)
+    assert written[0].read_text(encoding="utf-8").startswith('{% extends "lovia/index.html" %}')
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "theme.css").write_text("kept", encoding="utf-8")
+    with pytest.raises(FileExistsError, match=r"refusing to overwrite theme\.css"):
+        init_ui(mine)
+    assert web_main(["init-ui", str(mine)]) == 1
+    assert "refusing to overwrite" in capsys.readouterr().err
+    assert (mine / "theme.css").read_text(encoding="utf-8") == "kept"
+    assert not (mine / "index.html").exists()
+    assert web_main(["init-ui", str(tmp_path / "fresh")]) == 0
+    assert "ChatUI(assets=" in capsys.readouterr().out
+    assert (tmp_path / "fresh" / "extension.js").is_file()

@@ -112,7 +112,8 @@ def _main(argv: Sequence[str] | None) -> int:
         hint = _hint(exc)
         if hint:
             print(f"lovia: hint: {_one_line(hint)}", file=sys.stderr)
-        return EXIT_ERROR
+        status = getattr(exc, "exit_status", EXIT_ERROR)  # a command's own, as 0.9.119's
+        return status if isinstance(status, int) else EXIT_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import sys
 
-from ..cli import main
+from ..cli import main as cli_main
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``lovia web`` with ``argv`` (default: this process's arguments); its exit status."""
+    return cli_main(["web", *(sys.argv[1:] if argv is None else argv)])
 
 
 def run() -> int:
-    return main(["web", *sys.argv[1:]])
+    return main()
 
 
 if __name__ == "__main__":
