@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..web.scaffold import write_starters
-
 __all__ = ["add_init_ui"]
 
 
 def run_init_ui(args: argparse.Namespace) -> int:
+    from ..web.scaffold import write_starters  # here: the CLI loads no lovia.web at start
+
     for path in write_starters(args.dir, force=args.force):
         print(f"lovia web init-ui: wrote {path}")
     print(
