@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -70,3 +71,62 @@ async def test_a_schedule_made_on_one_server_fires_once_across_both(two_apps: li
     row = await store_b.get_schedule(made["id"])
     assert row is not None and row.fire_count == 1 and row.next_fire > due
     assert time.time() < row.next_fire
+
+
+def _plan(dsn: str, sql: str, options: str = "") -> str:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True, options=options) as conn:
+        conn.execute("SET enable_seqscan = off")  # a few rows: the index whenever there is one
+        return "\n".join(str(r[0]) for r in conn.execute(f"EXPLAIN {sql}").fetchall())
+
+
+async def _searched(tables: Any) -> list[str]:
+    for i, title in enumerate(["Budget 2027", "budget review", "Holidays", None]):
+        await tables.upsert(
+            f"chat-{i}", agent="a", title=title, parent_id=None, spawned_from=None, now=100.0 + i
+        )
+    return [m.id for m in await tables.list_chats(query="BUDGET")]
+
+
+async def test_a_search_goes_through_a_trigram_index() -> None:
+    from lovia.stores.pg_chat_tables import PgChatTables
+
+    dsn = postgres_dsn()
+    prefix = fresh_prefix()
+    tables = PgChatTables(dsn, table_prefix=prefix)
+    try:
+        assert await _searched(tables) == ["chat-1", "chat-0"]
+        assert [m.id for m in await tables.list_chats(query="T-3")] == ["chat-3"]  # the id
+        plan = _plan(dsn, f"SELECT id FROM {prefix}chat_sessions WHERE title ILIKE '%budget%'")
+        assert f"{prefix}chat_sessions_title_trgm" in plan, plan
+        plan = _plan(dsn, f"SELECT id FROM {prefix}chat_sessions WHERE id ILIKE '%at-1%'")
+        assert f"{prefix}chat_sessions_id_trgm" in plan, plan
+    finally:
+        tables.close()
+        drop_prefix(dsn, prefix)
+
+
+async def test_without_pg_trgm_at_hand_a_search_scans_and_finds_the_same() -> None:
+    import psycopg
+
+    from lovia.stores.pg_chat_tables import PgChatTables
+
+    dsn = postgres_dsn()
+    schema = f"lovia_notrgm_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        # the extension lives in public (as the other tests make it), out of this
+        # search_path: its operator class cannot be named, so no index can be made
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+        conn.execute(f"CREATE SCHEMA {schema}")
+    options = f"-c search_path={schema}"
+    sep = "&" if "?" in dsn else "?"
+    tables = PgChatTables(f"{dsn}{sep}options={quote(options, safe='')}", table_prefix="t_")
+    try:
+        assert await _searched(tables) == ["chat-1", "chat-0"]
+        plan = _plan(dsn, "SELECT id FROM t_chat_sessions WHERE title ILIKE '%budget%'", options)
+        assert "trgm" not in plan, plan
+    finally:
+        tables.close()
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")

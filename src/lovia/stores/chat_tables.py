@@ -8,7 +8,9 @@ an older file lacks is added on open; nothing else of such a file is changed. ``
 keeps them in memory (one connection, for one process).
 
 Every method runs its statement in a worker thread on one connection (WAL, a busy timeout:
-several servers may share the file); SQL is parameterized throughout.
+several servers may share the file), opened at the first statement and kept until ``close``
+(opening one per statement cost a connect and three pragmas each time, several times per
+chat turn); SQL is parameterized throughout.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+from . import _conns
+from ._sqlite_conn import opening
 from .chat_rows import CHAT_COLUMNS, ChatMeta
 from .chat_runs import RunAndScheduleTables
 from .chat_search import ensure_search_index, search_where
@@ -93,6 +97,8 @@ _INDEXES = (
     "CREATE INDEX IF NOT EXISTS idx_chat_runs_session ON chat_runs(session_id, started_at DESC)",
     "CREATE INDEX IF NOT EXISTS idx_chat_runs_source ON chat_runs(source, started_at DESC)",
 )
+INLINE_READ_S = 0.005
+"""A read run on the event loop's thread that takes SQLite longer than this runs on a thread."""
 _CHATS = f"SELECT {', '.join(CHAT_COLUMNS)} FROM chat_sessions"
 
 
@@ -108,9 +114,12 @@ class SQLiteChatTables(RunAndScheduleTables):
         self.path = str(path)
         self.wal = wal
         self._lock = threading.Lock()
-        # in memory: one connection for good; a file: one per statement, so this process
-        # holds no lock on the file between them (the stores sharing it open and check it)
+        # one connection, kept: in memory from the start, for a file from its first statement
+        # on, counted among the file's open connections (the stores sharing the file read
+        # its header only while this process has none open: closing a descriptor of the
+        # file would drop this connection's locks)
         self._kept: sqlite3.Connection | None = None
+        self._key: _conns.Key | None = None
         self._indexed = False  # searches go through chat_search's index
         if self.path == ":memory:":
             self._kept = self._open()
@@ -163,31 +172,70 @@ class SQLiteChatTables(RunAndScheduleTables):
     def close(self) -> None:
         with self._lock:
             if self._kept is not None:
-                self._kept.close()
-                self._kept = None
+                _conns.close(self._kept, self._key)
+                self._kept, self._key = None, None
+
+    def _kept_conn(self) -> sqlite3.Connection:
+        """The kept connection (``self._lock`` held), opened at the first statement."""
+        conn = self._kept
+        if conn is None:
+            with opening():
+                conn = self._open()
+                self._key = _conns.key_of(self.path, False)
+                _conns.opened(self._key)
+            self._kept = conn
+        return conn
 
     # -- plumbing -------------------------------------------------------------------------------
 
     def _locked(self, work: Callable[[sqlite3.Connection], _T], write: bool) -> _T:
         with self._lock:
-            conn = self._kept or self._open()
+            conn = self._kept_conn()
+            if not write:
+                return work(conn)
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                if not write:
-                    return work(conn)
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    out = work(conn)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
+                out = work(conn)
                 conn.execute("COMMIT")
-                return out
-            finally:
-                if conn is not self._kept:
-                    conn.close()
+            except BaseException:
+                if conn.in_transaction:  # the kept connection leaves no transaction open
+                    conn.execute("ROLLBACK")
+                raise
+            return out
 
     async def _run(self, work: Callable[[sqlite3.Connection], _T], *, write: bool = True) -> _T:
+        if not write and self._inline_reads and self._lock.acquire(blocking=False):
+            try:
+                done, out = self._read_here(work)
+            finally:
+                self._lock.release()
+            if done:
+                return cast("_T", out)
         return await asyncio.to_thread(self._locked, work, write)
+
+    _inline_reads = True
+
+    def _read_here(self, work: Callable[[sqlite3.Connection], _T]) -> tuple[bool, Any]:
+        """A read on the event loop's thread (``self._lock`` held): a thread hop costs more
+        than reading a page of chats. It never waits there: no busy timeout, and SQLite's
+        work is interrupted past ``INLINE_READ_S``; ``(False, None)`` then, and the read
+        runs again on a thread."""
+        conn = self._kept_conn()
+        deadline = time.perf_counter() + INLINE_READ_S
+        conn.execute("PRAGMA busy_timeout=0")
+        conn.set_progress_handler(lambda: time.perf_counter() > deadline, 2000)
+        try:
+            return True, work(conn)
+        except sqlite3.OperationalError as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            text = str(exc)
+            if "interrupted" in text or "locked" in text or "busy" in text:
+                return False, None
+            raise
+        finally:
+            conn.set_progress_handler(None, 0)
+            conn.execute("PRAGMA busy_timeout=30000")
 
     async def _write(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         return await self._run(lambda c: c.execute(sql, params).rowcount)

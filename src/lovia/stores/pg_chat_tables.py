@@ -7,11 +7,17 @@ statement is translated once (``?`` to ``%s``, SQLite's ``IS ?`` to ``IS NOT DIS
 FROM``, ``LIKE`` to ``ILIKE``) and runs on one connection of this process, in a worker
 thread, as the SQLite tables do; a connection that was lost is opened again for the next
 statement.
+
+A search (``ILIKE '%q%'`` on the title and the id) goes through pg_trgm's GIN indexes
+on those columns, made when the tables are: with the extension when it is there, or when
+this role may create it; else (or where its operator class is not on the ``search_path``)
+searches scan every chat, as before, and the log says so.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +30,8 @@ from .chat_tables import _TABLES, SQLiteChatTables
 
 __all__ = ["PgChatTables"]
 
+log = logging.getLogger("lovia.stores")
+
 _T = TypeVar("_T")
 _NAMES = re.compile(r"\bchat_(sessions|schedules|runs|ui_data)\b")
 _TYPES = {"REAL": "DOUBLE PRECISION", "BLOB": "BYTEA"}
@@ -31,6 +39,8 @@ _TYPES = {"REAL": "DOUBLE PRECISION", "BLOB": "BYTEA"}
 
 class PgChatTables(SQLiteChatTables):
     """The chat tables in the PostgreSQL database ``dsn``, named ``<table_prefix>chat_...``."""
+
+    _inline_reads = False  # every statement is a round trip: on a thread
 
     def __init__(self, dsn: str, *, table_prefix: str = "lovia_") -> None:
         self.dsn = dsn
@@ -82,6 +92,22 @@ class PgChatTables(SQLiteChatTables):
                 conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock,))
                 for statement in statements:
                     conn.execute(self._sql(statement))
+                self._trigram_indexes(conn)
+
+    def _trigram_indexes(self, conn: psycopg.Connection[Any]) -> None:
+        """The search's indexes (inside ``_create``'s transaction), or none when pg_trgm
+        cannot be had: a savepoint keeps the rest of the tables' creation either way."""
+        table = f"{self.prefix}chat_sessions"
+        try:
+            with conn.transaction():
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+                for column in ("title", "id"):
+                    conn.execute(
+                        f"CREATE INDEX IF NOT EXISTS {table}_{column}_trgm "
+                        f"ON {table} USING gin ({column} gin_trgm_ops)"
+                    )
+        except psycopg.Error as exc:
+            log.info("no pg_trgm index for %s (%s): chat searches scan the titles", table, exc)
 
     async def claim_fire_with(
         self,

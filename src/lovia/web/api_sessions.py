@@ -100,20 +100,28 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
     router = APIRouter(tags=["sessions"])
     store, sup = deps.store, deps.supervisor
 
-    @router.get("/api/sessions", summary="Chats, pinned first, then the most recent")
+    @router.get(
+        "/api/sessions",
+        summary="Chats, pinned first, then the most recent",
+        response_model=list[dict[str, Any]],
+    )
     async def list_sessions(
         q: Annotated[str, Query(max_length=200)] = "",
         limit: Annotated[int, Query(ge=1, le=1000)] = 200,
         offset: Annotated[int, Query(ge=0)] = 0,
         parent: Annotated[str | None, Query(max_length=512)] = None,
-    ) -> list[dict[str, Any]]:
+    ) -> JSONResponse:
         """``q`` searches titles and ids; ``parent`` lists the chats a chat owns (its
         background tasks) instead. Beside 0.9.119's fields: ``live`` and ``pending``."""
+        # plain JSON already: a JSONResponse skips validating and re-encoding each of the
+        # page's chats against the response model (the same bytes, issue 30's listing)
         if parent:
             metas = await store.list_children(parent)
             statuses = await store.latest_run_statuses([m.id for m in metas])
-            return [{**m.to_dict(), "last_run_status": statuses.get(m.id)} for m in metas]
-        return await _listing(deps, q, limit, offset)
+            return JSONResponse(
+                [{**m.to_dict(), "last_run_status": statuses.get(m.id)} for m in metas]
+            )
+        return JSONResponse(await _listing(deps, q, limit, offset))
 
     @router.delete("/api/sessions", summary="Delete every chat")
     async def delete_all() -> dict[str, Any]:
