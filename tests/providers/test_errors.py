@@ -26,8 +26,15 @@ from lovia import (
 from lovia.events import TextDelta
 
 from .common import add
-from .dialects import ANTHROPIC, Dialect
-from .server import ProtocolServer, Reply, anthropic_event, anthropic_start
+from .dialects import ANTHROPIC, OPENAI, Dialect
+from .server import (
+    ProtocolServer,
+    Reply,
+    anthropic_event,
+    anthropic_start,
+    openai_chunk,
+    sse,
+)
 
 FAST_RETRY = RetryPolicy(initial_delay=0.01)
 
@@ -166,6 +173,17 @@ async def test_anthropic_error_event_mid_stream_is_retried_as_overloaded(
         result = await Runner.run(agent(model, retry=FAST_RETRY), "hi")
     assert result.output == "fine now"
     assert len(server.requests) == 3
+
+
+async def test_openai_error_object_mid_stream_is_a_provider_error_with_its_message(
+    server: ProtocolServer,
+) -> None:
+    failed = Reply(events=[openai_chunk({"content": "Hel"}), sse({"error": {"message": "boom"}})])
+    server.add(failed)
+    async with OPENAI.make(server) as model:
+        with pytest.raises(ProviderError) as info:
+            await Runner.run(agent(model), "hi")
+    assert "reported an error mid-stream: boom" in str(info.value)
 
 
 async def test_cancelling_the_run_mid_stream_closes_the_connection(

@@ -45,6 +45,22 @@ class ChatAnswer:
                 self.finish_reason = choice.finish_reason
         return out
 
+    def add_raw(self, chunk: dict[str, Any]) -> list[ModelDelta]:
+        """``add`` for a chunk as its JSON decodes (no SDK model built for it)."""
+        out: list[ModelDelta] = []
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.usage = _usage(_Fields(usage))
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
+                out.extend(self._delta(_Delta(delta)))
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+        return out
+
     def _delta(self, delta: Any) -> list[ModelDelta]:
         out: list[ModelDelta] = []
         extra = delta.model_extra or {}
@@ -98,3 +114,34 @@ def _usage(raw: Any) -> Usage:
         output_tokens=int(raw.completion_tokens or 0),
         cache_read_tokens=int(cached or 0),
     )
+
+
+class _Fields:
+    """A decoded JSON object read as the SDK's models are (``obj.field``; missing: None)."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._d = data
+
+    def __getattr__(self, name: str) -> Any:
+        value = self._d.get(name)
+        return _Fields(value) if isinstance(value, dict) else value
+
+
+_DELTA_FIELDS = frozenset(("role", "content", "tool_calls", "function_call", "refusal"))
+
+
+class _Delta(_Fields):
+    """A choice's delta: its tool-call fragments as objects, unknown keys in ``model_extra``."""
+
+    __slots__ = ()
+
+    @property
+    def model_extra(self) -> dict[str, Any]:
+        return {k: v for k, v in self._d.items() if k not in _DELTA_FIELDS}
+
+    @property
+    def tool_calls(self) -> list[Any] | None:
+        calls = self._d.get("tool_calls")
+        return None if not calls else [_Fields(c) for c in calls if isinstance(c, dict)]
