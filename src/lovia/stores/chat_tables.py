@@ -221,9 +221,11 @@ class SQLiteChatTables(RunAndScheduleTables):
         work is interrupted past ``INLINE_READ_S``; ``(False, None)`` then, and the read
         runs again on a thread."""
         conn = self._kept_conn()
-        deadline = time.perf_counter() + INLINE_READ_S
+        # CPU time, not the clock: a busy machine that pauses this thread does not make
+        # the read slow (it would run again on a thread, paying twice)
+        deadline = time.thread_time() + INLINE_READ_S
         conn.execute("PRAGMA busy_timeout=0")
-        conn.set_progress_handler(lambda: time.perf_counter() > deadline, 2000)
+        conn.set_progress_handler(lambda: time.thread_time() > deadline, 2000)
         try:
             return True, work(conn)
         except sqlite3.OperationalError as exc:
