@@ -131,6 +131,21 @@ class RunLease:
                 )
             await asyncio.sleep(pause)
             pause = min(pause * 2, _MAX_POLL_S, self.ttl / 3)
+        self._held()
+
+    async def try_acquire_loading(self) -> tuple[bool, Any] | None:
+        """One try at the lease together with the run's load, when the store does both in
+        one round trip (``acquire_lease_and_load``): ``(taken, snapshot)`` (the heartbeat
+        started when taken), or ``None`` when it cannot (then ``acquire``, then load)."""
+        both = getattr(self.store, "acquire_lease_and_load", None)
+        if both is None:
+            return None
+        taken, snap = await both(self.run_id, self.owner, self.ttl)
+        if taken:
+            self._held()
+        return bool(taken), snap
+
+    def _held(self) -> None:
         self.held = True
         self._renewed_at = time.monotonic()
         self._heartbeat = asyncio.ensure_future(self._beat())
