@@ -352,9 +352,7 @@ def langgraph_round(dsn: str, runs: int, workers: int, conc: int) -> Any:
     ready, go, done, leave = ctx.Semaphore(0), ctx.Event(), ctx.Semaphore(0), ctx.Event()
     ids = [f"run-{i}" for i in range(runs)]
     procs = [
-        ctx.Process(
-            target=_lg_process, args=(dsn, ids[w::workers], conc, ready, go, done, leave)
-        )
+        ctx.Process(target=_lg_process, args=(dsn, ids[w::workers], conc, ready, go, done, leave))
         for w in range(workers)
     ]
     for p in procs:

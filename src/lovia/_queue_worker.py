@@ -27,7 +27,7 @@ from .stores.open import is_postgres_url, open_stores
 from .stores.pg_deltas import send_notices
 from .stores.pg_queue import PgRunQueue
 from .stores.run_lease import holder_is_dead
-from .stores.run_options import CheckpointOptions
+from .stores.run_options import INPUT_KEPT, CheckpointOptions
 
 log = logging.getLogger("lovia.workers")
 
@@ -230,7 +230,13 @@ class QueueWorker:
             }
             entry = self._agent(agent)
             if not park:
-                return await Runner.run(entry, [] if resume_only else input, **kwargs)
+                # the job's row keeps the input, and a retry starts the run from it: the
+                # run's first save goes with its first turn (no one watches it meanwhile)
+                kept = INPUT_KEPT.set(True)
+                try:
+                    return await Runner.run(entry, [] if resume_only else input, **kwargs)
+                finally:
+                    INPUT_KEPT.reset(kept)
             # a person watches (a chat's page): a call that needs approval parks the run, and
             # each saved step is announced, so the page shows it at once
             handle = Runner.stream(entry, [] if resume_only else input, **kwargs)
