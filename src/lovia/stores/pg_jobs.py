@@ -20,8 +20,10 @@ __all__ = [
     "CANCEL_JOB",
     "JOBS_LOCK_INDEX",
     "LONG_RUNNING",
+    "finish_run",
     "refresh_job_stats",
     "run_job_manager",
+    "with_release",
 ]
 
 # a run's job dropped (waiting) or asked to abort (running)
@@ -101,6 +103,24 @@ _FINISH_WITH_RUN = (
     "(SELECT count(*) FROM n)"
 )
 
+# the run's lease given up in the statement that records the run's end (its owner's only)
+_RELEASE = (
+    "WITH l AS (UPDATE {leases} SET expires_at = '-infinity' "
+    "WHERE run_id = %(run_id)s AND owner = %(owner)s), "
+)
+
+
+def finish_run(runs: str, leases: str | None) -> str:
+    """``FINISH_RUN`` on ``runs``, giving up the run's lease in ``leases`` too (if named)."""
+    statement = FINISH_RUN.format(runs=runs)
+    return statement if leases is None else with_release(statement, leases)
+
+
+def with_release(statement: str, leases: str) -> str:
+    """``statement`` (one of the run's end) that also gives up the run's lease in ``leases``
+    (``%(owner)s``'s: a lease another worker took since is left alone)."""
+    return _RELEASE.format(leases=leases) + statement.removeprefix("WITH ")
+
 
 async def refresh_job_stats(pool: Any) -> None:
     """ANALYZE procrastinate's jobs table when it changed enough (``REFRESH_JOB_STATS``)."""
@@ -112,7 +132,7 @@ async def refresh_job_stats(pool: Any) -> None:
 
 
 def run_job_manager(
-    connector: Any, *, runs_table: str, task_name: str, channel: str, prefix: str
+    connector: Any, *, runs_table: str, task_name: str, channel: str, prefix: str, leases: str
 ) -> Any:
     """A ``JobManager`` for ``connector`` whose fetch starts the job's run and whose finish
     ends it (see the module)."""
@@ -122,13 +142,17 @@ def run_job_manager(
     fetch_sql = _FETCH_AND_START.format(runs=runs_table)
     finish_sql = _FINISH_WITH_RUN.format(runs=runs_table)
     finish_run_sql = FINISH_RUN.format(runs=runs_table)
+    releasing = {
+        finish_sql: with_release(finish_sql, leases),
+        finish_run_sql: with_release(finish_run_sql, leases),
+    }
     names = {"channel": channel, "prefix": prefix}
 
     class RunJobManager(JobManager):
         def __init__(self) -> None:
             super().__init__(connector)
             self.started: dict[int, tuple[Any, ...]] = {}
-            self.ending: dict[int, tuple[str, str, dict[str, Any]]] = {}
+            self.ending: dict[int, tuple[str, str, dict[str, Any], str | None]] = {}
 
         async def fetch_job(self, queues: Iterable[str] | None, worker_id: int) -> Any:
             row = await self.connector.execute_query_one_async(
@@ -158,15 +182,16 @@ def run_job_manager(
             if ending is None:
                 await super().finish_job(job=job, status=status, delete_job=delete_job)
                 return
-            run_id, state, summary = ending
+            run_id, state, summary, owner = ending
             await self.connector.execute_query_async(
-                query=finish_sql,
+                query=finish_sql if owner is None else releasing[finish_sql],
                 job_id=job.id,
                 status=status.value,
                 delete_job=delete_job,
                 run_id=run_id,
                 state=state,
                 result=json.dumps(summary, default=str),
+                owner=owner,
                 **names,
             )
 
@@ -174,12 +199,13 @@ def run_job_manager(
             self.started.pop(job.id, None)
             ending = self.ending.pop(job.id, None)
             if ending is not None:  # not expected (a run that ended well is not retried)
-                run_id, state, summary = ending
+                run_id, state, summary, owner = ending
                 await self.connector.execute_query_async(
-                    query=finish_run_sql,
+                    query=finish_run_sql if owner is None else releasing[finish_run_sql],
                     run_id=run_id,
                     state=state,
                     result=json.dumps(summary, default=str),
+                    owner=owner,
                     **names,
                 )
             await super().retry_job(job, *args, **kwargs)
