@@ -74,6 +74,16 @@ _JOB_COLUMNS = (
     "worker_id",
 )
 
+_NO_FLUSH_WAIT = "a AS (SELECT set_config('synchronous_commit', 'off', true))"
+"""A CTE that lets its statement (its own transaction) commit without waiting for the WAL's
+flush: for a job's fetch and end, which hold the database's NOTIFY lock (taken by every
+commit that notifies, and held through that commit's flush) and so would queue every
+worker's fetches and ends behind one another's flushes. Nothing is lost for it: the
+run's next durable commit (its lease, its saves, a tool's call before the tool runs)
+flushes the WAL up to it; a server crash before that undoes only the fetch (the job is
+fetched again and the run starts again, nothing of it saved) or the end (the job is
+handed back, and replays the completed run: no model call, no tool)."""
+
 _FETCH_AND_START = (
     "WITH j AS (SELECT " + ", ".join(_JOB_COLUMNS) + " FROM "
     "procrastinate_fetch_job_v2(%(queues)s::varchar[], %(worker_id)s)), "
@@ -82,9 +92,10 @@ _FETCH_AND_START = (
     "updated_at = clock_timestamp() FROM j WHERE j.task_name = %(task)s "
     "AND r.run_id = j.args->>'run_id' "
     "RETURNING r.run_id, r.input, r.session_id, r.agent, r.attempts AS run_attempts, r.park), "
-    "n AS (SELECT pg_notify(%(channel)s, %(prefix)s || u.run_id) FROM u) "
+    "n AS (SELECT pg_notify(%(channel)s, %(prefix)s || u.run_id) FROM u), " + _NO_FLUSH_WAIT + " "
     "SELECT j.*, u.run_id, u.input, u.session_id, u.agent, u.run_attempts, u.park, "
-    "(SELECT count(*) FROM n) AS notified FROM j LEFT JOIN u ON true"
+    "(SELECT count(*) FROM n) AS notified, (SELECT count(*) FROM a) AS quick "
+    "FROM j LEFT JOIN u ON true"
 )
 
 FINISH_RUN = (
@@ -98,9 +109,9 @@ _FINISH_WITH_RUN = (
     "WITH u AS (UPDATE {runs} SET state = CASE WHEN state = 'cancelled' THEN state "
     "ELSE %(state)s END, result = %(result)s::jsonb, updated_at = clock_timestamp() "
     "WHERE run_id = %(run_id)s RETURNING run_id), "
-    "n AS (SELECT pg_notify(%(channel)s, %(prefix)s || run_id) FROM u) "
+    "n AS (SELECT pg_notify(%(channel)s, %(prefix)s || run_id) FROM u), " + _NO_FLUSH_WAIT + " "
     "SELECT procrastinate_finish_job_v1(%(job_id)s, %(status)s, %(delete_job)s), "
-    "(SELECT count(*) FROM n)"
+    "(SELECT count(*) FROM n), (SELECT count(*) FROM a)"
 )
 
 # the run's lease given up in the statement that records the run's end (its owner's only)
