@@ -52,7 +52,7 @@ export async function openChat(chatId, { fresh = false } = {}) {
   state.joining = new Map();
   setLive(false);
   showSetup();
-  showChatTitle("");
+  if (switched || fresh) showChatTitle(""); // the same chat again (a new language) keeps its title
   if (state.switcher) state.agent = state.switcher.show(state.switcher.current);
   if (state.usage) { state.usage.clear(); showAgent(); }
   state.todos.clear();

@@ -2,7 +2,7 @@
 
 export const EN = {
   "nav.chats": "Chats",
-  "nav.newChat": "+ New chat",
+  "nav.newChat": "New chat",
   "nav.search": "Search chats",
   "nav.agent": "Agent",
   "nav.noChats": "No chats yet",

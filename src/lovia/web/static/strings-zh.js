@@ -2,7 +2,7 @@
 
 export const ZH = {
   "nav.chats": "对话",
-  "nav.newChat": "+ 新对话",
+  "nav.newChat": "新对话",
   "nav.search": "搜索对话",
   "nav.agent": "智能体",
   "nav.noChats": "还没有对话",
