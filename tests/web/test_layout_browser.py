@@ -87,6 +87,10 @@ def test_an_answers_actions_show_while_the_pointer_is_on_it(
     answer = page.locator("[data-testid=answer]").last
     actions = answer.locator("[data-part=message-actions]")
     assert actions.locator("[data-action=copy]").count() == 1
+    # drawn as icons, they keep their names (what a screen reader says, the tooltip)
+    assert answer.get_by_role("button", name="Copy").count() == 1
+    assert answer.get_by_role("button", name="Branch in new chat").count() == 1
+    assert actions.locator("[data-action=copy]").get_attribute("title") == "Copy"
     page.mouse.move(5, 5)  # on the sidebar, away from the answer
     assert _opacity(actions, "0") == "0"
     answer.hover()

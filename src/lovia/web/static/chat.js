@@ -144,6 +144,8 @@ function render(detail) {
       // Regenerate belongs to the last answer, whatever it was (even an empty stopped one)
       if (!last.answer) last.answer = new AnswerView(box);
       state.regenerate = button(t("message.regenerate"), "regenerate", () => regenerate());
+      state.regenerate.dataset.action = "regenerate";
+      state.regenerate.title = t("message.regenerate");
       last.answer.actions.append(state.regenerate);
     }
   }
