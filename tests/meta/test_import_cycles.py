@@ -1,6 +1,6 @@
-"""Issue 28: the stores package and the run phases have no import circle, counting the
-imports made inside functions and under TYPE_CHECKING (the import linter's layers see only
-the package's face)."""
+"""Issue 28: the stores package, the run phases, the plugins, the context policies and the
+testing kit have no import circle, counting the imports made inside functions and under
+TYPE_CHECKING (the import linter's layers see only the package's face)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,12 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
+def _targets(
+    node: ast.Import | ast.ImportFrom, module: str, is_package: bool, modules: dict[str, Path]
+) -> list[str]:
+    """What an import statement loads: ``from pkg import sub`` loads the module ``pkg.sub``
+    (its package is the importer's own, being imported already), ``from mod import name``
+    the module ``mod``."""
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
     base = node.module or ""
@@ -30,7 +35,8 @@ def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -
             parts = parts[:-1]
         parts = parts[: len(parts) - (node.level - 1)]
         base = ".".join([*parts, base] if base else parts)
-    return [base] + [f"{base}.{alias.name}" for alias in node.names]
+    subs = [f"{base}.{alias.name}" for alias in node.names]
+    return [sub if sub in modules else base for sub in subs]
 
 
 def import_graph(package: str) -> dict[str, set[str]]:
@@ -43,7 +49,7 @@ def import_graph(package: str) -> dict[str, set[str]]:
         deps = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for target in _targets(node, name, path.name == "__init__.py"):
+                for target in _targets(node, name, path.name == "__init__.py", modules):
                     if target in modules and target.startswith(package + ".") and target != name:
                         deps.add(target)
         graph[name] = deps
@@ -104,3 +110,43 @@ def test_no_import_circle_inside_the_run_phases() -> None:
     assert cycles(import_graph("lovia._run")) == []
     graph = import_graph("lovia._run")
     assert [m for m, deps in graph.items() if "lovia._run.loop" in deps] == ["lovia._run.runner"]
+
+
+def test_the_graph_takes_from_package_import_module_as_that_module() -> None:
+    """``from . import curate`` loads the module ``curate``: no arrow to the package's face,
+    which the importer's own package is loading already."""
+    graph = import_graph("lovia.plugins")
+    assert "lovia.plugins.memory.curate" in graph["lovia.plugins.memory._tools"]
+    assert "lovia.plugins.memory" not in graph["lovia.plugins.memory._tools"]
+
+
+def test_no_import_circle_inside_the_plugins() -> None:
+    """Each plugin's tools take a protocol of what they use (``MemoryForTools``,
+    ``ParentRun``) and an MCP connection reads ``ServerSettings``: none imports the module
+    that builds it."""
+    assert cycles(import_graph("lovia.plugins")) == []
+
+
+def test_no_import_circle_inside_the_testing_kit() -> None:
+    """The conformance kit's two processes share ``_factory``; neither imports the other."""
+    assert cycles(import_graph("lovia.testing")) == []
+
+
+def test_no_import_circle_inside_the_context_policies() -> None:
+    """The stages pipeline takes ``CompactionSettings``, not the ``Compaction`` that calls it."""
+    assert cycles(import_graph("lovia.context")) == []
+
+
+def test_the_markers_do_not_reach_the_run_through_the_recall_tool() -> None:
+    """The markers name the recall tool (``_render.RECALL_TOOL_NAME``) without importing it:
+    the tool needs a run context, which names the agent; the markers stay below both."""
+    reached: set[str] = set()
+    graph = import_graph("lovia")
+    todo = ["lovia.context._render"]
+    while todo:
+        module = todo.pop()
+        for dep in graph.get(module, ()):
+            if dep not in reached:
+                reached.add(dep)
+                todo.append(dep)
+    assert not reached & {"lovia.context.recall", "lovia.run_context", "lovia.agent"}
