@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
@@ -137,16 +139,27 @@ def test_no_import_circle_inside_the_context_policies() -> None:
     assert cycles(import_graph("lovia.context")) == []
 
 
-def test_the_markers_do_not_reach_the_run_through_the_recall_tool() -> None:
-    """The markers name the recall tool (``_render.RECALL_TOOL_NAME``) without importing it:
-    the tool needs a run context, which names the agent; the markers stay below both."""
+def _reached(graph: dict[str, set[str]], start: str) -> set[str]:
     reached: set[str] = set()
-    graph = import_graph("lovia")
-    todo = ["lovia.context._render"]
+    todo = [start]
     while todo:
-        module = todo.pop()
-        for dep in graph.get(module, ()):
+        for dep in graph.get(todo.pop(), ()):
             if dep not in reached:
                 reached.add(dep)
                 todo.append(dep)
+    return reached
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "lovia.context._render",  # names the recall tool by RECALL_TOOL_NAME, not the tool
+        "lovia.tools._fetch",  # takes the idempotency key from lovia._current_call
+        "lovia._current_call",
+    ],
+)
+def test_these_stay_below_the_run(module: str) -> None:
+    """They need no run context (which names the agent): the core circle of a run's
+    definitions does not take them in."""
+    reached = _reached(import_graph("lovia"), module)
     assert not reached & {"lovia.context.recall", "lovia.run_context", "lovia.agent"}
