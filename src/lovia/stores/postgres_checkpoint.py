@@ -361,10 +361,8 @@ class PostgresCheckpointer(PostgresStore, Forking):
     async def acquire_lease_and_load(
         self, run_id: str, owner: str, ttl: float
     ) -> tuple[bool, RunSnapshot | None]:
-        """``acquire_lease`` and then ``load``, in one round trip: two statements in a
-        pipeline, each its own transaction, so the load sees every save committed before the
-        lease was taken (a later save by another owner is refused by its fence). The run is
-        loaded whether or not the lease was taken."""
+        """``acquire_lease``, then ``load`` (whether or not it was taken) in one round trip:
+        two transactions in a pipeline, so the load sees every save before the lease."""
         check_lease_args(run_id, owner, ttl)
         self._db.check_writable()
         acquire = self._db.q(ACQUIRE)
