@@ -248,9 +248,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: list[str]) -> int:
-    if not argv:
-        print(__doc__, file=sys.stderr)
-        return 2
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__, file=sys.stderr if not argv else sys.stdout)
+        return 2 if not argv else 0
     examples = Path(argv[0]).resolve()
     names = argv[1:] or DEFAULT
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)

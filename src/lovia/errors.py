@@ -36,9 +36,14 @@ class LoviaError(Exception):
 
     ``hint`` says what to try next; ``str(error)`` shows it on a second line. Extra keyword
     arguments become attributes (``ProviderError(..., status_code=429)``).
+
+    ``exit_status`` is the status the ``lovia`` command exits with when the error ends it:
+    2 by default; a subclass sets its own (``class Diverged(LoviaError): exit_status = 1``),
+    or one error gets its own with ``LoviaError(..., exit_status=3)``.
     """
 
     hint: str | None
+    exit_status: int = 2
 
     def __init__(self, message: str = "", *, hint: str | None = None, **extra: Any) -> None:
         super().__init__(message)

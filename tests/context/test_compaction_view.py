@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import logging
 from typing import Any
+
+import pytest
 
 from lovia import Agent, InMemoryResultStore, InMemorySession, Runner
 from lovia.context import Compaction
@@ -229,3 +232,20 @@ async def test_summary_uses_the_runs_own_provider_when_no_summarizer_is_given() 
     summary_calls = [c for c in model.calls if "memory of a conversation" in str(c[0].content)]
     assert summary_calls
     assert any("SUMMARY: chatted about birds." in str(m.content) for m in model.calls[-1])
+
+
+async def test_a_protected_tail_that_covers_the_whole_view_is_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``keep_recent_tokens`` at or above the budget fences every entry off: nothing is ever
+    compacted and the provider refuses the view one day. Said as a warning whenever the view
+    is over budget, as 0.9.119 says it (it was a debug line)."""
+    policy = Compaction(context_window=4_000, keep_recent_tokens=100_000)
+    agent, model = reading_agent(policy)
+    with caplog.at_level(logging.WARNING, logger="lovia.context"):
+        events = await run_collecting(agent, "read them all")
+    assert of_type(events, ContextCompacted) == []
+    assert len(model.calls[-1]) > PAGES * 2  # every result still in the view
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("protected tail covers the entire view" in m for m in warned), warned
+    assert any("keep_recent_tokens=100000" in m for m in warned)

@@ -254,6 +254,46 @@ async def test_an_overflow_the_policy_cannot_shrink_is_not_retried() -> None:
     assert result.output == "fine" and len(inner.calls) == 1
 
 
+async def test_after_an_overflow_a_policy_that_states_its_sizes_is_taken_at_its_word() -> None:
+    """A compact() policy that gives ``tokens_after`` for the refused view and for the new one
+    is believed, as 0.9.119 believed it: its own count may see what the estimate cannot (its
+    server's tokenizer, images), so a view it says is much smaller is sent, and one it says
+    is about as big is not. Before, its numbers were ignored and the views measured."""
+    from lovia import ContextOverflowError
+
+    from .support import RefusingProvider
+
+    class OwnCount:
+        def __init__(self, retried_size: int) -> None:
+            self.retried_size = retried_size
+            self.seen: list[tuple[bool, int | None]] = []
+
+        async def compact(self, req: CompactionRequest) -> ContextResult:
+            self.seen.append((req.overflow, req.last_input_tokens))
+            size = self.retried_size if req.overflow else 1_000
+            return ContextResult(
+                entries=list(req.entries),
+                changed=req.overflow,
+                compacted=req.overflow,
+                tokens_after=size,
+            )
+
+    inner = ScriptedProvider([text("fits now")])
+    model = RefusingProvider(inner, refusals=1)
+    policy = OwnCount(retried_size=400)
+    result = await Runner.run(Agent(name="a", model=model, context_policy=policy), "hello")
+    assert result.output == "fits now"
+    assert policy.seen == [(False, None), (True, None)]
+    assert len(model.refused_sizes) == 1 and len(inner.calls) == 1
+
+    inner = ScriptedProvider([text("never")])
+    model = RefusingProvider(inner, refusals=1)
+    policy = OwnCount(retried_size=990)  # not clearly smaller, by its own count
+    with pytest.raises(ContextOverflowError):
+        await Runner.run(Agent(name="a", model=model, context_policy=policy), "hello")
+    assert len(model.refused_sizes) == 1 and inner.calls == []
+
+
 async def test_a_policy_that_says_unchanged_gets_the_transcript_whatever_it_did_to_its_copy() -> (
     None
 ):

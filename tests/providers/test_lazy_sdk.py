@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -55,3 +56,43 @@ def test_a_provider_imports_its_sdk_on_first_use_and_looks_the_same_before() -> 
         "used": ["anthropic", "openai"],
         "same_face": True,
     }
+
+
+def test_two_threads_asking_at_once_get_one_client() -> None:
+    """A provider shared by runs on several threads (``run_sync`` from a thread pool, two
+    event loops) builds its client once: a second client built by a thread that asked at the
+    same moment was handed out too, with its own connection pool, and never closed."""
+    import threading
+
+    from lovia.providers import AnthropicProvider, OpenAIChatProvider
+
+    threads = 8
+    for make in (
+        lambda: OpenAIChatProvider("m", base_url="http://127.0.0.1:9/v1", api_key="k"),
+        lambda: AnthropicProvider("m", base_url="http://127.0.0.1:9", api_key="k"),
+    ):
+        assert make().client is not None  # the SDK imported: each round races on the build
+        old_interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-5)  # switch threads as often as possible: races show up
+        try:
+            for _ in range(6):
+                provider = make()
+                start = threading.Barrier(threads)
+                got: list[object] = []
+
+                def ask(
+                    p: Any = provider, b: threading.Barrier = start, out: list[object] = got
+                ) -> None:
+                    b.wait()
+                    out.append(p.client)
+
+                pool = [threading.Thread(target=ask) for _ in range(threads)]
+                for t in pool:
+                    t.start()
+                for t in pool:
+                    t.join()
+                assert len(got) == threads
+                assert len({id(c) for c in got}) == 1, f"{len({id(c) for c in got})} clients"
+                assert provider.client is got[0]
+        finally:
+            sys.setswitchinterval(old_interval)

@@ -11,7 +11,13 @@ from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from .. import events as ev
-from ..context.policy import ContextRequest, NoopContextPolicy, prepare_view, shrank_enough
+from ..context.policy import (
+    ContextRequest,
+    ContextView,
+    NoopContextPolicy,
+    prepare_view,
+    worth_retrying,
+)
 from ..errors import ContextOverflowError
 from ..tracing import model_call_span, record_model_usage
 from ..transcript import TranscriptEntry, to_entries, unique_call_ids
@@ -31,13 +37,12 @@ async def model_turn(d: Run) -> list[TranscriptEntry]:
     policy = d.kit.policy(agent)
     tooling = d.kit.tooling(agent)
     attempt = 0
-    refused: tuple[list[TranscriptEntry], ContextOverflowError] | None = None
+    refused: tuple[ContextView, ContextOverflowError] | None = None
     started = time.time()
     while True:
         whole = [*state.system_entries, *state.history, *state.entries]
-        compacted = None
         if type(policy) is NoopContextPolicy:  # the whole transcript, state kept: no request
-            viewed = whole
+            view = ContextView(whole)
         else:
             view = await prepare_view(
                 policy,
@@ -59,8 +64,10 @@ async def model_turn(d: Run) -> list[TranscriptEntry]:
                     d.o.parent_usage.add(view.usage)
                 if d.budget is not None:  # and against its budget, before the next call
                     d.budget.check(state.usage)
-            viewed, compacted = view.entries, view.compacted
-        if refused is not None and not shrank_enough(refused[0], viewed):
+        viewed, compacted = view.entries, view.compacted
+        if refused is not None and not worth_retrying(
+            refused[0].entries, refused[0].claimed_tokens, view
+        ):
             raise refused[1]  # the same view again would be refused again
         entries = await _inject_views(d, viewed) if d.kit.plugin_order else viewed
         if compacted is not None:
@@ -96,7 +103,7 @@ async def model_turn(d: Run) -> list[TranscriptEntry]:
         except ContextOverflowError as exc:
             if attempt:
                 raise
-            attempt, refused = 1, (viewed, exc)
+            attempt, refused = 1, (view, exc)
             continue
         state.usage = state.usage + turn.usage
         state.time_turn(started, time.time(), turn.usage)

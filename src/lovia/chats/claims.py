@@ -34,6 +34,7 @@ BRIEF_MARK = "/brief"
 BRIEF_WAIT_S = 10.0
 """How long a request waits for a brief holder before it is refused anyway."""
 _POLL_S = 0.05
+_FIRST_RETRY_S = 0.005
 
 
 async def take_claim(store: object, chat_id: str, *, ttl: float, brief: bool) -> RunLease:
@@ -44,6 +45,7 @@ async def take_claim(store: object, chat_id: str, *, ttl: float, brief: bool) ->
     key = chat_claim_key(chat_id)
     owner = default_owner() + (BRIEF_MARK if brief else "")
     deadline = time.monotonic() + BRIEF_WAIT_S
+    pause = 0.0  # after a holder that left in between: at once, then backing off
     while True:
         lease = RunLease(leases, key, ttl=ttl, on_busy="fail", owner=owner)
         try:
@@ -52,7 +54,11 @@ async def take_claim(store: object, chat_id: str, *, ttl: float, brief: bool) ->
         except RunBusy as exc:
             holder = await leases.lease_holder(key) if leases is not None else None
             if holder is None and time.monotonic() < deadline:
-                continue  # released in between: try again at once
+                # released in between; a store that keeps refusing and names no holder
+                # (a custom one, a lagging read) must not spin the loop for BRIEF_WAIT_S
+                await asyncio.sleep(pause)
+                pause = min(max(pause * 2, _FIRST_RETRY_S), _POLL_S)
+                continue
             if holder is not None and holder.endswith(BRIEF_MARK):
                 if time.monotonic() < deadline:
                     await asyncio.sleep(_POLL_S)

@@ -6,7 +6,8 @@ and ``--json`` for scripts.
 
 Exit status, the same for every command: 0 done; 2 the request could not be done (a bad
 argument, an unknown id, a model that cannot be used, a port already taken; the message and
-what to do go to stderr); 130 interrupted (Ctrl-C); 141 the reader of the output went away
+what to do go to stderr; a program's own ``LoviaError`` subclass may set another
+``exit_status``); 130 interrupted (Ctrl-C); 141 the reader of the output went away
 (``lovia runs list | head -3``), quietly.
 """
 
@@ -112,7 +113,7 @@ def _main(argv: Sequence[str] | None) -> int:
         hint = _hint(exc)
         if hint:
             print(f"lovia: hint: {_one_line(hint)}", file=sys.stderr)
-        status = getattr(exc, "exit_status", EXIT_ERROR)  # a command's own, as 0.9.119's
+        status = exc.exit_status  # EXIT_ERROR unless the error's class or the error says
         return status if isinstance(status, int) else EXIT_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

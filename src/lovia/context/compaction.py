@@ -214,6 +214,14 @@ class Compaction:
         before = (sys_raw + raw) * ratio
         goal = target / ratio - sys_raw  # what the body may cost, in raw tokens
         prot = self._protected(infos, (0.0, target), ratio)
+        if prot == 0 and infos and self.keep_recent_tokens is not None:
+            log.warning(  # a setting that fences everything off: said, not left to overflow
+                "context: protected tail covers the entire view (keep_recent_tokens=%d, "
+                "compacting to about %d tokens); nothing can be compacted: lower "
+                "keep_recent_tokens",
+                self.keep_recent_tokens,
+                int(target),
+            )
         steps: list[str] = []
         kinds: list[str] = []  # the steps' names, as 0.9.119 reports them
         summary: str | None = None

@@ -113,6 +113,9 @@ class ContextView:
     compacted: ContextCompacted | None = None
     usage: Usage | None = None
     """The usage of model calls the policy made itself (e.g. a summary), if any."""
+    claimed_tokens: int | None = None
+    """A ``compact(req)`` policy's own estimate of the view (its ``tokens_after``), which
+    ``worth_retrying`` believes after an overflow, as lovia 0.9.119 did."""
 
 
 @runtime_checkable
@@ -190,6 +193,19 @@ def shrank_enough(refused: Sequence[TranscriptEntry], view: Sequence[TranscriptE
     return sum(entry_tokens(e) for e in view) <= before * 0.95
 
 
+def worth_retrying(
+    refused: Sequence[TranscriptEntry], refused_claim: int | None, view: ContextView
+) -> bool:
+    """Whether to send ``view`` after the provider refused the ``refused`` view as too long:
+    when it is clearly smaller. A ``compact(req)`` policy that gave ``tokens_after`` for
+    both views and says it compacted is taken at its word, as in 0.9.119 (its estimate may
+    count what this one cannot); other views are measured (``shrank_enough``)."""
+    claim = view.claimed_tokens
+    if view.compacted is not None and claim is not None and refused_claim is not None:
+        return claim < refused_claim * 0.95
+    return shrank_enough(refused, view.entries)
+
+
 def policy_tools(policy: Any) -> Sequence[Tool]:
     """The tools ``policy`` contributes (none when it has no ``tools()``)."""
     method = getattr(policy, "tools", None)
@@ -242,7 +258,13 @@ async def prepare_view(policy: Any, request: ContextRequest) -> ContextView:
     used = req.usage if req.usage.total_tokens or req.usage.cache_write_tokens else None
     # Unchanged means the transcript as given, whatever the policy did to its copy of the list.
     shown = result.entries if result.changed or result.compacted else request.entries
-    return ContextView(_with_system(request.entries, shown), req.scratch, event, used)
+    return ContextView(
+        _with_system(request.entries, shown),
+        req.scratch,
+        event,
+        used,
+        claimed_tokens=result.tokens_after,
+    )
 
 
 def _with_system(

@@ -7,6 +7,7 @@ import importlib
 import importlib.util
 import os
 import re
+import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -196,6 +197,7 @@ class SDKClientPlan:
         )
         self.keyless = self.api_key == _NO_KEY
         self.headers = dict(default_headers) if default_headers else None
+        self.lock = threading.Lock()  # one build, whichever threads ask first
 
     def build(self) -> Any:
         sdk = importlib.import_module(self.package)
@@ -338,8 +340,12 @@ class SDKProvider:
         """The SDK client: the one given, or ours, built (and its SDK imported) on first use."""
         found = self._client
         if found is None:
-            assert self._plan is not None
-            found = self._client = self._plan.build()
+            plan = self._plan
+            assert plan is not None
+            with plan.lock:  # threads sharing the provider: the first builds, the rest wait
+                found = self._client
+                if found is None:
+                    found = self._client = plan.build()
         return found
 
     @client.setter

@@ -418,3 +418,9 @@ _NOW = "(clock_timestamp() + %s * interval '1 second')"
 
 def _snapshot(run_id: str, head_json: str, batches: Sequence[str]) -> RunSnapshot:
     return decode_snapshot(run_id, head_json, batches, backup="database")
+
+
+if TYPE_CHECKING:  # mypy --strict holds the store to the fork it declares (the edits included)
+    from .capabilities import ForksRuns
+
+    _FORKS: type[ForksRuns] = PostgresCheckpointer
