@@ -7,8 +7,8 @@ session per conversation) through an in-process worker (``run_worker(wait=False)
 fresh schema, after a few warm-up runs. Every statement psycopg sends is counted (each
 ``execute`` or internal command such as ``BEGIN`` and ``COMMIT`` is one round trip; those
 sent in a pipeline are counted apart, as ``pipelined``), by its first words, and the worker's
-CPU time per run; ``--profile N`` adds the N costliest functions (``--sort tottime``: by
-their own time).
+and its PostgreSQL server processes' CPU time per run; ``--profile N`` adds the N costliest
+functions by CPU time (``--sort tottime``: by their own time).
 """
 
 from __future__ import annotations
@@ -30,7 +30,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
 
-from queue_throughput import drop_schema, queue, with_schema  # noqa: E402
+from queue_throughput import (  # noqa: E402
+    backends,
+    cpu_ms_per_run,
+    cpu_s,
+    drop_schema,
+    queue,
+    with_schema,
+)
 
 from lovia.workers import AgentQueue  # noqa: E402
 
@@ -38,6 +45,7 @@ COUNTS: collections.Counter[str] = collections.Counter()
 TRACE: list[str] = []
 ON = [False]
 CPU = [0.0]
+PG_CPU = [0.0]
 
 
 def _label(query: Any) -> str:
@@ -86,6 +94,7 @@ async def drive(dsn: str, runs: int, concurrency: int, warmup: int, prof: Any) -
         rows = [{"run_id": f"run-{i}", "input": "go", "session_id": f"c-{i}"} for i in range(runs)]
         await q.submit_many(rows)
         ON[0] = True
+        pg0 = cpu_s(backends(dsn))
         t0, cpu0 = time.perf_counter(), time.process_time()
         if prof is not None:
             prof.enable()
@@ -95,6 +104,7 @@ async def drive(dsn: str, runs: int, concurrency: int, warmup: int, prof: Any) -
         elapsed = time.perf_counter() - t0
         CPU[0] = time.process_time() - cpu0
         ON[0] = False
+        PG_CPU[0] = cpu_ms_per_run(pg0, cpu_s(backends(dsn)), runs)
     finally:
         await q.shutdown()
     return elapsed
@@ -122,7 +132,9 @@ def main() -> None:
     logging.disable(logging.WARNING)
     if not args.no_count:
         count_statements()
-    prof = cProfile.Profile() if args.profile else None
+    # CPU time, not wall time: on a shared machine a send to the local server often hands the
+    # core to it, and wall time would charge that to the send
+    prof = cProfile.Profile(time.process_time) if args.profile else None
     schema, dsn = with_schema(args.dsn)
     try:
         elapsed = asyncio.run(drive(dsn, args.runs, args.concurrency, args.warmup, prof))
@@ -134,6 +146,7 @@ def main() -> None:
         "concurrency": args.concurrency,
         "runs_per_s": round(args.runs / elapsed, 1),
         "worker_cpu_ms_per_run": round(CPU[0] * 1000 / args.runs, 2),
+        "postgres_cpu_ms_per_run": PG_CPU[0],
         "round_trips_per_run": round(sum(direct.values()) / args.runs, 2),
         "pipelined_statements_per_run": round(
             sum(v for k, v in COUNTS.items() if k.startswith("pipelined: ")) / args.runs, 2

@@ -82,8 +82,42 @@ queue = AgentQueue(
 
 
 def schema_dsn(dsn: str, schema: str) -> str:
+    """``dsn`` in ``schema``, its connections named after it (their server CPU is counted)."""
     sep = "&" if "?" in dsn else "?"
-    return f"{dsn}{sep}options={quote(f'-csearch_path={schema}')}"
+    return f"{dsn}{sep}options={quote(f'-csearch_path={schema}')}&application_name={schema}"
+
+
+def backends(dsn: str) -> list[int]:
+    """The pids of the server processes of ``dsn``'s connections (named after its schema)."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        name = conn.execute("SHOW application_name").fetchone()
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND pid <> "
+            "pg_backend_pid()",
+            (name[0] if name else "",),
+        ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def cpu_s(pids: Sequence[int]) -> dict[int, float]:
+    """CPU seconds (user + system) each of these processes used so far, from /proc (the
+    server on this host); a pid that is gone or unreadable is left out."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, float] = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def cpu_ms_per_run(before: dict[int, float], after: dict[int, float], runs: int) -> float:
+    used = sum(v - before.get(pid, 0.0) for pid, v in after.items())
+    return round(used * 1000 / runs, 2)
 
 
 def with_schema(dsn: str) -> tuple[str, str]:
@@ -168,7 +202,9 @@ async def lovia_round(
                     await bench.submit(f"lat-{i}", "go", session_id=f"lat-{i}", conn=conn)
                 await at_least(dsn, DONE, i + 1)
                 await asyncio.sleep(gap)
-        # throughput: a burst of runs
+        # throughput: a burst of runs; the CPU its processes and their server processes use
+        pids = [p.pid for p in procs]
+        cpu0, pg0 = cpu_s(pids), cpu_s(backends(dsn))
         t0 = time.perf_counter()
         async with await psycopg.AsyncConnection.connect(dsn) as conn:
             for first in range(0, runs, batch):
@@ -183,6 +219,7 @@ async def lovia_round(
                         await bench.submit_many(chunk, conn=conn)
         submit_s = time.perf_counter() - t0
         done = await at_least(dsn, DONE, runs + lat_runs)
+        cpu1, pg1 = cpu_s(pids), cpu_s(backends(dsn))
         span = q1(
             dsn,
             "SELECT extract(epoch FROM max(updated_at) - min(started_at)) FROM lovia_queue_runs "
@@ -227,6 +264,8 @@ async def lovia_round(
             "p50": round(pct(burst, 50), 1),
             "p99": round(pct(burst, 99), 1),
         },
+        "worker_cpu_ms_per_run": cpu_ms_per_run(cpu0, cpu1, runs),
+        "postgres_cpu_ms_per_run": cpu_ms_per_run(pg0, pg1, runs),
         "runs_not_on_first_attempt": twice[0] if twice else None,
         "completed": done,
     }
@@ -253,11 +292,15 @@ async def lg_tools(state: LGState) -> LGState:
     return {"messages": [*state["messages"], {"role": "tool", "content": "found x"}]}
 
 
-def _lg_process(dsn: str, ids: list[str], conc: int, ready: Any, go: Any) -> None:
-    asyncio.run(_lg_main(dsn, ids, conc, ready, go))
+def _lg_process(
+    dsn: str, ids: list[str], conc: int, ready: Any, go: Any, done: Any, leave: Any
+) -> None:
+    asyncio.run(_lg_main(dsn, ids, conc, ready, go, done, leave))
 
 
-async def _lg_main(dsn: str, ids: list[str], conc: int, ready: Any, go: Any) -> None:
+async def _lg_main(
+    dsn: str, ids: list[str], conc: int, ready: Any, go: Any, done: Any, leave: Any
+) -> None:
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from langgraph.graph import END, START, StateGraph
     from psycopg.rows import dict_row
@@ -293,6 +336,8 @@ async def _lg_main(dsn: str, ids: list[str], conc: int, ready: Any, go: Any) -> 
                 assert out["messages"][-1]["role"] == "assistant"
 
         await asyncio.gather(*(one(r) for r in ids))
+        done.release()
+        leave.wait()  # its CPU and its connections' are read meanwhile
 
 
 def langgraph_round(dsn: str, runs: int, workers: int, conc: int) -> Any:
@@ -304,10 +349,10 @@ def langgraph_round(dsn: str, runs: int, workers: int, conc: int) -> Any:
 
     asyncio.run(setup())
     ctx = mp.get_context("spawn")
-    ready, go = ctx.Semaphore(0), ctx.Event()
+    ready, go, done, leave = ctx.Semaphore(0), ctx.Event(), ctx.Semaphore(0), ctx.Event()
     ids = [f"run-{i}" for i in range(runs)]
     procs = [
-        ctx.Process(target=_lg_process, args=(dsn, ids[w::workers], conc, ready, go))
+        ctx.Process(target=_lg_process, args=(dsn, ids[w::workers], conc, ready, go, done, leave))
         for w in range(workers)
     ]
     for p in procs:
@@ -317,14 +362,26 @@ def langgraph_round(dsn: str, runs: int, workers: int, conc: int) -> Any:
             for p in procs:
                 p.kill()
             raise RuntimeError("a LangGraph process did not start")
+    pids = [p.pid for p in procs if p.pid is not None]
+    cpu0, pg0 = cpu_s(pids), cpu_s(backends(dsn))
     t0 = time.perf_counter()
     go.set()
+    for _ in procs:
+        done.acquire()
+    elapsed = time.perf_counter() - t0
+    cpu1, pg1 = cpu_s(pids), cpu_s(backends(dsn))
+    leave.set()
     for p in procs:
         p.join()
-    elapsed = time.perf_counter() - t0
     assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
     threads = q1(dsn, "SELECT count(DISTINCT thread_id) FROM checkpoints")
-    return {"runs": runs, "runs_per_s": round(runs / elapsed, 1), "threads_checkpointed": threads}
+    return {
+        "runs": runs,
+        "runs_per_s": round(runs / elapsed, 1),
+        "worker_cpu_ms_per_run": cpu_ms_per_run(cpu0, cpu1, runs),
+        "postgres_cpu_ms_per_run": cpu_ms_per_run(pg0, pg1, runs),
+        "threads_checkpointed": threads,
+    }
 
 
 def main() -> None:
@@ -358,7 +415,7 @@ def main() -> None:
         "rounds": [],
     }
     for w in [int(x) for x in args.workers.split(",")]:
-        row: dict[str, Any] = {"workers": w}
+        row: dict[str, Any] = {"workers": w, "load_average_1m": round(os.getloadavg()[0], 1)}
         schema, dsn = with_schema(args.dsn)
         try:
             row["lovia"] = asyncio.run(

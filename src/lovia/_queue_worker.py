@@ -26,8 +26,8 @@ from .stores.lease import check_lease_args
 from .stores.open import is_postgres_url, open_stores
 from .stores.pg_deltas import send_notices
 from .stores.pg_queue import PgRunQueue
-from .stores.run_lease import holder_is_dead
-from .stores.run_options import CheckpointOptions
+from .stores.run_lease import RELEASED_LATER, LeaseHandOff, holder_is_dead
+from .stores.run_options import INPUT_KEPT, CheckpointOptions
 
 log = logging.getLogger("lovia.workers")
 
@@ -174,6 +174,9 @@ class QueueWorker:
         final = "failed"
         summary: dict[str, Any] = {"run_id": run_id, "status": "failed"}
         returned = False
+        # the run's lease is given up in the statement that records its end, next
+        handoff = LeaseHandOff()
+        RELEASED_LATER.set(handoff)
         try:
             summary = await self._drive(run_id, input, session_id, agent, resume_only, park)
             summary["job_try"] = attempts
@@ -193,10 +196,12 @@ class QueueWorker:
             summary = {"run_id": run_id, "status": final, "error": repr(exc)[:500]}
             raise
         finally:
+            RELEASED_LATER.set(None)
+            owner = handoff.owners.pop(run_id, None)
             if returned and job_id is not None:  # recorded with the job's end, next
-                self._pg.finish_with_job(job_id, run_id, final, summary)
+                self._pg.finish_with_job(job_id, run_id, final, summary, owner)
             else:
-                await asyncio.shield(self._pg.finish(run_id, final, summary))
+                await asyncio.shield(self._pg.finish(run_id, final, summary, owner))
 
     async def _drive(
         self,
@@ -230,7 +235,13 @@ class QueueWorker:
             }
             entry = self._agent(agent)
             if not park:
-                return await Runner.run(entry, [] if resume_only else input, **kwargs)
+                # the job's row keeps the input, and a retry starts the run from it: the
+                # run's first save goes with its first turn (no one watches it meanwhile)
+                kept = INPUT_KEPT.set(True)
+                try:
+                    return await Runner.run(entry, [] if resume_only else input, **kwargs)
+                finally:
+                    INPUT_KEPT.reset(kept)
             # a person watches (a chat's page): a call that needs approval parks the run, and
             # each saved step is announced, so the page shows it at once
             handle = Runner.stream(entry, [] if resume_only else input, **kwargs)
@@ -370,6 +381,9 @@ async def _keep_both(checkpointer: Any, session: Any, run_id: str, session_id: s
     """Append a finished run whose session moved on, without the version check. Such a run
     ends ``failed`` with the conflict (its answer complete in the checkpoint); resuming it
     afterwards finishes it, and its own append is then a no-op (idempotent by run id)."""
+    handoff = RELEASED_LATER.get()
+    if handoff is not None:  # the lease of the run's first drive: free for the replay's own
+        await handoff.flush(checkpointer)
     snap = await checkpointer.load(run_id)
     conflicted = snap is not None and (snap.error or {}).get("type") == "SessionConflict"
     if snap is None or (snap.status != "completed" and not conflicted):

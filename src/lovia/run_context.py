@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from ._current_call import CURRENT_CALL
+from ._current_call import idempotency_headers as idempotency_headers  # its old path
 from .reliability import CancelToken, RunBudget
 from .steering import Mailbox
 from .transcript import InputEntry, TranscriptEntry, entries_to_messages
@@ -20,17 +21,6 @@ if TYPE_CHECKING:
 __all__ = ["CancelToken", "RunContext"]
 
 DepsT = TypeVar("DepsT")
-
-CURRENT_CALL: ContextVar[Any] = ContextVar("lovia_current_call", default=None)
-"""The tool call running in this task (the run loop's ``CallScope``), for
-``RunContext.idempotency_key`` and ``RunContext.step``."""
-
-
-def idempotency_headers() -> dict[str, str]:
-    """``{"Idempotency-Key": key}`` for the tool call running in this task, or ``{}``
-    outside one: what the built-in HTTP tools add to their requests."""
-    scope = CURRENT_CALL.get()
-    return {} if scope is None else {"Idempotency-Key": scope.key}
 
 
 class RunView(Protocol):

@@ -38,9 +38,16 @@ def test_it_writes_the_starters_and_keeps_what_exists(tmp_path: Path) -> None:
     ).read_text()
     tokens = set(re.findall(r"(--[a-z0-9-]+)\s*:", page_css.split("}")[0]))
     assert tokens and tokens <= set(re.findall(r"(--[a-z0-9-]+):", theme))
-    # all commented out: no rule outside a comment, no statement outside a comment
-    assert re.sub(r"/\*.*?\*/", "", theme, flags=re.S).strip() == ""
-    assert all(line.startswith("//") or not line.strip() for line in script.splitlines())
+    # every token commented out (the selectors stay, empty: the files alone change nothing)
+    bare = re.sub(r"/\*.*?\*/", "", theme, flags=re.S)
+    assert "--" not in bare
+    assert [b.strip() for b in re.findall(r"\{([^{}]*)\}", bare)] == ["", "", ""]
+    code = [line for line in script.splitlines() if line.strip() and not line.startswith("//")]
+    assert code == ["const { lovia } = window;"]
+    # its editor types: this install's lovia.d.ts, which declares window.lovia
+    (types,) = re.findall(r'^/// <reference path="([^"]+)" />$', script, re.M)
+    assert Path(types).name == "lovia.d.ts"
+    assert "readonly lovia: Lovia.Api" in Path(types).read_text()
 
     (tmp_path / "brand" / "theme.css").write_text(":root { --accent: red; }\n")
     again = init_ui("brand", cwd=tmp_path)

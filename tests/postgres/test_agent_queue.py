@@ -68,6 +68,8 @@ async def test_a_submitted_run_runs_with_its_checkpoint_and_session(queue_dsn: s
         snap = await cp.load("r1")
         assert snap is not None and snap.status == "completed"
         assert [s.run_id for s in await session.segments("user-7")] == ["r1"]  # S5
+        # its lease was given up with the job's end, not left to expire
+        assert await cp.lease_holder("r1") is None
 
 
 async def test_a_run_is_queued_once(queue_dsn: str) -> None:
@@ -188,6 +190,10 @@ async def test_a_failing_run_is_retried_then_failed(queue_dsn: str) -> None:
         await drain(queue)  # the first try fails and is retried later (a backoff)
         assert jobs(queue_dsn) == [("r1", "todo")]
         assert (await queue.state("r1") or {})["state"] == "retrying"
+        async with PostgresCheckpointer(queue_dsn) as cp:  # free for the retry at once
+            assert await cp.lease_holder("r1") is None
+            snap = await cp.load("r1")  # its input kept with the failure, for the retry
+            assert snap is not None and snap.status == "interrupted"
         with psycopg.connect(queue_dsn, autocommit=True) as conn:  # skip the backoff
             conn.execute("UPDATE procrastinate_jobs SET scheduled_at = now()")
         await drain(queue)

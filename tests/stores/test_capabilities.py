@@ -4,6 +4,7 @@ and callers ask for a capability, never probe a method name."""
 from __future__ import annotations
 
 import ast
+import inspect
 import pathlib
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from lovia.stores import InMemoryCheckpointer, InMemorySession, SQLiteCheckpointer, SQLiteSession
 from lovia.stores import capabilities as caps
+from lovia.stores.postgres_checkpoint import PostgresCheckpointer
 
 SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "lovia"
 
@@ -137,3 +139,15 @@ async def test_a_store_that_reads_old_files_declares_it_with_a_property(
             assert store.needs_migration is False  # a file this lovia wrote
         finally:
             await store.close()
+
+
+@pytest.mark.parametrize("store", [SQLiteCheckpointer, PostgresCheckpointer, InMemoryCheckpointer])
+def test_forks_runs_declares_the_fork_the_stores_take(store: type) -> None:
+    """``ForksRuns.fork`` takes what ``fork_run`` and the built-in stores take: the edits
+    at the fork point (``ForkEdits``) as keywords, not the cut alone."""
+
+    def params(method: Any) -> list[tuple[str, Any, Any]]:
+        signature = inspect.signature(method)
+        return [(p.name, p.kind, p.annotation) for p in signature.parameters.values()]
+
+    assert params(caps.ForksRuns.fork) == params(store.fork)

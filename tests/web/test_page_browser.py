@@ -330,12 +330,12 @@ def test_a_system_in_dark_mode_gets_the_dark_theme(pages: Pages, server: Server)
 
 def test_the_language_switches_to_chinese_and_is_remembered(pages: Pages, server: Server) -> None:
     page = pages.open(server.url, locale="en-US")
-    assert page.inner_text("#new-chat") == "+ New chat"
+    assert page.inner_text("#new-chat") == "New chat"
     send(page, "calculate 6 * 7")
     wait_idle(page)
     page.click("#lang-toggle")
     assert page.evaluate("document.documentElement.lang") == "zh"
-    assert page.inner_text("#new-chat") == "+ 新对话"
+    assert page.inner_text("#new-chat") == "新对话"
     assert page.get_attribute("#input", "placeholder") == "输入消息（Enter 发送，Shift+Enter 换行）"
     page.wait_for_selector("[data-testid=tool-call] .tool-state >> text=完成")
     assert page.inner_text("#lang-toggle") == "English"
@@ -352,7 +352,7 @@ def test_chat_ui_sets_the_default_language_and_its_own_wording(
     ui = ChatUI(default_lang="zh", messages={"en": {"nav.newChat": "Start over"}})
     with Server(tmp_path / "zh.db", ui=ui) as running:
         page = pages.open(running.url, locale="en-US")
-        assert page.inner_text("#new-chat") == "+ 新对话"
+        assert page.inner_text("#new-chat") == "新对话"
         assert page.inner_text("[data-part=welcome] h2") == "lovia demo"
         page.click("#lang-toggle")
         assert page.inner_text("#new-chat") == "Start over"

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from .._current_call import CURRENT_CALL
 from ..errors import UserError
-from ..run_context import CURRENT_CALL
 from ..transcript import ToolCallEntry
 
 if TYPE_CHECKING:

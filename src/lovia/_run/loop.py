@@ -292,13 +292,13 @@ class RunDriver:
                 state.turn -= 1  # a model call that produced nothing is not a turn
                 raise
             state.entries.extend(message)
-            if self.saves:
+            calls = [e for e in message if isinstance(e, ToolCallEntry)]
+            if self.saves and (calls or not self._answer_ends_run()):
                 await self.recorder.save(state)
             if emitter.heard():
                 await self.emit(ev.MessageCompleted(message))
             if self.budget is not None:
                 self.budget.check(state.usage)
-            calls = [e for e in message if isinstance(e, ToolCallEntry)]
             if not calls:
                 if emitter.heard():
                     await self.emit(ev.TurnEnded(state.agent, state.turn))
@@ -309,6 +309,19 @@ class RunDriver:
                     continue
                 return await self._finish(answer)
             await self._tools(calls, resumed=False)
+
+    def _answer_ends_run(self) -> bool:
+        """Whether an answer (a turn without tool calls) goes straight to the completed
+        save, with nothing awaited between: no one hears the events, no output type to
+        parse or repair, no guardrail or plugin to judge it. Its own save is then that one
+        (any failure before it records the run with the answer, in ``end_badly``)."""
+        agent = self.state.agent
+        return (
+            not self.emitter.heard()
+            and not agent.output_guardrails
+            and not self.kit.plugin_order
+            and self.kit.output_type(agent) is str
+        )
 
     async def _tools(self, calls: list[ToolCallEntry], *, resumed: bool) -> None:
         state = self.state

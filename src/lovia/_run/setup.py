@@ -17,7 +17,7 @@ from ..output import output_instructions
 from ..reliability import CancelToken, RunBudget
 from ..steering import Mailbox
 from ..stores.checkpoint import RunSnapshot, validate_id
-from ..stores.run_options import CheckpointOptions
+from ..stores.run_options import INPUT_KEPT, CheckpointOptions
 from ..stores.sqlite_session import SQLiteSession
 from ..transcript import (
     InputEntry,
@@ -211,7 +211,7 @@ async def start_new(d: Run, snapshot: RunSnapshot | None = None) -> None:
             await guard_input(d)
         return
     await guard_input(d)
-    if d.saves:
+    if d.saves and not INPUT_KEPT.get():  # (kept by the caller: saved with the first turn)
         await d.save()
 
 

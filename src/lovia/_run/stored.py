@@ -22,7 +22,21 @@ def run_id_for(opts: CheckpointOptions | None) -> str:
 
 async def take(opts: CheckpointOptions, run_id: str, lease: RunLease) -> RunSnapshot | None:
     """The stored run, read again once this attempt holds its lease (a replay of a
-    completed run takes none)."""
+    completed run takes none). A store that takes the lease and loads the run in one round
+    trip does both first: a replay then gives back the lease it took, and a run another
+    worker holds is waited for as ever, then read again."""
+    if opts.resume_from is None and lease.active:
+        tried = await lease.try_acquire_loading()
+        if tried is not None:
+            taken, stored = tried
+            if _replays_without_lease(opts, stored):
+                if taken:
+                    await lease.release()
+                return stored
+            if taken:
+                return stored  # read after the lease was taken: what the store holds now
+            await lease.acquire()
+            return await _load(opts, run_id)
     stored = await _load(opts, run_id)
     if not _replays_without_lease(opts, stored):
         await lease.acquire()

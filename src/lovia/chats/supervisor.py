@@ -163,12 +163,17 @@ class RunSupervisor(ChatSettler):
                 run.claim, claim = claim, None
                 self.slots.enter(run, resumes=resume_run_id)
                 self.chats.touch(chat_id, text)
-                await self._tell("on_start", run)
-                run.task = asyncio.ensure_future(work)
+                # a request cancelled from here on (its client left) leaves the run going
+                await asyncio.shield(self._launch(run, work))
                 return run
             finally:
                 if claim is not None:
                     await claim.release()
+
+    async def _launch(self, run: LiveRun, work: Awaitable[None]) -> None:
+        """Tell the observers ``run`` started, then start its task."""
+        await self._tell("on_start", run)
+        run.task = asyncio.ensure_future(work)
 
     def _work(
         self,

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry
 from .prompts import SUMMARY_WRAPPER
-from .recall import RECALL_TOOL_NAME
 from .results import content_digest
 from .state import OffloadRecord
 from .tokens import IMAGE_TOKENS, entry_tokens
@@ -18,6 +17,7 @@ from .tokens import IMAGE_TOKENS, entry_tokens
 __all__ = [
     "HUGE_RESULT_CHARS",
     "PREVIEW_CHARS",
+    "RECALL_TOOL_NAME",
     "Info",
     "clear_marker",
     "info_for",
@@ -32,6 +32,8 @@ HUGE_RESULT_CHARS = 4_000
 """Tool outputs this long are offloaded to a preview marker first."""
 PREVIEW_CHARS = 300
 """How much of an offloaded output the preview marker keeps."""
+RECALL_TOOL_NAME = "recall_tool_result"
+"""The tool every marker points the model to (``recall`` makes it)."""
 
 
 class Info:

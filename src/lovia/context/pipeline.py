@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import UserError
 from ..events import CompactionNotice, ContextCompacted
@@ -20,19 +20,36 @@ from ..usage import Usage
 from .decisions import carried_ratio
 from .policy import CompactionRequest, ContextRequest, ContextView
 from .render import pair_safe_cuts, protected_tail_start, render_body, shown, summary_holds
+from .results import ResultStore
 from .stages import Stage, StageContext
 from .state import CompactionState, SummaryState, fingerprint, unique_result_ids, window_key
 from .tokens import InvalidBudget, TokenBudget, TokenCounter
 
-if TYPE_CHECKING:
-    from .compaction import Compaction
-
-__all__ = ["check_settings", "checked_stages", "refused_window", "run_stages"]
+__all__ = [
+    "CompactionSettings",
+    "check_settings",
+    "checked_stages",
+    "refused_window",
+    "run_stages",
+]
 
 log = logging.getLogger("lovia.context.compaction")
 
 _AGGRESSIVE_TAIL = 0.10  # of the usable window, after a refused view
 _TAIL = 0.20  # of the usable window, unless keep_recent_tokens says otherwise
+
+
+class CompactionSettings(Protocol):
+    """What the pipeline reads of its ``Compaction``: the window and the budget around it,
+    and where offloaded outputs go (the policy hands itself over)."""
+
+    context_window: int | None
+    compact_at: int | float
+    compact_to: int | float
+    keep_recent_tokens: int | None
+    reserve_output_tokens: int
+    image_tokens: int
+    store: ResultStore | None
 
 
 def _load(request: ContextRequest, body: Sequence[TranscriptEntry]) -> CompactionState:
@@ -63,7 +80,9 @@ def _model(request: ContextRequest) -> str | None:
     return request.model or getattr(request.provider, "model", None)
 
 
-def _window(policy: Compaction, request: ContextRequest, state: CompactionState) -> int | None:
+def _window(
+    policy: CompactionSettings, request: ContextRequest, state: CompactionState
+) -> int | None:
     """``refused_window``, and any window learned that way earlier in this state."""
     key = window_key(request.provider, _model(request))
     window = refused_window(policy.context_window, request)
@@ -75,7 +94,7 @@ def _window(policy: Compaction, request: ContextRequest, state: CompactionState)
 
 
 async def run_stages(
-    policy: Compaction, stages: Sequence[Stage], request: ContextRequest
+    policy: CompactionSettings, stages: Sequence[Stage], request: ContextRequest
 ) -> ContextView:
     """One call's view under ``stages``, the decisions made for it, and its notice."""
     entries = request.entries
@@ -161,7 +180,7 @@ def _tail(
 
 
 def _budget(
-    policy: Compaction, window: int | None, estimate: int, attempt: bool
+    policy: CompactionSettings, window: int | None, estimate: int, attempt: bool
 ) -> TokenBudget | None:
     """This call's budget: the policy's own watermarks, or after a refused view a target
     of a quarter of the usable window (half the refused view when no window is known)."""

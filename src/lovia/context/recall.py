@@ -16,12 +16,12 @@ from ..stores.maintenance import is_trimmed as trimmed
 from ..stores.maintenance import marker_ref
 from ..tools import Tool, tool
 from ..transcript import ToolResultEntry, TranscriptEntry
+from ._render import RECALL_TOOL_NAME
 from .results import ResultStore, content_digest, get_result, stored_digests
 from .state import result_digest
 
 __all__ = ["RECALL_TOOL_NAME", "is_trimmed", "make_recall_tool", "recall"]
 
-RECALL_TOOL_NAME = "recall_tool_result"
 log = logging.getLogger("lovia.context")
 
 _DIGEST = re.compile(r"^[0-9a-f]{24}\Z")

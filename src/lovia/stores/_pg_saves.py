@@ -1,4 +1,5 @@
-"""The statements of a ``PostgresCheckpointer`` save: each is one statement, one round trip.
+"""The statements of a ``PostgresCheckpointer`` save and lease: each is one statement, one
+round trip.
 
 ``UPSERT`` replaces the run's head; ``SAVE_WITH_BATCH`` also adds the new entries (the
 head's ``RETURNING`` feeds the batch insert). The ``FENCED_`` forms first lock the run's lease
@@ -9,7 +10,28 @@ say who took the run over. ``{name}`` is a prefixed table.
 
 from __future__ import annotations
 
-__all__ = ["FENCED_SAVE_WITH_BATCH", "FENCED_UPSERT", "SAVE_WITH_BATCH", "UPSERT"]
+__all__ = [
+    "ACQUIRE",
+    "FENCED_SAVE_WITH_BATCH",
+    "FENCED_UPSERT",
+    "NOW",
+    "SAVE_WITH_BATCH",
+    "UPSERT",
+]
+
+# the lease clock: the server's, moved by the store's LeaseClock offset (one parameter)
+NOW = "(clock_timestamp() + %s * interval '1 second')"
+
+# a run lease taken when it is free, expired or already the owner's: its token, or no row
+ACQUIRE = (
+    "INSERT INTO {run_leases} AS l (run_id, owner, expires_at, token) "
+    f"VALUES (%s, %s, {NOW} + %s * interval '1 second', 1) "
+    "ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, "
+    "expires_at = excluded.expires_at, "
+    "token = CASE WHEN l.owner = excluded.owner THEN l.token ELSE l.token + 1 END "
+    f"WHERE l.owner = excluded.owner OR l.expires_at < {NOW} "
+    "RETURNING token"
+)
 
 UPSERT = """INSERT INTO {checkpoint_runs} AS r (run_id, head, status, session_id,
         entry_count, next_seq, created_at, updated_at)

@@ -25,14 +25,7 @@ from ..errors import SchemaError, StoreError, UserError
 from ._lifetime import ClosingStore
 from ._schema import MetaSql, Migrations, migrate, version_of
 
-__all__ = [
-    "Conn",
-    "Migrations",
-    "PgDeadlines",
-    "PostgresDatabase",
-    "PostgresStore",
-    "check_prefix",
-]
+__all__ = ["Conn", "Migrations", "PgDeadlines", "PostgresDatabase", "PostgresStore", "check_prefix"]
 
 T = TypeVar("T")
 S = TypeVar("S", bound="PostgresStore")
@@ -41,6 +34,7 @@ Conn = psycopg.AsyncConnection[Any]
 
 _PREFIX = re.compile(r"[a-z_][a-z0-9_]{0,39}\Z")
 CONNECT_TIMEOUT_S = 10.0
+_timeout: Any = getattr(asyncio, "timeout", None)  # Python 3.11 on
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,8 +218,10 @@ class PostgresDatabase:
         if limit is None:
             return await self._call(fn, transaction=transaction)
         try:
-            # wait_for, not asyncio.timeout: Python 3.10 is supported
-            return await asyncio.wait_for(self._call(fn, transaction=transaction), limit)
+            if _timeout is None:  # Python 3.10: wait_for (it runs the call as a task)
+                return await asyncio.wait_for(self._call(fn, transaction=transaction), limit)
+            async with _timeout(limit):
+                return await self._call(fn, transaction=transaction)
         except asyncio.TimeoutError as exc:
             self._link_lost = True
             what = "write" if transaction else "call"

@@ -19,7 +19,10 @@ from .checkpoint import RunHead, RunInfo, RunSnapshot
 from .lease import LeaseStore
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ..transcript import TranscriptEntry
+    from .fork import ForkEdits
     from .maintenance import RewindResult, SessionInfo
     from .session_protocol import Segment
     from .session_version import SessionHistory
@@ -240,9 +243,12 @@ class PrunesRuns(Protocol):
 
 @runtime_checkable
 class ForksRuns(Protocol):
-    """``fork``: a new run from an old one's turn, ready to resume there; atomic."""
+    """``fork``: a new run from an old one's turn, ready to resume there, with the edits at
+    the fork point that ``ForkEdits`` declares; atomic."""
 
-    async def fork(self, run_id: str, new_run_id: str, *, at_turn: int) -> RunSnapshot: ...
+    async def fork(
+        self, run_id: str, new_run_id: str, *, at_turn: int, **edits: Unpack[ForkEdits]
+    ) -> RunSnapshot: ...
 
 
 @runtime_checkable

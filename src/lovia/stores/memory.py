@@ -7,7 +7,7 @@ import copy
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserTypeError
 from ..transcript import TranscriptEntry
@@ -371,3 +371,9 @@ def _encodes(text: str) -> bool:
 
 
 _APPEND = InMemoryCheckpointer.append
+
+
+if TYPE_CHECKING:  # mypy --strict holds the store to the fork it declares (the edits included)
+    from .capabilities import ForksRuns
+
+    _FORKS: type[ForksRuns] = InMemoryCheckpointer

@@ -20,8 +20,10 @@ __all__ = [
     "CANCEL_JOB",
     "JOBS_LOCK_INDEX",
     "LONG_RUNNING",
+    "finish_run",
     "refresh_job_stats",
     "run_job_manager",
+    "with_release",
 ]
 
 # a run's job dropped (waiting) or asked to abort (running)
@@ -72,6 +74,16 @@ _JOB_COLUMNS = (
     "worker_id",
 )
 
+_NO_FLUSH_WAIT = "a AS (SELECT set_config('synchronous_commit', 'off', true))"
+"""A CTE that lets its statement (its own transaction) commit without waiting for the WAL's
+flush: for a job's fetch and end, which hold the database's NOTIFY lock (taken by every
+commit that notifies, and held through that commit's flush) and so would queue every
+worker's fetches and ends behind one another's flushes. Nothing is lost for it: the
+run's next durable commit (its lease, its saves, a tool's call before the tool runs)
+flushes the WAL up to it; a server crash before that undoes only the fetch (the job is
+fetched again and the run starts again, nothing of it saved) or the end (the job is
+handed back, and replays the completed run: no model call, no tool)."""
+
 _FETCH_AND_START = (
     "WITH j AS (SELECT " + ", ".join(_JOB_COLUMNS) + " FROM "
     "procrastinate_fetch_job_v2(%(queues)s::varchar[], %(worker_id)s)), "
@@ -80,9 +92,10 @@ _FETCH_AND_START = (
     "updated_at = clock_timestamp() FROM j WHERE j.task_name = %(task)s "
     "AND r.run_id = j.args->>'run_id' "
     "RETURNING r.run_id, r.input, r.session_id, r.agent, r.attempts AS run_attempts, r.park), "
-    "n AS (SELECT pg_notify(%(channel)s, %(prefix)s || u.run_id) FROM u) "
+    "n AS (SELECT pg_notify(%(channel)s, %(prefix)s || u.run_id) FROM u), " + _NO_FLUSH_WAIT + " "
     "SELECT j.*, u.run_id, u.input, u.session_id, u.agent, u.run_attempts, u.park, "
-    "(SELECT count(*) FROM n) AS notified FROM j LEFT JOIN u ON true"
+    "(SELECT count(*) FROM n) AS notified, (SELECT count(*) FROM a) AS quick "
+    "FROM j LEFT JOIN u ON true"
 )
 
 FINISH_RUN = (
@@ -96,10 +109,28 @@ _FINISH_WITH_RUN = (
     "WITH u AS (UPDATE {runs} SET state = CASE WHEN state = 'cancelled' THEN state "
     "ELSE %(state)s END, result = %(result)s::jsonb, updated_at = clock_timestamp() "
     "WHERE run_id = %(run_id)s RETURNING run_id), "
-    "n AS (SELECT pg_notify(%(channel)s, %(prefix)s || run_id) FROM u) "
+    "n AS (SELECT pg_notify(%(channel)s, %(prefix)s || run_id) FROM u), " + _NO_FLUSH_WAIT + " "
     "SELECT procrastinate_finish_job_v1(%(job_id)s, %(status)s, %(delete_job)s), "
-    "(SELECT count(*) FROM n)"
+    "(SELECT count(*) FROM n), (SELECT count(*) FROM a)"
 )
+
+# the run's lease given up in the statement that records the run's end (its owner's only)
+_RELEASE = (
+    "WITH l AS (UPDATE {leases} SET expires_at = '-infinity' "
+    "WHERE run_id = %(run_id)s AND owner = %(owner)s), "
+)
+
+
+def finish_run(runs: str, leases: str | None) -> str:
+    """``FINISH_RUN`` on ``runs``, giving up the run's lease in ``leases`` too (if named)."""
+    statement = FINISH_RUN.format(runs=runs)
+    return statement if leases is None else with_release(statement, leases)
+
+
+def with_release(statement: str, leases: str) -> str:
+    """``statement`` (one of the run's end) that also gives up the run's lease in ``leases``
+    (``%(owner)s``'s: a lease another worker took since is left alone)."""
+    return _RELEASE.format(leases=leases) + statement.removeprefix("WITH ")
 
 
 async def refresh_job_stats(pool: Any) -> None:
@@ -112,7 +143,7 @@ async def refresh_job_stats(pool: Any) -> None:
 
 
 def run_job_manager(
-    connector: Any, *, runs_table: str, task_name: str, channel: str, prefix: str
+    connector: Any, *, runs_table: str, task_name: str, channel: str, prefix: str, leases: str
 ) -> Any:
     """A ``JobManager`` for ``connector`` whose fetch starts the job's run and whose finish
     ends it (see the module)."""
@@ -122,13 +153,17 @@ def run_job_manager(
     fetch_sql = _FETCH_AND_START.format(runs=runs_table)
     finish_sql = _FINISH_WITH_RUN.format(runs=runs_table)
     finish_run_sql = FINISH_RUN.format(runs=runs_table)
+    releasing = {
+        finish_sql: with_release(finish_sql, leases),
+        finish_run_sql: with_release(finish_run_sql, leases),
+    }
     names = {"channel": channel, "prefix": prefix}
 
     class RunJobManager(JobManager):
         def __init__(self) -> None:
             super().__init__(connector)
             self.started: dict[int, tuple[Any, ...]] = {}
-            self.ending: dict[int, tuple[str, str, dict[str, Any]]] = {}
+            self.ending: dict[int, tuple[str, str, dict[str, Any], str | None]] = {}
 
         async def fetch_job(self, queues: Iterable[str] | None, worker_id: int) -> Any:
             row = await self.connector.execute_query_one_async(
@@ -158,15 +193,16 @@ def run_job_manager(
             if ending is None:
                 await super().finish_job(job=job, status=status, delete_job=delete_job)
                 return
-            run_id, state, summary = ending
+            run_id, state, summary, owner = ending
             await self.connector.execute_query_async(
-                query=finish_sql,
+                query=finish_sql if owner is None else releasing[finish_sql],
                 job_id=job.id,
                 status=status.value,
                 delete_job=delete_job,
                 run_id=run_id,
                 state=state,
                 result=json.dumps(summary, default=str),
+                owner=owner,
                 **names,
             )
 
@@ -174,12 +210,13 @@ def run_job_manager(
             self.started.pop(job.id, None)
             ending = self.ending.pop(job.id, None)
             if ending is not None:  # not expected (a run that ended well is not retried)
-                run_id, state, summary = ending
+                run_id, state, summary, owner = ending
                 await self.connector.execute_query_async(
-                    query=finish_run_sql,
+                    query=finish_run_sql if owner is None else releasing[finish_run_sql],
                     run_id=run_id,
                     state=state,
                     result=json.dumps(summary, default=str),
+                    owner=owner,
                     **names,
                 )
             await super().retry_job(job, *args, **kwargs)

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .pg_jobs import CANCEL_JOB, JOBS_LOCK_INDEX, LONG_RUNNING, refresh_job_stats
+from .pg_jobs import CANCEL_JOB, JOBS_LOCK_INDEX, LONG_RUNNING, finish_run, refresh_job_stats
 from .pg_notices import Notices, Subscription
 
 __all__ = ["PgRunQueue"]
@@ -99,6 +99,7 @@ class PgRunQueue:
     ) -> None:
         self.db = db
         self.table_prefix = table_prefix
+        self.leases_table = f'"{table_prefix}run_leases"'  # PostgresCheckpointer's, same prefix
         self.queue_name = queue_name
         self.job_name = job_name
         self.channel = channel
@@ -306,11 +307,11 @@ class PgRunQueue:
         return self.app.job_manager.started.pop(job_id, None)
 
     def finish_with_job(
-        self, job_id: int, run_id: str, state: str, summary: dict[str, Any]
+        self, job_id: int, run_id: str, state: str, summary: dict[str, Any], owner: str | None
     ) -> None:
         """Record the run's end (as ``finish``) in the statement that finishes its job, which
         the worker sends as soon as the job returns."""
-        self.app.job_manager.ending[job_id] = (run_id, state, summary)
+        self.app.job_manager.ending[job_id] = (run_id, state, summary, owner)
 
     async def step_notice(self, run_id: str) -> None:
         """Tell followers a step of ``run_id`` was saved (its checkpoint has it already)."""
@@ -320,26 +321,26 @@ class PgRunQueue:
         except Exception as exc:  # followers poll as well: a lost notice only delays them
             log.info("run %s: step notice not sent: %s", run_id, exc)
 
-    async def finish(self, run_id: str, state: str, summary: dict[str, Any]) -> None:
-        """Record the run's end (a cancelled run stays cancelled) and notify."""
+    async def finish(
+        self, run_id: str, state: str, summary: dict[str, Any], owner: str | None = None
+    ) -> None:
+        """Record the run's end (a cancelled run stays cancelled) and notify; give up the
+        run's lease of ``owner`` too."""
         import psycopg
 
+        query = finish_run(self.runs_table, self.leases_table if owner is not None else None)
+        params = {
+            "state": state,
+            "result": json.dumps(summary, default=str),
+            "run_id": run_id,
+            "channel": self.channel,
+            "prefix": self.table_prefix,
+            "owner": owner,
+        }
         for attempt in range(3):  # a dropped connection: the pool hands out a fresh one
             try:
                 async with self.app.connector.pool.connection() as conn:
-                    await conn.execute(
-                        f"WITH u AS (UPDATE {self.runs_table} SET state = CASE WHEN "
-                        "state = 'cancelled' THEN state ELSE %s END, result = %s::jsonb, "
-                        "updated_at = clock_timestamp() WHERE run_id = %s RETURNING run_id) "
-                        "SELECT pg_notify(%s, %s) FROM u",
-                        (
-                            state,
-                            json.dumps(summary, default=str),
-                            run_id,
-                            self.channel,
-                            self.table_prefix + run_id,
-                        ),
-                    )
+                    await conn.execute(query, params)
                 return
             except psycopg.Error as exc:  # the checkpoint holds the truth; a retry catches up
                 log.warning("run %s: could not record state %s: %s", run_id, state, exc)
@@ -414,6 +415,7 @@ class PgRunQueue:
             task_name=self.job_name,
             channel=self.channel,
             prefix=self.table_prefix,
+            leases=self.leases_table,
         )
         body = self._job
 

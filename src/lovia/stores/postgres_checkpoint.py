@@ -18,7 +18,7 @@ from ..transcript import TranscriptEntry
 from ._checks import check_limit, check_run_ids, check_statuses, validate_id
 from ._codec import decode_batches, decode_snapshot, encode_head
 from ._entries import checked_entries
-from ._pg_saves import FENCED_SAVE_WITH_BATCH, FENCED_UPSERT, SAVE_WITH_BATCH, UPSERT
+from ._pg_saves import ACQUIRE, FENCED_SAVE_WITH_BATCH, FENCED_UPSERT, NOW, SAVE_WITH_BATCH, UPSERT
 from ._postgres import Conn, Migrations, PgDeadlines, PostgresStore
 from ._text import encode_entries
 from .checkpoint import RunHead, RunInfo, RunSnapshot, check_updated
@@ -159,10 +159,7 @@ class PostgresCheckpointer(PostgresStore, Forking):
             cur = await conn.execute(query, (run_id,))
             return await cur.fetchall()
 
-        rows = await self._db.read(read)
-        if not rows:
-            return None
-        return _snapshot(run_id, rows[0][2], [r[3] for r in rows if r[3] is not None])
+        return _loaded(run_id, await self._db.read(read))
 
     async def delete(self, run_id: str) -> None:
         """Forget the run (head and entries); a later append starts it afresh."""
@@ -330,7 +327,7 @@ class PostgresCheckpointer(PostgresStore, Forking):
             return 0
         where = "" if cutoff is None else " AND updated_at < %s"
         # a run a live worker holds is never pruned under it
-        where += f" AND run_id NOT IN (SELECT run_id FROM {{run_leases}} WHERE expires_at > {_NOW})"
+        where += f" AND run_id NOT IN (SELECT run_id FROM {{run_leases}} WHERE expires_at > {NOW})"
         query = self._db.q("DELETE FROM {checkpoint_runs} WHERE status = ANY(%s)" + where)
         params: tuple[Any, ...] = (list(wanted),) if cutoff is None else (list(wanted), cutoff)
         params += (self._clock.offset,)
@@ -347,15 +344,7 @@ class PostgresCheckpointer(PostgresStore, Forking):
         """Take the lease on ``run_id`` for ``ttl`` seconds: free, expired or already ours."""
         check_lease_args(run_id, owner, ttl)
         self._db.check_writable()
-        query = self._db.q(
-            "INSERT INTO {run_leases} AS l (run_id, owner, expires_at, token) "
-            f"VALUES (%s, %s, {_NOW} + %s * interval '1 second', 1) "
-            "ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, "
-            "expires_at = excluded.expires_at, "
-            "token = CASE WHEN l.owner = excluded.owner THEN l.token ELSE l.token + 1 END "
-            f"WHERE l.owner = excluded.owner OR l.expires_at < {_NOW} "
-            "RETURNING token"
-        )
+        query = self._db.q(ACQUIRE)
 
         async def run(conn: Conn) -> int | None:
             offset = self._clock.offset
@@ -369,11 +358,33 @@ class PostgresCheckpointer(PostgresStore, Forking):
         hold_lease(run_id, owner, token)
         return True
 
+    async def acquire_lease_and_load(
+        self, run_id: str, owner: str, ttl: float
+    ) -> tuple[bool, RunSnapshot | None]:
+        """``acquire_lease``, then ``load`` (whether or not it was taken) in one round trip:
+        two transactions in a pipeline, so the load sees every save before the lease."""
+        check_lease_args(run_id, owner, ttl)
+        self._db.check_writable()
+        acquire = self._db.q(ACQUIRE)
+        load = self._db.q(_LOAD + " WHERE r.run_id = %s ORDER BY b.seq")
+
+        async def run(conn: Conn) -> tuple[Any, list[Any]]:
+            offset = self._clock.offset
+            async with conn.pipeline():
+                took = await conn.execute(acquire, (run_id, owner, offset, float(ttl), offset))
+                read = await conn.execute(load, (run_id,))
+            return await took.fetchone(), await read.fetchall()
+
+        token, rows = await self._db.read(run)
+        if token is not None:
+            hold_lease(run_id, owner, int(token[0]))
+        return token is not None, _loaded(run_id, rows)
+
     async def renew_lease(self, run_id: str, owner: str, ttl: float) -> bool:
         """Extend our lease by ``ttl`` seconds; ``False`` when another owner has taken it."""
         check_lease_args(run_id, owner, ttl)
         query = self._db.q(
-            f"UPDATE {{run_leases}} SET expires_at = {_NOW} + %s * interval '1 second' "
+            f"UPDATE {{run_leases}} SET expires_at = {NOW} + %s * interval '1 second' "
             "WHERE run_id = %s AND owner = %s AND expires_at > '-infinity' RETURNING 1"
         )
         return await self._lease_query(query, (self._clock.offset, float(ttl), run_id, owner))
@@ -392,7 +403,7 @@ class PostgresCheckpointer(PostgresStore, Forking):
         """The owner of the unexpired lease on ``run_id``, or ``None``."""
         validate_id(run_id, "run_id")
         query = self._db.q(
-            f"SELECT owner FROM {{run_leases}} WHERE run_id = %s AND expires_at >= {_NOW}"
+            f"SELECT owner FROM {{run_leases}} WHERE run_id = %s AND expires_at >= {NOW}"
         )
 
         async def run(conn: Conn) -> str | None:
@@ -412,9 +423,18 @@ class PostgresCheckpointer(PostgresStore, Forking):
         return await self._db.read(run)
 
 
-# the lease clock: the server's, moved by the store's LeaseClock offset (one parameter)
-_NOW = "(clock_timestamp() + %s * interval '1 second')"
+def _loaded(run_id: str, rows: list[Any]) -> RunSnapshot | None:
+    """The snapshot of ``_LOAD``'s rows of one run (none: no such run)."""
+    if not rows:
+        return None
+    return _snapshot(run_id, rows[0][2], [r[3] for r in rows if r[3] is not None])
 
 
 def _snapshot(run_id: str, head_json: str, batches: Sequence[str]) -> RunSnapshot:
     return decode_snapshot(run_id, head_json, batches, backup="database")
+
+
+if TYPE_CHECKING:  # mypy --strict holds the store to the fork it declares (the edits included)
+    from .capabilities import ForksRuns
+
+    _FORKS: type[ForksRuns] = PostgresCheckpointer

@@ -21,20 +21,39 @@ import os
 import socket
 import time
 import uuid
+from contextvars import ContextVar
 from typing import Any, cast
 
 from ..errors import RunBusy
-from .checkpoint import conforms
-from .lease import LeaseStore
+from .checkpoint import RunSnapshot, conforms
+from .lease import LeaseStore, hold_lease
 from .run_options import CheckpointOptions
 
-__all__ = ["RunLease", "default_owner", "holder_is_dead"]
+__all__ = ["RELEASED_LATER", "LeaseHandOff", "RunLease", "default_owner", "holder_is_dead"]
 
 log = logging.getLogger("lovia.stores.lease")
 _MAX_POLL_S = 1.0
 RELEASE_WAIT_S = 5.0
 """How long giving a lease up may take (a locked SQLite file, a stalled link); past that the
 run returns anyway and its lease expires after its ``ttl``."""
+
+
+class LeaseHandOff:
+    """A caller's promise to give up the leases its run releases in its own next statement
+    (a queued run's lease goes with its job's end): ``release`` records ``(run_id, owner)``
+    here instead of writing; ``flush`` writes what the caller could not."""
+
+    def __init__(self) -> None:
+        self.owners: dict[str, str] = {}
+
+    async def flush(self, store: Any) -> None:
+        owners, self.owners = self.owners, {}
+        for run_id, owner in owners.items():
+            await store.release_lease(run_id, owner)
+
+
+RELEASED_LATER: ContextVar[LeaseHandOff | None] = ContextVar("lovia_released_later", default=None)
+"""The ``LeaseHandOff`` a run's lease is given up through instead of the store, or ``None``."""
 
 
 def default_owner() -> str:
@@ -131,6 +150,21 @@ class RunLease:
                 )
             await asyncio.sleep(pause)
             pause = min(pause * 2, _MAX_POLL_S, self.ttl / 3)
+        self._held()
+
+    async def try_acquire_loading(self) -> tuple[bool, RunSnapshot | None] | None:
+        """One try at the lease together with the run's load, when the store does both in
+        one round trip (``acquire_lease_and_load``): ``(taken, snapshot)`` (the heartbeat
+        started when taken), or ``None`` when it cannot (then ``acquire``, then load)."""
+        both = getattr(self.store, "acquire_lease_and_load", None)
+        if both is None:
+            return None
+        taken, snap = await both(self.run_id, self.owner, self.ttl)
+        if taken:
+            self._held()
+        return bool(taken), snap
+
+    def _held(self) -> None:
         self.held = True
         self._renewed_at = time.monotonic()
         self._heartbeat = asyncio.ensure_future(self._beat())
@@ -174,7 +208,12 @@ class RunLease:
         if beat is not None:
             beat.cancel()
         try:
-            if self.store is not None and self.held:
+            later = RELEASED_LATER.get()
+            if self.store is not None and self.held and later is not None:
+                self.held = False  # the caller's next statement gives it up
+                later.owners[self.run_id] = self.owner
+                hold_lease(self.run_id, self.owner, None)
+            elif self.store is not None and self.held:
                 self.held = False
                 try:
                     await asyncio.wait_for(

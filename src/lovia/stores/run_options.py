@@ -7,13 +7,20 @@ checkpointer when the caller resumes a snapshot without one.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UserError, UserTypeError
 from .checkpoint import Checkpointer, IfRunExists, OnBusy, RunSnapshot, conforms, validate_id
 
-__all__ = ["CheckpointOptions"]
+__all__ = ["INPUT_KEPT", "CheckpointOptions"]
+
+INPUT_KEPT: ContextVar[bool] = ContextVar("lovia_run_input_kept", default=False)
+"""Set by a caller that keeps a new run's input itself until the run ends (a queued run's
+job row does, and its retry starts the run again from it): the run's first save then comes
+after its first model turn, with the input in it, instead of before the model is called.
+Tools' calls are still saved before they run and their results before the next step."""
 
 _POLICIES: tuple[str, ...] = ("resume", "restart", "fail", "resume_only")
 

@@ -13,6 +13,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import UserTypeError
 from ..transcript import TranscriptEntry
@@ -348,3 +349,9 @@ def _blob(value: bytes | str) -> bytes:
 
 
 _APPEND = SQLiteCheckpointer.append
+
+
+if TYPE_CHECKING:  # mypy --strict holds the store to the fork it declares (the edits included)
+    from .capabilities import ForksRuns
+
+    _FORKS: type[ForksRuns] = SQLiteCheckpointer

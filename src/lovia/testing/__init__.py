@@ -166,6 +166,11 @@ class ScriptedProvider:
         self._calls, self._unrendered = value, []
 
     @property
+    def _script(self) -> list[ScriptItem]:
+        """The turns not played yet (0.9.119's tests subclass this provider and read it)."""
+        return self.script[self._next :]
+
+    @property
     def remaining(self) -> int:
         """How many scripted turns are left."""
         return len(self.script) - self._next

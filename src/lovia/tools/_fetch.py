@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .._current_call import idempotency_headers
 from .._version import __version__
 from ..errors import ToolError
 from ..http_config import resolve_verify
-from ..run_context import idempotency_headers
 
 if TYPE_CHECKING:  # imported when a fetch runs: `import lovia` stays light
     import httpx

@@ -21,9 +21,10 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+from .._current_call import idempotency_headers
 from ..errors import ToolError, UserError
 from ..http_config import resolve_verify
-from ..run_context import RunContext, idempotency_headers
+from ..run_context import RunContext
 from ._fetch import USER_AGENT, Inflater
 from .base import Tool, result_to_text, tool
 from .fence import FENCE_NOTE, fence

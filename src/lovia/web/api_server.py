@@ -166,6 +166,7 @@ def server_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure pe
                 "started_at": run.started_at,
             }
             for chat_id, run in list(sup.live.items())
+            if run.task is not None  # started: its observers have recorded it
         ]
 
     @router.get("/api/runs/history", summary="Run records, newest first")

@@ -26,22 +26,29 @@ class QuestionRegistry:
         self._asked: dict[str, float] = {}
         self._task: asyncio.Task[None] | None = None
 
-    def pending(self, session_id: str) -> list[Any]:
-        """The chat's questions not yet answered, oldest first."""
+    def pending(self, session_id: str) -> Any | None:
+        """The chat's open question (the oldest, if several), or ``None`` when none is
+        open, as 0.9.119's registry answers."""
+        waiting = self._waiting(session_id)
+        return waiting[0] if waiting else None
+
+    def _waiting(self, session_id: str) -> list[Any]:
         return [q for q in self.channel.pending if q.session_id == session_id]
 
     def answer(self, session_id: str, text: str) -> bool:
         """Answer the chat's oldest open question; ``False`` when none is open."""
-        waiting = self.pending(session_id)
-        if not waiting:
+        question = self.pending(session_id)
+        if question is None:
             return False
-        self.channel.answer(waiting[0].id, text)
+        self.channel.answer(question.id, text)
         return True
+
+    resolve = answer  # 0.9.119's name
 
     def cancel_chat(self, session_id: str, reason: str = "the run was stopped") -> int:
         """Cancel every open question of the chat (its run is being stopped: the tool gets
         an error at once instead of waiting); how many there were."""
-        waiting = self.pending(session_id)
+        waiting = self._waiting(session_id)
         for question in waiting:
             self.channel.cancel(question.id, reason)
         return len(waiting)

@@ -2,7 +2,8 @@
 
 ``theme.css`` lists every colour token of the page with its default, for the light and the
 dark theme, taken from the page's own stylesheet (so it lists what this lovia's page has);
-``extension.js`` is an empty module the page loads after its own scripts; ``index.html``
+``extension.js`` is a module the page imports before it starts, whose first lines point
+an editor at this install's ``lovia.d.ts`` (the types of ``window.lovia``); ``index.html``
 extends the bundled page (``lovia/index.html``) and names each of its template blocks.
 Everything in them is commented out, so the files alone change nothing. ``init_ui``
 refuses to replace files (``FileExistsError``); the command replaces them with ``--force``."""
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from ..errors import UserError
 
-__all__ = ["StartersExist", "init_ui", "starter_files", "write_starters"]
+__all__ = ["StartersExist", "init_ui", "starter_files", "types_path", "write_starters"]
 
 _BLOCK = re.compile(
     r"(?P<selector>[^{}]*\[data-theme=\"(?P<theme>light|dark)\"\])\s*\{(?P<body>[^}]*)\}"
@@ -23,14 +24,28 @@ _BLOCK = re.compile(
 _TOKEN = re.compile(r"(--[a-z0-9-]+)\s*:\s*([^;]+);")
 
 _SCRIPT = """\
-// Loaded by the chat page as a module, after its own scripts:
+// @ts-check
+/// <reference path="{types}" />
+// An extension module of the chat page: the page imports it before it starts
 //   create_app(agent, ui=ChatUI(assets="{folder}", scripts=["extension.js"]))
-// It runs in the page under its Content-Security-Policy: code from this folder (served at
-// ui/) may run, inline scripts and other sites' scripts may not.
-//
-// document.addEventListener("DOMContentLoaded", () => {{
-//   document.title = "Acme assistant";
+// and it reaches the page through window.lovia, typed for your editor by the file named
+// above (this lovia's lovia.d.ts). It runs under the page's Content-Security-Policy: code
+// from this folder (served at ui/) may run, inline scripts and other sites' scripts may not.
+
+const {{ lovia }} = window;
+
+// A one-line summary on a tool's cards:
+// lovia.registerToolView("order_status", {{
+//   summary: (tool) => (tool.status === "done" ? "Looked up the order" : "Looking up the order"),
 // }});
+
+// React to the chat:
+// lovia.on("run-end", ({{ status }}) => {{
+//   if (status === "error") lovia.toast("The answer failed", {{ type: "error" }});
+// }});
+
+// A button under each answer:
+// lovia.registerMessageAction("acme-flag", {{ label: "Flag", run: (msg) => console.log(msg) }});
 """
 
 _TEMPLATE = """\
@@ -55,18 +70,30 @@ _TEMPLATE = """\
 
 def _theme_css(folder: str) -> str:
     sheet = (resources.files("lovia") / "web" / "static" / "style.css").read_text("utf-8")
+    themes = {b["theme"]: _TOKEN.findall(b["body"]) for b in _BLOCK.finditer(sheet)}
+    coloured = {name for name, _ in themes.get("dark", [])}  # what each theme sets anew
+    shared = [(n, v) for n, v in themes.get("light", []) if n not in coloured]
     lines = [
-        "/* The chat page's colour tokens with their defaults. Uncomment and change what you",
-        f'   want; served with ChatUI(assets="{folder}", styles=["theme.css"]), a rule here',
-        "   wins over the page's own. */",
+        "/* The chat page's design tokens with their defaults, each commented out: uncomment",
+        f'   the ones you change. Served with ChatUI(assets="{folder}", styles=["theme.css"]);',
+        "   the page's own rules sit in the cascade layer lovia, so a rule here wins. */",
+        "",
+        "/* Both themes. */",
+        ":root {",
+        *[f"  /* {name}: {value.strip()}; */" for name, value in shared],
+        "}",
     ]
-    for block in _BLOCK.finditer(sheet):
-        theme = block.group("theme")
-        selector = ':root, [data-theme="light"]' if theme == "light" else '[data-theme="dark"]'
-        lines += ["", f"/* {theme} theme */", f"/* {selector} {{"]
-        lines += [f"  {name}: {value.strip()};" for name, value in _TOKEN.findall(block["body"])]
-        lines.append("} */")
+    for theme in ("light", "dark"):
+        own = [(n, v) for n, v in themes.get(theme, []) if n in coloured]
+        lines += ["", f"/* Colours of the {theme} theme. */", f'[data-theme="{theme}"] {{']
+        lines += [f"  /* {name}: {value.strip()}; */" for name, value in own]
+        lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def types_path() -> str:
+    """Where this install keeps ``lovia.d.ts``, the types of ``window.lovia``."""
+    return str(resources.files("lovia.web") / "static" / "lovia.d.ts")
 
 
 def starter_files(folder: str) -> dict[str, str]:
@@ -74,7 +101,7 @@ def starter_files(folder: str) -> dict[str, str]:
     return {
         "index.html": _TEMPLATE.format(folder=folder),
         "theme.css": _theme_css(folder),
-        "extension.js": _SCRIPT.format(folder=folder),
+        "extension.js": _SCRIPT.format(folder=folder, types=types_path()),
     }
 
 

@@ -16,7 +16,7 @@ careful operator, not a sandbox (the ``ShellExecutor`` seam is where one plugs i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
@@ -184,15 +184,8 @@ class WorkspacePolicy:
         cls, *, denied_paths: Iterable[str] = (), path_rules: Iterable[PathRule] = ()
     ) -> WorkspacePolicy:
         """Read inside the root; nothing written anywhere, no shell."""
-        return cls(
-            write="deny",
-            read_outside="deny",
-            write_outside="deny",
-            path_rules=tuple(path_rules),
-            denied_paths=tuple(denied_paths),
-            allow_shell=False,
-            shell_default="deny",
-        )
+        preset = cls(write="deny", read_outside="deny", write_outside="deny", allow_shell=False)
+        return preset._refined(denied_paths=denied_paths, path_rules=path_rules)
 
     @classmethod
     def coding(
@@ -205,16 +198,8 @@ class WorkspacePolicy:
     ) -> WorkspacePolicy:
         """Free inside the root; reads outside and shell commands ask, writes outside are
         denied."""
-        return cls(
-            write="allow",
-            read_outside="ask",
-            write_outside="deny",
-            path_rules=tuple(path_rules),
-            denied_paths=tuple(denied_paths),
-            shell_default="ask",
-            command_rules=tuple(command_rules),
-            command_decider=command_decider,
-        )
+        preset = cls(write="allow", read_outside="ask", write_outside="deny", shell_default="ask")
+        return preset._refined(denied_paths, path_rules, command_rules, command_decider)
 
     @classmethod
     def trusted(
@@ -226,13 +211,23 @@ class WorkspacePolicy:
         command_decider: CommandDecider | None = None,
     ) -> WorkspacePolicy:
         """Read anywhere, write the root, run commands without asking; writes outside ask."""
-        return cls(
-            write="allow",
-            read_outside="allow",
-            write_outside="ask",
-            path_rules=tuple(path_rules),
+        preset = cls(
+            write="allow", read_outside="allow", write_outside="ask", shell_default="allow"
+        )
+        return preset._refined(denied_paths, path_rules, command_rules, command_decider)
+
+    def _refined(
+        self,
+        denied_paths: Iterable[str] = (),
+        path_rules: Iterable[PathRule] = (),
+        command_rules: Iterable[CommandRule] = (),
+        command_decider: CommandDecider | None = None,
+    ) -> WorkspacePolicy:
+        """A preset's defaults with the caller's rules: the one place a preset takes them."""
+        return replace(
+            self,
             denied_paths=tuple(denied_paths),
-            shell_default="allow",
+            path_rules=tuple(path_rules),
             command_rules=tuple(command_rules),
             command_decider=command_decider,
         )

@@ -13,7 +13,7 @@ import hashlib
 import inspect
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...errors import MCPError, ToolError, UserError
 from ...run_context import RunContext
@@ -21,9 +21,7 @@ from ...tools.base import OnResume, Tool
 from ._content import MCPToolResult, normalize_schema, render_mcp_content, result_value
 from ._failures import call_error, cut_result
 from ._live import LiveSession, describe_error, lost_connection
-
-if TYPE_CHECKING:
-    from ._servers import MCPServer
+from ._settings import ServerSettings
 
 __all__ = ["MCPConnection"]
 
@@ -89,7 +87,7 @@ class MCPConnection:
     lists them again; ``close()`` ends the connection (and a stdio server's process).
     """
 
-    def __init__(self, server: MCPServer, *, close_after_run: bool) -> None:
+    def __init__(self, server: ServerSettings, *, close_after_run: bool) -> None:
         self.server = server
         self.close_after_run = close_after_run
         self._label = server.describe()

@@ -5,19 +5,33 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...run_context import RunContext
 from ...tools import Tool, tool
 from . import curate
-from .index import Hit
+from .index import Hit, Index
 
-if TYPE_CHECKING:
-    from .plugin import Memory
-
-__all__ = ["hit_line", "memory_tools"]
+__all__ = ["MemoryForTools", "hit_line", "memory_tools"]
 
 log = logging.getLogger("lovia.plugins.memory")
+
+
+class MemoryForTools(Protocol):
+    """What the tools use of their ``Memory``: the Notes verbs, the archive and how recall
+    reads it. The plugin hands itself over; this module needs nothing else of it."""
+
+    index: Index | None
+    recall_k: int
+    summarize_recall: bool
+
+    async def remember(self, fact: str) -> bool: ...
+
+    async def forget(self, fact: str) -> bool: ...
+
+    def should_expand(self) -> bool: ...
+
+    def _model_for(self, ctx: RunContext[Any] | None) -> Any: ...
 
 
 def hit_line(hit: Hit) -> str:
@@ -29,7 +43,7 @@ def hit_line(hit: Hit) -> str:
     return f"- {text}"
 
 
-async def _search(memory: Memory, ctx: RunContext[Any], query: str) -> list[Hit]:
+async def _search(memory: MemoryForTools, ctx: RunContext[Any], query: str) -> list[Hit]:
     assert memory.index is not None
     queries = [query]
     model = memory._model_for(ctx)
@@ -49,7 +63,7 @@ async def _search(memory: Memory, ctx: RunContext[Any], query: str) -> list[Hit]
     return ranked[: memory.recall_k]
 
 
-def memory_tools(memory: Memory, setup_ctx: RunContext[Any]) -> list[Tool]:
+def memory_tools(memory: MemoryForTools, setup_ctx: RunContext[Any]) -> list[Tool]:
     async def remember(fact: str) -> str:
         """Save a durable fact about the user for future conversations: a preference, a
         correction or a lasting detail, as one short self-contained line."""

@@ -4,15 +4,35 @@ is how a resumed parent finds its children) rendered as text for the model."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from ...agent import Agent
 from ...run_context import RunContext
 from ...tools import Tool, tool
+from .model import Child
 
-if TYPE_CHECKING:
-    from .plugin import _ParentRun
+__all__ = ["ParentRun", "subagent_tools"]
 
-__all__ = ["subagent_tools"]
+
+class ParentRun(Protocol):
+    """What the tools use of one parent run's children: the plugin's bookkeeping hands
+    itself over, and this module needs nothing else of the plugin."""
+
+    ctx: RunContext[Any]
+    children: dict[str, Child]
+
+    @property
+    def max_concurrent(self) -> int: ...
+
+    def recover(self) -> None: ...
+
+    def agent_named(self, name: str | None) -> Agent | str: ...
+
+    def running(self) -> list[Child]: ...
+
+    def start(self, agent: Agent, prompt: str, task_id: str | None = None) -> Child: ...
+
+    def collect(self, children: list[Child]) -> tuple[list[str], list[str], list[str]]: ...
 
 
 def _text(value: Any, ctx: RunContext[Any]) -> str:
@@ -20,7 +40,7 @@ def _text(value: Any, ctx: RunContext[Any]) -> str:
 
 
 class _Tools:
-    def __init__(self, run: _ParentRun) -> None:
+    def __init__(self, run: ParentRun) -> None:
         self.run = run
 
     def answer(self, text: str, **raw: Any) -> dict[str, Any]:
@@ -41,9 +61,9 @@ class _Tools:
         chosen = self.run.agent_named(agent)
         if isinstance(chosen, str):
             return self.answer(chosen)
-        if len(self.run.running()) >= self.run.plugin.max_concurrent:
+        if len(self.run.running()) >= self.run.max_concurrent:
             return self.answer(
-                f"At capacity: {self.run.plugin.max_concurrent} subagents are running. Wait "
+                f"At capacity: {self.run.max_concurrent} subagents are running. Wait "
                 "for one with wait_subagents (or cancel one) before spawning another."
             )
         child = self.run.start(chosen, prompt.strip())
@@ -116,7 +136,7 @@ class _Tools:
         return self.answer(f"{id} was asked to stop; it sends no report.", settled=[id])
 
 
-def subagent_tools(run: _ParentRun) -> list[Tool]:
+def subagent_tools(run: ParentRun) -> list[Tool]:
     tools = _Tools(run)
     return [
         tool(tools.spawn_subagent, result_renderer=_text),

@@ -1,10 +1,12 @@
 """The values of the Subagents plugin: ``ChildSpec`` (what a child run is given),
-``SubagentReport`` (what comes back) and the two callback types."""
+``SubagentReport`` (what comes back), the two callback types, and ``Child`` (the plugin's
+bookkeeping of one spawned child, which the parent run and the tools share)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...reliability import CancelToken, RunBudget
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
     from ..._run_types import RunResult
     from ...agent import Agent
 
-__all__ = ["ChildSpec", "DeliverFn", "RunChildFn", "SubagentReport", "report_text"]
+__all__ = ["Child", "ChildSpec", "DeliverFn", "RunChildFn", "SubagentReport", "report_text"]
 
 
 @dataclass(frozen=True)
@@ -60,3 +62,19 @@ def report_text(task_id: str, agent: str, body: str, *, failed: bool, limit: int
         body = body[:limit] + f"\n... [{len(body) - limit} chars truncated]"
     state = "failed" if failed else "done"
     return f"[subagent {task_id}: {state}] (agent={agent})\n{body}"
+
+
+@dataclass
+class Child:
+    """A spawned child within one parent run (the plugin's mutable bookkeeping)."""
+
+    id: str
+    agent: Agent
+    prompt: str
+    token: CancelToken = field(default_factory=CancelToken)
+    mailbox: Mailbox = field(default_factory=Mailbox)
+    task: asyncio.Task[None] | None = None
+    report: SubagentReport | None = None
+    cancelled: bool = False
+    queued: int | None = None  # the mailbox token of its pushed report, until drained
+    collected: bool = False  # the model has read its report

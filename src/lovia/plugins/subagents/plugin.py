@@ -13,21 +13,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...agent import Agent, _runtime
 from ...errors import RunCancelled, UserError
 from ...handoffs import _fresh
-from ...reliability import CancelToken, RunBudget
+from ...reliability import RunBudget
 from ...run_context import RunContext
-from ...steering import Mailbox
 from ...stores.checkpoint import Checkpointer
 from ...stores.run_options import CheckpointOptions
 from ..base import PluginInstance
 from ._recover import highest_number, pending_children
 from ._tools import subagent_tools
-from .model import ChildSpec, DeliverFn, RunChildFn, SubagentReport, report_text
+from .model import Child, ChildSpec, DeliverFn, RunChildFn, SubagentReport, report_text
 
 __all__ = ["Subagents"]
 
@@ -50,22 +48,6 @@ _DETACHED = (
     "while they run. `wait_subagents` collects a report now, `send_to_subagent` adds an "
     "instruction to a running helper, `cancel_subagent` stops one."
 )
-
-
-@dataclass
-class Child:
-    """A spawned child within one parent run (the plugin's mutable bookkeeping)."""
-
-    id: str
-    agent: Agent
-    prompt: str
-    token: CancelToken = field(default_factory=CancelToken)
-    mailbox: Mailbox = field(default_factory=Mailbox)
-    task: asyncio.Task[None] | None = None
-    report: SubagentReport | None = None
-    cancelled: bool = False
-    queued: int | None = None  # the mailbox token of its pushed report, until drained
-    collected: bool = False  # the model has read its report
 
 
 class Subagents:
@@ -156,6 +138,10 @@ class _ParentRun:
                 return agent
         listed = ", ".join(a.name for a in catalog)
         return f"Nothing spawned: unknown subagent {name!r}. Available: {listed}."
+
+    @property
+    def max_concurrent(self) -> int:
+        return self.plugin.max_concurrent
 
     def running(self) -> list[Child]:
         return [c for c in self.children.values() if c.report is None and not c.cancelled]

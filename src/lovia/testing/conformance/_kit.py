@@ -8,8 +8,6 @@ pytest tests.
 from __future__ import annotations
 
 import asyncio
-import importlib
-import inspect
 import json
 import os
 import subprocess
@@ -19,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...errors import UserError
 from ...stores.capabilities import capability_methods, has_capability
+from ._factory import GO, PROBE, Factory, close_store, load_factory, open_store
 
 __all__ = [
     "BrokenPromise",
@@ -32,9 +30,6 @@ __all__ = [
 ]
 
 Kind = Literal["session", "checkpointer"]
-Factory = Callable[[Path], Any]
-"""Takes a fresh directory and returns a new, empty store (or an awaitable of one)."""
-
 
 _SHARED: dict[tuple[str, str | None], bool] = {}
 
@@ -56,33 +51,6 @@ class Check:
     doc: str = ""
 
 
-def load_factory(spec: str) -> Factory:
-    """``MODULE:ATTR`` as the callable it names; a ``UserError`` with a hint otherwise."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise UserError(
-            f"a store factory is named MODULE:FACTORY, got {spec!r}",
-            hint="e.g. --session mystore.testing:make_session",
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UserError(
-            f"cannot import {module_name!r} for the factory {spec!r}: {exc}",
-            hint="run from the directory that holds the module, or set PYTHONPATH",
-        ) from exc
-    target: Any = module
-    for part in attr.split("."):
-        target = getattr(target, part, None)
-    if not callable(target):
-        raise UserError(
-            f"{spec!r} is not a callable in {module_name!r}",
-            hint="name a function that takes a pathlib.Path and returns a new empty store",
-        )
-    factory: Factory = target
-    return factory
-
-
 def spec_of(factory: Any) -> str | None:
     """The ``MODULE:ATTR`` another process imports ``factory`` by, when it has one."""
     if isinstance(factory, str):
@@ -92,22 +60,6 @@ def spec_of(factory: Any) -> str | None:
     if not module or not qualname or "<" in qualname:
         return None
     return f"{module}:{qualname}"
-
-
-async def open_store(factory: Factory, path: Path) -> Any:
-    store = factory(path)
-    if inspect.isawaitable(store):
-        store = await store
-    return store
-
-
-async def close_store(store: Any) -> None:
-    close = getattr(store, "close", None)
-    if close is None:
-        return
-    done = close()
-    if inspect.isawaitable(done):
-        await done
 
 
 class Kit:
@@ -208,8 +160,6 @@ class Kit:
     async def run_together(self, action: str, tags: Sequence[str], count: int) -> None:
         """Start one process per tag doing ``action TAG COUNT``, let them all begin writing at
         the same moment, and wait for them to finish."""
-        from ._worker import GO
-
         procs = [self.spawn(action, tag, str(count)) for tag in tags]
         try:
             for proc in procs:  # each says it is ready once its store is open
@@ -246,5 +196,5 @@ class Kit:
     async def _probe_seen(self) -> bool:
         store = await self.reopen()
         if self.kind == "session":
-            return bool(await store.segments("lovia-kit-probe"))
-        return await store.load("lovia-kit-probe") is not None
+            return bool(await store.segments(PROBE))
+        return await store.load(PROBE) is not None

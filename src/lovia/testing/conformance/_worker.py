@@ -21,11 +21,9 @@ from ...transcript import (
     ToolResultEntry,
     TranscriptEntry,
 )
-from ._kit import close_store, load_factory, open_store
+from ._factory import GO, PROBE, close_store, load_factory, open_store
 
 __all__ = ["crash_batch", "run_entries"]
-
-PROBE = "lovia-kit-probe"
 
 
 def run_entries(tag: str, size: int = 4) -> list[TranscriptEntry]:
@@ -52,9 +50,6 @@ def crash_batch(k: int) -> list[TranscriptEntry]:
 
 def say(line: dict[str, Any]) -> None:
     print(json.dumps(line), flush=True)
-
-
-GO = ".lovia-kit-go"
 
 
 async def start_together(directory: Path) -> None:

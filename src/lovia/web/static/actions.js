@@ -11,6 +11,7 @@ function action(id, label, onClick) {
   b.type = "button";
   b.dataset.action = id;
   b.dataset.testid = `action-${id}`;
+  b.title = label;
   b.addEventListener("click", onClick);
   return b;
 }
@@ -22,7 +23,8 @@ export function addAnswerActions(answer, { branch = null } = {}) {
       try {
         await navigator.clipboard.writeText(text);
         copy.textContent = t("message.copied");
-        setTimeout(() => { copy.textContent = t("message.copy"); }, 1500);
+        copy.dataset.copied = "true";
+        setTimeout(() => { copy.textContent = t("message.copy"); delete copy.dataset.copied; }, 1500);
       } catch (_) { /* no clipboard (not a secure context): nothing to do */ }
     });
     answer.actions.prepend(copy);

@@ -15,7 +15,8 @@ import { UsageView } from "./usage.js";
 import { setupExport } from "./exporting.js";
 import { resumableSummary } from "./pending.js";
 import { setupPanels } from "./panels.js";
-import { connect, emit, markReady } from "./extensions.js";
+import { connect, emit, markReady, on } from "./extensions.js";
+import { TasksMenu } from "./tasks.js";
 import { closeView, currentView, setupViews } from "./views.js";
 import { byId, notice, setLive, showError, state, toast, ui } from "./page.js";
 import { newChat, openChat, refreshChats, showAgent, showTitle } from "./chat.js";
@@ -92,6 +93,9 @@ async function start() {
   ui.demoBadge.hidden = !info.demo;
   state.followups = Boolean(info.features && info.features.followups);
   setupExport(ui.exportMenu, () => state.chatId);
+  const tasks = new TasksMenu({ box: byId("tasks"), count: byId("tasks-count"), items: byId("tasks-items") },
+    (id) => openChat(id).catch(showError));
+  for (const event of ["session", "run-end"]) on(event, (e) => { tasks.show(e.sessionId); });
   state.usage = new UsageView({ ring: ui.contextRing, model: ui.modelName });
   await state.usage.load();
   state.panels = await setupPanels(ui.panels, {

@@ -52,7 +52,7 @@ export async function openChat(chatId, { fresh = false } = {}) {
   state.joining = new Map();
   setLive(false);
   showSetup();
-  ui.chatTitle.textContent = "";
+  if (switched || fresh) showChatTitle(""); // the same chat again (a new language) keeps its title
   if (state.switcher) state.agent = state.switcher.show(state.switcher.current);
   if (state.usage) { state.usage.clear(); showAgent(); }
   state.todos.clear();
@@ -64,7 +64,7 @@ export async function openChat(chatId, { fresh = false } = {}) {
     if (err instanceof ApiError && err.status === 404) { updateWelcome(); await refreshChats(); return; }
     throw err;
   }
-  ui.chatTitle.textContent = detail.title || "";
+  showChatTitle(detail.title);
   if (state.switcher && detail.agent) state.agent = state.switcher.show(detail.agent);
   if (state.usage) {
     showAgent();
@@ -79,6 +79,18 @@ export async function openChat(chatId, { fresh = false } = {}) {
   await refreshChats();
 }
 
+// The top bar names the open chat: its title, or "New chat" (in the page's language) until
+// it has one.
+function showChatTitle(title) {
+  if (title) {
+    delete ui.chatTitle.dataset.i18n;
+    ui.chatTitle.textContent = title;
+  } else {
+    ui.chatTitle.dataset.i18n = "chat.untitled";
+    ui.chatTitle.textContent = t("chat.untitled");
+  }
+}
+
 // The blank chat shows the welcome (title, description, suggested prompts).
 export function updateWelcome() {
   const blank = ui.messages.childElementCount === 0;
@@ -89,7 +101,7 @@ export function updateWelcome() {
 export async function showTitle() {
   const chatId = state.chatId;
   const detail = await getJSON(chatPath(chatId));
-  if (chatId === state.chatId) ui.chatTitle.textContent = detail.title || "";
+  if (chatId === state.chatId) showChatTitle(detail.title);
 }
 
 function button(label, testid, onClick, className = "link") {
@@ -132,6 +144,8 @@ function render(detail) {
       // Regenerate belongs to the last answer, whatever it was (even an empty stopped one)
       if (!last.answer) last.answer = new AnswerView(box);
       state.regenerate = button(t("message.regenerate"), "regenerate", () => regenerate());
+      state.regenerate.dataset.action = "regenerate";
+      state.regenerate.title = t("message.regenerate");
       last.answer.actions.append(state.regenerate);
     }
   }

@@ -66,6 +66,8 @@ export function messageActionsFor(msg) {
 
 export function connect(hooks) { page = hooks; }
 export function markReady() { settle(); }
+// the page's own modules listen to its events as extensions do
+export function on(event, fn) { return api.on(event, fn); }
 
 const basePath = () => new URL(".", document.baseURI).pathname.replace(/\/$/, "");
 

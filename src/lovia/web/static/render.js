@@ -303,6 +303,8 @@ export function userBubble(container, text, { onEdit } = {}) {
     const button = el("button", "link", t("message.edit"));
     button.type = "button";
     button.dataset.testid = "edit";
+    button.dataset.action = "edit";
+    button.title = t("message.edit");
     button.addEventListener("click", () => startEdit(node, body, text, onEdit));
     actions.append(button);
     node.append(actions);
