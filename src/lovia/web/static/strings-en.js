@@ -35,6 +35,8 @@ export const EN = {
   "export.json": "JSON",
   "export.txt": "Text",
   "export.html": "HTML",
+  "code.copy": "Copy",
+  "code.copied": "Copied",
   "message.copy": "Copy",
   "message.copied": "Copied",
   "message.branch": "Branch in new chat",

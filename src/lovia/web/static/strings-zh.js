@@ -35,6 +35,8 @@ export const ZH = {
   "export.json": "JSON",
   "export.txt": "纯文本",
   "export.html": "HTML",
+  "code.copy": "复制",
+  "code.copied": "已复制",
   "message.copy": "复制",
   "message.copied": "已复制",
   "message.branch": "在新对话中分支",

@@ -1,0 +1,61 @@
+"""The chat page's smaller layout details in Chromium (issue 31), as 0.9.119's page has them:
+a code block's language label and Copy button, the sidebar folding away on a wide screen
+(remembered across a reload), a user message's hidden actions taking no room of their own,
+and the composer's hint staying on its one line on a phone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lovia import Agent
+from lovia.testing import ScriptedProvider, text
+
+from .test_browser import Server
+from .test_page_browser import Pages, browser, pages, send, wait_idle
+
+__all__ = ["browser", "pages"]  # the fixtures this module uses
+
+CODE = (
+    "Two blocks:\n\n```python\nprint('hi')\n```\n\n"
+    "```<img src=x onerror=alert(1)>\nraw\n```\n\nDone."
+)
+
+
+@pytest.fixture
+def coder(tmp_path: Path, pages: Pages) -> Iterator[Server]:
+    agent = Agent(name="bot", model=ScriptedProvider([text(CODE)] * 4))
+    with Server(tmp_path / "lovia.db", agents=agent) as running:
+        yield running
+        pages.close()
+
+
+def test_a_code_block_names_its_language_and_copies_its_code(
+    pages: Pages, coder: Server, tmp_path: Path
+) -> None:
+    page = pages.open(coder.url, permissions=["clipboard-read", "clipboard-write"])
+    send(page, "code please")
+    wait_idle(page)
+    answer = page.locator("[data-testid=answer]").last
+    labels = answer.locator("pre [data-testid=code-lang]")
+    assert labels.all_inner_texts() == ["PYTHON", "<IMG"]  # shown in capitals, as 0.9.119
+    assert labels.nth(0).text_content() == "python"
+    # the fence's info string is only ever text: no element came from it
+    assert answer.locator("img").count() == 0
+    assert labels.nth(1).evaluate("(n) => n.children.length") == 0
+    block = answer.locator("pre").first
+    copy = block.locator("[data-testid=code-copy]")
+    assert copy.get_attribute("type") == "button" and copy.inner_text() == "Copy"
+    block.hover()
+    page.screenshot(path=str(tmp_path / "code.png"))
+    copy.click()
+    page.wait_for_function(
+        "document.querySelector('[data-testid=code-copy]').textContent === 'Copied'"
+    )
+    assert page.evaluate("navigator.clipboard.readText()") == "print('hi')"
+    # the code itself is still highlighted, and the bar is not part of it
+    assert block.locator("code").inner_text().strip() == "print('hi')"
+    assert block.locator("code .hljs-string").count() == 1
