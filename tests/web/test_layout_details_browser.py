@@ -59,3 +59,30 @@ def test_a_code_block_names_its_language_and_copies_its_code(
     # the code itself is still highlighted, and the bar is not part of it
     assert block.locator("code").inner_text().strip() == "print('hi')"
     assert block.locator("code .hljs-string").count() == 1
+
+
+def test_the_sidebar_folds_away_and_stays_folded_after_a_reload(
+    pages: Pages, coder: Server, tmp_path: Path
+) -> None:
+    page = pages.open(coder.url, locale="en-US")
+    sidebar = page.locator("[data-part=sidebar]")
+    collapse = sidebar.get_by_role("button", name="Hide the sidebar")
+    expand = page.locator("[data-part=topbar]").get_by_role("button", name="Show the sidebar")
+    assert collapse.is_visible() and expand.is_hidden()
+    collapse.click()
+    assert sidebar.is_hidden() and expand.is_visible()
+    box = page.locator("[data-part=topbar]").bounding_box()
+    assert box and box["x"] == 0 and box["width"] == 1200  # the chat takes the whole width
+    assert page.evaluate("localStorage.getItem('lovia-sidebar-collapsed')") == "1"
+    page.screenshot(path=str(tmp_path / "folded.png"))
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    assert sidebar.is_hidden() and expand.is_visible()
+    expand.click()
+    assert sidebar.is_visible() and expand.is_hidden()
+    assert page.evaluate("localStorage.getItem('lovia-sidebar-collapsed')") == "0"
+    # a phone has its drawer (the menu button) and no fold button
+    phone = pages.open(coder.url, viewport={"width": 390, "height": 844})
+    assert phone.locator("#sidebar-collapse").is_hidden()
+    assert phone.locator("#sidebar-expand").is_hidden()
+    assert phone.locator("#menu").is_visible()

@@ -3,6 +3,8 @@
 export const EN = {
   "nav.chats": "Chats",
   "nav.newChat": "New chat",
+  "nav.collapse": "Hide the sidebar",
+  "nav.expand": "Show the sidebar",
   "nav.search": "Search chats",
   "nav.agent": "Agent",
   "nav.noChats": "No chats yet",
