@@ -86,3 +86,37 @@ def test_the_sidebar_folds_away_and_stays_folded_after_a_reload(
     assert phone.locator("#sidebar-collapse").is_hidden()
     assert phone.locator("#sidebar-expand").is_hidden()
     assert phone.locator("#menu").is_visible()
+
+
+def test_a_user_messages_hidden_actions_take_no_room_under_it(
+    pages: Pages, coder: Server, tmp_path: Path
+) -> None:
+    page = pages.open(coder.url)
+    send(page, "code please")
+    wait_idle(page)
+    turn = page.locator('[data-part=turn][data-role="user"]').last
+    bubble = turn.locator(".user-text")
+    actions = turn.locator(":scope > .actions")
+    assert actions.locator("button").count() >= 1  # it has actions, hidden until hovered
+    turn_box, bubble_box = turn.bounding_box(), bubble.bounding_box()
+    assert turn_box and bubble_box
+    # the turn ends where its bubble does: no hidden row below it
+    assert turn_box["y"] + turn_box["height"] == pytest.approx(
+        bubble_box["y"] + bubble_box["height"], abs=1
+    )
+    # hovered, the actions show under the bubble, over nothing of the answer below
+    turn.hover()
+    page.wait_for_function(
+        "getComputedStyle(document.querySelector('.msg.user > .actions')).opacity === '1'"
+    )
+    first = actions.locator("button").first
+    box = first.bounding_box()
+    assert box and box["y"] >= bubble_box["y"] + bubble_box["height"]
+    hit = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).closest('.msg.user > .actions') !== null",
+        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+    )
+    assert hit
+    answer = page.locator("[data-testid=answer]").last.bounding_box()
+    assert answer and box["y"] + box["height"] <= answer["y"]
+    page.screenshot(path=str(tmp_path / "user-actions.png"))
