@@ -120,3 +120,16 @@ def test_a_user_messages_hidden_actions_take_no_room_under_it(
     answer = page.locator("[data-testid=answer]").last.bounding_box()
     assert answer and box["y"] + box["height"] <= answer["y"]
     page.screenshot(path=str(tmp_path / "user-actions.png"))
+
+
+def test_the_composers_hint_stays_on_one_line_on_a_phone(
+    pages: Pages, coder: Server, tmp_path: Path
+) -> None:
+    for lang in ("en-US", "zh-CN"):
+        page = pages.open(coder.url, locale=lang, viewport={"width": 390, "height": 844})
+        box: Any = page.locator("#input")
+        assert box.input_value() == ""
+        # a hint that wrapped would be taller than the one-line box (and cut off in it)
+        high, shown = box.evaluate("(n) => [n.scrollHeight, n.clientHeight]")
+        assert high <= shown, lang
+        page.screenshot(path=str(tmp_path / f"phone-{lang}.png"))
