@@ -58,6 +58,7 @@ lovia.registerView("dash", {
 });
 lovia.registerView("broken", { render() { throw new Error("no data"); } });
 document.getElementById("acme-chip").addEventListener("click", () => lovia.setDraft("Summarize"));
+window.acmeReady = true;
 """
 
 
@@ -117,6 +118,7 @@ def test_a_template_fills_the_pages_blocks_under_its_strict_policy(
         assert welcome.locator("#acme-notice").is_visible()
         assert page.locator("[data-part=sidebar-footer] #acme-user").is_visible()
         assert page.evaluate("window.endRan") is True
+        page.wait_for_function("window.acmeReady === true")  # the extension module has run
         page.click("#acme-chip")
         assert page.input_value("#input") == "Summarize"
         page.screenshot(path=str(tmp_path / "blocks.png"))
