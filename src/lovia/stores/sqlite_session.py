@@ -223,6 +223,18 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
 
         return [session_info(r) for r in await self._db.read(query, inline=False)]
 
+    async def session_marks(self, after: int) -> list[tuple[int, str, str]]:
+        """``(seq, session_id, run_id)`` of the rows above ``after`` (the primary key's range)."""
+
+        def query(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
+            sql = (
+                "SELECT seq, session_id, run_id FROM lovia_session_segments "
+                "WHERE seq > ? ORDER BY seq"
+            )
+            return [(int(r[0]), str(r[1]), str(r[2])) for r in conn.execute(sql, (after,))]
+
+        return await self._db.read(query)
+
     async def _fork(
         self, source_id: str, new_id: str, plan: Callable[[list[Segment]], list[Segment]]
     ) -> list[Segment]:
