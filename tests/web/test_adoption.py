@@ -90,6 +90,10 @@ def test_a_chat_another_process_writes_is_listed_on_the_next_listing(
     assert _ids(base) == {"before-1", "before-2", "after-2"}
     write_elsewhere(db, "after-3", "after-4")
     assert _ids(base, "after") == {"after-2", "after-3", "after-4"}
+    assert httpx.delete(f"{base}/api/sessions").status_code == 200  # every row goes
+    assert _ids(base) == set()
+    write_elsewhere(db, "again")
+    assert _ids(base) == {"again"}
 
 
 def test_a_listing_reads_every_session_only_when_a_new_one_may_be_missing(

@@ -129,11 +129,12 @@ class ListsSessions(Protocol):
 
 @runtime_checkable
 class MarksSessions(Protocol):
-    """``session_marks(after)``: ``(seq, session_id, run_id)`` of each stored segment whose
-    row number ``seq`` is above ``after``, in ``seq`` order; one indexed range read, so a
-    caller that watches for new sessions (the chat list) reads only the newest rows."""
+    """``session_marks(after, limit)``: ``(seq, session_id, run_id)`` of the newest ``limit``
+    stored segments whose row number ``seq`` is above ``after``, in ``seq`` order; one indexed
+    range read, so a caller that watches for new sessions (the chat list) reads only the
+    newest rows."""
 
-    async def session_marks(self, after: int) -> list[tuple[int, str, str]]: ...
+    async def session_marks(self, after: int, limit: int) -> list[tuple[int, str, str]]: ...
 
 
 @runtime_checkable

@@ -4,10 +4,11 @@ Adopting the sessions a program or another server wrote (``ChatStore.adopt_sessi
 to read every stored session on each listing. A session store that marks its rows
 (``MarksSessions``) is now asked only for the rows above the highest one the last look saw,
 less ``WINDOW`` row numbers: PostgreSQL numbers a row when it is written, not when it
-commits, so a row may turn up after a higher one did. A look that finds a row it saw in
-that window gone or changed (a chat was deleted or rewound; SQLite may give a freed number
-to a new row) reads every session once again, as does the first look and a store without
-marks.
+commits, so a row may turn up after a higher one did. A look reads at most ``LIMIT`` rows
+(the newest). One that finds a row it saw in that window gone or changed (a chat was
+deleted or rewound; SQLite may give a freed number to a new row), or ``LIMIT`` rows (more
+may have been written), reads every session once again, as do the first look and a store
+without marks.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from typing import cast
 from ..stores.capabilities import MarksSessions, has_capability
 from ..stores.session_protocol import Session
 
-__all__ = ["WINDOW", "SessionWatch"]
+__all__ = ["LIMIT", "WINDOW", "SessionWatch"]
 
 WINDOW = 256
 """Row numbers below the highest seen that each look reads again."""
+LIMIT = 4 * WINDOW
+"""The most rows one look reads (the newest)."""
 
 Mark = tuple[int, str, str]
 
@@ -41,11 +44,15 @@ class SessionWatch:
         may have been missed, read every session."""
         if not has_capability(session, MarksSessions):
             return None
-        marks = await cast("MarksSessions", session).session_marks(max(0, self._top - WINDOW))
-        seen, top = self._seen, (marks[-1][0] if marks else self._top)
+        marks = await cast("MarksSessions", session).session_marks(
+            max(0, self._top - WINDOW), LIMIT
+        )
+        # no row above the window: the highest may be anywhere below it (a delete emptied
+        # the top), so the next look starts from the newest rows again
+        seen, top = self._seen, (marks[-1][0] if marks else 0)
         self._top = top
         self._seen = frozenset(m for m in marks if m[0] > top - WINDOW)
         now = set(marks)
-        if seen is None or not seen <= now:
+        if seen is None or len(marks) >= LIMIT or not seen <= now:
             return None
         return {m[1] for m in now - seen}
