@@ -140,7 +140,9 @@ def test_a_message_not_yet_read_is_kept_when_the_run_is_stopped(start: Any, tmp_
     stopped = asyncio.run(scenario())
     assert stopped.status_code == 200
     [seg] = segments(tmp_path, "s")
-    assert seg.meta == {"ended": "stopped"}
+    assert seg.meta is not None and seg.meta["ended"] == "stopped"
+    timing = seg.meta["timing"]  # timed from the run's start, as a finished run is
+    assert timing["started_at"] <= timing["finished_at"]
     assert [e.type for e in seg.entries] == ["input", "input"]  # the cut nap call is dropped
     assert users([seg]) == [["a", "b"]]
 
@@ -160,7 +162,9 @@ def test_a_message_read_by_the_run_is_kept_when_it_is_stopped(start: Any, tmp_pa
 
     assert asyncio.run(scenario()).status_code == 200
     [seg] = segments(tmp_path, "s")
-    assert seg.meta == {"ended": "stopped"}
+    assert seg.meta is not None and seg.meta["ended"] == "stopped"
+    timing = seg.meta["timing"]  # timed from the run's start, as a finished run is
+    assert timing["started_at"] <= timing["finished_at"]
     assert [e.type for e in seg.entries] == ["input", "tool_call", "tool_result", "input"]
     assert users([seg]) == [["a", "b"]]
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 from .. import approvals
 from ..errors import UserError
+from ..session import TIMING_META_KEY
 from ..stores.checkpoint import RunSnapshot
 from ..transcript import (
     AssistantTextEntry,
@@ -71,6 +73,8 @@ async def settle_run(
     entries.extend(InputEntry(role="user", content=content) for content in late or ())
     if entries:
         meta: dict[str, Any] = {"ended": ended}
+        if snapshot is not None and snapshot.started_at is not None:  # timed as a finished run
+            meta[TIMING_META_KEY] = {"started_at": snapshot.started_at, "finished_at": time.time()}
         if snapshot is not None and snapshot.error and ended != "stopped":
             meta["error"] = snapshot.error
         elif error is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -39,6 +38,7 @@ from .pump import LOST, log_end, pump_queued, pump_stream
 from .runstart import RunObserver, RunStart
 from .settle import ChatSettler
 from .setup import SetupCheck
+from .timing import timing_event
 
 __all__ = [
     "MAILBOX_LIMIT",
@@ -300,12 +300,23 @@ class RunSupervisor(ChatSettler):
         if claim is not None:  # free before anyone hears of the end: they may send at once
             await claim.release()
         self.slots.leave(run)
-        terminal = {
-            **terminal,
-            "timing": {"finished_at": time.time(), "duration": time.time() - run.started_at},
-        }
+        if terminal["type"] == "run_completed":
+            timing = await self._recorded_timing(run)
+            if timing is not None:
+                terminal = {**terminal, "timing": timing}
         await self._tell("on_end", run, terminal)
         await run.publish(terminal, last=True)
+
+    async def _recorded_timing(self, run: LiveRun) -> dict[str, float] | None:
+        """The finished run's timing as its segment recorded it (what a reload shows); None
+        when it recorded none or cannot be read: the run is done either way."""
+        try:
+            segments = await self.chats.session.segments(run.chat_id)
+        except Exception as exc:
+            log.warning("could not read back the timing of run %s: %s", run.run_id, exc)
+            return None
+        mine = [s for s in segments if s.run_id == run.run_id]
+        return timing_event(mine[-1]) if mine else None
 
     async def _tell(self, what: str, run: LiveRun, *args: Any) -> None:
         """Tell each observer; one that fails is logged and the run goes on."""

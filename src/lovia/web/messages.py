@@ -27,6 +27,7 @@ from ..transcript import (
     ToolResultEntry,
     TranscriptEntry,
 )
+from .stamps import Group, run_timing, stamp
 
 __all__ = ["export", "messages_of", "segment_messages", "user_refs"]
 
@@ -133,32 +134,41 @@ def _ended(segment: Segment) -> dict[str, Any]:
     return out
 
 
-def segment_messages(segments: Iterable[Segment]) -> list[dict[str, Any]]:
-    """A chat's completed runs as messages, in order."""
+def segment_messages(
+    segments: Iterable[Segment],
+    *,
+    created_at: float | None = None,
+    updated_at: float | None = None,
+) -> list[dict[str, Any]]:
+    """A chat's completed runs as messages, in order, each with its ``timestamp`` (and the
+    answer that ended a run its ``duration``) as :mod:`.stamps` places them between the
+    chat's ``created_at`` and ``updated_at``."""
     out: list[dict[str, Any]] = []
+    groups: list[Group] = []
+    notices: list[tuple[int, dict[str, Any]]] = []  # (place in out, the notice's message)
     names: dict[str, str] = {}
     start = 0
     for segment in segments:
-        out += messages_of(
+        said = messages_of(
             segment.entries,
             run_id=segment.run_id,
             start=start,
             names=names,
             extra=_ended(segment),
         )
+        groups.append((said, run_timing(segment)))
+        out += said
         start += len(segment.entries)
         notice = (segment.meta or {}).get(NOTICE_META_KEY)
         if isinstance(notice, dict):  # the run compacted its context: said where it ended
-            before = out[-1]["timestamp"] if out else None
-            out.append(
-                _blank(
-                    "context_compacted",
-                    compaction=notice,
-                    timestamp=before,
-                    index=None,
-                    run_id=segment.run_id,
-                )
+            message = _blank(
+                "context_compacted", compaction=notice, index=None, run_id=segment.run_id
             )
+            notices.append((len(out), message))
+            out.append(message)
+    stamp(groups, created_at, updated_at)
+    for place, message in notices:  # at the time of the message before it
+        message["timestamp"] = out[place - 1]["timestamp"] if place else None
     return out
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from ..errors import UserError
+from ..errors import UserError, UserTypeError
 from ..stores.capabilities import Closes, ListsSessions, has_capability
 from ..stores.chat_rows import ChatMeta, RunRow, ScheduleRow
 from ..stores.chat_tables import SQLiteChatTables
@@ -90,6 +90,12 @@ class ChatStore:
         checkpointer: Checkpointer | None = None,
         wal: bool = False,
     ) -> None:
+        if isinstance(session, (str, Path)) or not callable(getattr(session, "segments", None)):
+            raise UserTypeError(
+                f"ChatStore takes a session store, not {type(session).__name__} {session!r}",
+                hint="ChatStore.sqlite(path) keeps every chat in one SQLite file; "
+                "ChatStore(SQLiteSession(path), meta_path=path) names each store",
+            )
         self.session = session
         self.checkpointer: Checkpointer = (
             checkpointer if checkpointer is not None else InMemoryCheckpointer()

@@ -62,7 +62,12 @@ async def detail(deps: RouterDeps, chat_id: str) -> dict[str, Any]:
     head = await sup.chats.pending_head(chat_id)
     pending = None if head is None else await sup.chats.checkpointer.load(head.run_id)
     segments = await deps.store.session.segments(chat_id)
-    messages = segment_messages(segments)
+    now = time.time()
+    messages = segment_messages(
+        segments,
+        created_at=meta.created_at if meta else None,
+        updated_at=meta.updated_at if meta else now,
+    )
     if pending is not None and (
         pending.status not in PENDING_STATUSES or any(s.run_id == pending.run_id for s in segments)
     ):
@@ -71,7 +76,6 @@ async def detail(deps: RouterDeps, chat_id: str) -> dict[str, Any]:
     claimed = await sup.chats.claim_holder(chat_id) is not None or (
         head is not None and await sup.chats.run_holder(head.run_id) is not None
     )
-    now = time.time()
     title = meta.title if meta else None
     if title is None and messages:
         first = next((m for m in messages if m["role"] == "user"), None)
@@ -101,10 +105,18 @@ async def detail(deps: RouterDeps, chat_id: str) -> dict[str, Any]:
 
 async def snapshot(deps: RouterDeps, chat_id: str, status: str) -> dict[str, Any]:
     """The ``snapshot`` event: the chat's completed messages, and the live run's message."""
+    meta = await deps.store.get(chat_id)
     segments = await deps.store.session.segments(chat_id)
-    messages = segment_messages(segments)
+    messages = segment_messages(
+        segments,
+        created_at=meta.created_at if meta else None,
+        updated_at=meta.updated_at if meta else time.time(),
+    )
     live = deps.supervisor.live.get(chat_id)
     if live is not None and live.input_text and not live.resumed:
         start = sum(len(s.entries) for s in segments)
-        messages += messages_of([InputEntry(role="user", content=live.input_text)], start=start)
+        said = messages_of([InputEntry(role="user", content=live.input_text)], start=start)
+        known = [m["timestamp"] for m in messages if m["timestamp"] is not None]
+        said[0]["timestamp"] = max([live.started_at, *known])  # never before what it follows
+        messages += said
     return {"session_id": chat_id, "status": status, "entries": messages}

@@ -9,6 +9,7 @@ import { AgentSwitcher } from "./agents.js";
 import { pageConfig } from "./config.js";
 import { currentLang } from "./i18n.js";
 import { setupChrome } from "./chrome.js";
+import { setupSidebarToggle } from "./sidebar.js";
 import { followEvents } from "./follow.js";
 import { askForToken } from "./token.js";
 import { UsageView } from "./usage.js";
@@ -116,6 +117,7 @@ async function start() {
   ui.stop.addEventListener("click", stop);
   ui.newChat.addEventListener("click", () => { closeView(); newChat().catch(showError); });
   ui.menu.addEventListener("click", () => document.body.classList.toggle("menu-open"));
+  setupSidebarToggle(byId("sidebar-collapse"), byId("sidebar-expand"));
   const wanted = chatFromHash();
   if (wanted) await openChat(wanted);
   else await newChat();

@@ -10,6 +10,7 @@
 import { marked } from "./vendor/marked.esm.js";
 import DOMPurify from "./vendor/purify.es.js";
 import { componentFor } from "./components.js";
+import { addCodeBars } from "./codeblocks.js";
 import { highlightBlocks } from "./highlight.js";
 import { t } from "./i18n.js";
 import { drawDiagrams } from "./mermaid.js";
@@ -46,6 +47,7 @@ export function markdown(target, text) {
   target.innerHTML = sanitize(marked.parser(tokens));
   highlightBlocks(target, langs);
   drawDiagrams(target, langs);
+  addCodeBars(target, langs);
   for (const link of target.querySelectorAll("a[href]")) {
     link.target = "_blank";
     link.rel = "noopener noreferrer";

@@ -3,6 +3,8 @@
 export const EN = {
   "nav.chats": "Chats",
   "nav.newChat": "New chat",
+  "nav.collapse": "Hide the sidebar",
+  "nav.expand": "Show the sidebar",
   "nav.search": "Search chats",
   "nav.agent": "Agent",
   "nav.noChats": "No chats yet",
@@ -35,6 +37,8 @@ export const EN = {
   "export.json": "JSON",
   "export.txt": "Text",
   "export.html": "HTML",
+  "code.copy": "Copy",
+  "code.copied": "Copied",
   "message.copy": "Copy",
   "message.copied": "Copied",
   "message.branch": "Branch in new chat",

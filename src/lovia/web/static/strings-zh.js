@@ -3,6 +3,8 @@
 export const ZH = {
   "nav.chats": "对话",
   "nav.newChat": "新对话",
+  "nav.collapse": "收起侧栏",
+  "nav.expand": "展开侧栏",
   "nav.search": "搜索对话",
   "nav.agent": "智能体",
   "nav.noChats": "还没有对话",
@@ -35,6 +37,8 @@ export const ZH = {
   "export.json": "JSON",
   "export.txt": "纯文本",
   "export.html": "HTML",
+  "code.copy": "复制",
+  "code.copied": "已复制",
   "message.copy": "复制",
   "message.copied": "已复制",
   "message.branch": "在新对话中分支",

@@ -1,0 +1,152 @@
+"""Messages say when they were said: `timestamp` on every message of a chat's detail and
+`duration` on the answer that ended a run, from the timing each run records in its
+segment (0.9.119's http-api.md: "the answer that ends a run carries its duration in seconds,
+and timestamps are real where the run recorded its timing")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lovia import Agent, tool
+from lovia.errors import UserTypeError
+from lovia.session import TIMING_META_KEY
+from lovia.testing import ScriptedProvider, call, text
+from lovia.transcript import AssistantTextEntry, InputEntry, ToolCallEntry, ToolResultEntry
+from lovia.web import ChatStore
+
+from .conftest import events_of, web_app
+
+
+def _timed(start: float, finish: float) -> dict[str, Any]:
+    return {TIMING_META_KEY: {"started_at": start, "finished_at": finish}}
+
+
+def _exchange(question: str, answer: str) -> list[Any]:
+    return [InputEntry(role="user", content=question), AssistantTextEntry(content=answer)]
+
+
+async def _entries(client_for: Any, store: ChatStore) -> list[dict[str, Any]]:
+    client = client_for(web_app(Agent(name="bot", model=ScriptedProvider([])), store=store))
+    response = await client.get("/api/sessions/s")
+    assert response.status_code == 200
+    return list(response.json()["entries"])
+
+
+async def test_a_timed_run_spreads_its_messages_from_its_start_to_its_end(
+    client_for: Any,
+) -> None:
+    store = ChatStore.in_memory()
+    await store.upsert("s", agent="bot")
+    entries = [
+        InputEntry(role="user", content="go"),
+        ToolCallEntry(call_id="c1", name="look", arguments="{}"),
+        ToolResultEntry(call_id="c1", output="seen"),
+        AssistantTextEntry(content="done"),
+    ]
+    await store.session.append("s", entries, run_id="r1", meta=_timed(100.0, 160.0))
+    got = await _entries(client_for, store)
+    assert [(m["role"], m["timestamp"], m["duration"]) for m in got] == [
+        ("user", 100.0, None),
+        ("assistant", 120.0, None),
+        ("tool", 140.0, None),
+        ("assistant", 160.0, 60.0),
+    ]
+
+
+async def test_a_run_stopped_after_a_tool_result_ends_on_its_last_answer(
+    client_for: Any,
+) -> None:
+    store = ChatStore.in_memory()
+    await store.upsert("s", agent="bot")
+    entries = [
+        InputEntry(role="user", content="go"),
+        ToolCallEntry(call_id="c1", name="look", arguments="{}"),
+        ToolResultEntry(call_id="c1", output="seen"),
+    ]
+    await store.session.append("s", entries, run_id="r1", meta=_timed(10.0, 40.0))
+    got = await _entries(client_for, store)
+    assert [(m["role"], m["timestamp"], m["duration"]) for m in got] == [
+        ("user", 10.0, None),
+        ("assistant", 40.0, 30.0),
+        ("tool", 40.0, None),
+    ]
+
+
+async def test_untimed_runs_fall_between_their_neighbours_in_order(client_for: Any) -> None:
+    store = ChatStore.in_memory()
+    await store.upsert("s", agent="bot")
+    await store.session.append("s", _exchange("a", "b"), run_id="old")  # no timing kept
+    await store.session.append("s", _exchange("c", "d"), run_id="r1", meta=_timed(100.0, 110.0))
+    await store.session.append("s", _exchange("e", "f"), run_id="r2")
+    got = await _entries(client_for, store)
+    stamps = [m["timestamp"] for m in got]
+    # the chat was created now, after the timed run's clock: order wins over the bound
+    assert stamps == sorted(stamps)
+    assert stamps[:2] == [100.0, 100.0] and stamps[2:4] == [100.0, 110.0]
+    assert stamps[4] > 110.0 and stamps[5] > stamps[4]
+    assert [m["duration"] for m in got] == [None, None, None, 10.0, None, None]
+
+
+async def test_a_real_run_is_timed_and_survives_a_restart(client_for: Any, tmp_path: Any) -> None:
+    @tool
+    async def look() -> str:
+        """Look."""
+        return "seen"
+
+    model = ScriptedProvider([call("look", {}), text("done")])
+    path = tmp_path / "chats.db"
+    store = ChatStore.sqlite(path)
+    client = client_for(web_app(Agent(name="bot", model=model, tools=[look]), store=store))
+    answer = await client.post("/api/chat", json={"message": "go", "session_id": "s"})
+    assert answer.status_code == 200, answer.text
+    live = (await client.get("/api/sessions/s")).json()["entries"]
+    reopened = await _entries(client_for, ChatStore.sqlite(path))
+    for got in (live, reopened):
+        stamps = [m["timestamp"] for m in got]
+        assert all(isinstance(t, float) for t in stamps) and stamps == sorted(stamps)
+        assert got[-1]["role"] == "assistant" and got[-1]["content"] == "done"
+        duration = got[-1]["duration"]
+        assert isinstance(duration, float) and duration >= 0
+        assert abs(stamps[-1] - stamps[0] - duration) < 1e-6
+        assert [m["duration"] for m in got[:-1]] == [None] * (len(got) - 1)
+    assert [m["timestamp"] for m in live] == [m["timestamp"] for m in reopened]
+
+
+def test_a_chat_store_given_a_path_says_how_to_open_one(tmp_path: Any) -> None:
+    with pytest.raises(UserTypeError) as caught:
+        ChatStore(tmp_path / "chats.db")  # type: ignore[arg-type]
+    assert "ChatStore.sqlite(path)" in (caught.value.hint or "")
+    assert not (tmp_path / "chats.db").exists()  # refused: nothing made
+
+
+async def test_the_streams_timing_is_what_the_run_recorded(client_for: Any) -> None:
+    store = ChatStore.in_memory()
+    model = ScriptedProvider([text("hello")])
+    client = client_for(web_app(Agent(name="bot", model=model), store=store))
+    response = await client.post("/api/chat/stream", json={"message": "hi", "session_id": "s"})
+    events = events_of(response)
+    names = [e["event"] for e in events]
+    assert names[-2:] == ["timing", "done"]  # timing precedes done
+    [segment] = await store.session.segments("s")
+    recorded = (segment.meta or {})[TIMING_META_KEY]
+    timing = events[-2]
+    assert timing["finished_at"] == recorded["finished_at"]
+    assert timing["duration"] == recorded["finished_at"] - recorded["started_at"]
+
+
+async def test_a_run_that_recorded_no_timing_streams_none(client_for: Any) -> None:
+    store = ChatStore.in_memory()
+    real_append = store.session.append
+
+    async def untimed(session_id: str, entries: Any, **kw: Any) -> Any:
+        meta = {k: v for k, v in (kw.pop("meta", None) or {}).items() if k != TIMING_META_KEY}
+        return await real_append(session_id, entries, meta=meta, **kw)
+
+    store.session.append = untimed  # type: ignore[method-assign]
+    model = ScriptedProvider([text("hello")])
+    client = client_for(web_app(Agent(name="bot", model=model), store=store))
+    response = await client.post("/api/chat/stream", json={"message": "hi", "session_id": "s"})
+    names = [e["event"] for e in events_of(response)]
+    assert names[-1] == "done" and "timing" not in names
