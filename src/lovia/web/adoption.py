@@ -13,12 +13,14 @@ without marks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
-from ..stores.capabilities import MarksSessions, has_capability
+from ..stores.capabilities import ListsSessions, MarksSessions, has_capability
+from ..stores.chat_tables import SQLiteChatTables
 from ..stores.session_protocol import Session
 
-__all__ = ["LIMIT", "WINDOW", "SessionWatch"]
+__all__ = ["LIMIT", "WINDOW", "SessionWatch", "adopt_all"]
 
 WINDOW = 256
 """Row numbers below the highest seen that each look reads again."""
@@ -56,3 +58,25 @@ class SessionWatch:
         if seen is None or len(marks) >= LIMIT or not seen <= now:
             return None
         return {m[1] for m in now - seen}
+
+
+async def adopt_all(
+    session: Session, tables: SQLiteChatTables, title: Callable[[str | None], str | None]
+) -> int:
+    """A chat row (titled by ``title`` of the session's title) for each session of a
+    ``ListsSessions`` store that has none; how many rows were made."""
+    infos = await cast("ListsSessions", session).list_sessions()
+    known = await tables.get_many([i.session_id for i in infos])
+    made = 0
+    for info in infos:
+        if info.session_id not in known:
+            await tables.upsert(
+                info.session_id,
+                agent=None,
+                title=title(info.title),
+                parent_id=None,
+                spawned_from=None,
+                now=info.updated_at,
+            )
+            made += 1
+    return made

@@ -30,7 +30,7 @@ from ..stores.checkpoint import Checkpointer
 from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session_protocol import Segment, Session
 from ..transcript import InputEntry
-from .adoption import SessionWatch
+from .adoption import SessionWatch, adopt_all
 
 __all__ = ["ChatMeta", "ChatStore", "RunRow", "ScheduleRow", "ref_offset"]
 
@@ -200,27 +200,10 @@ class ChatStore:
             fresh = await self._watch.look(self.session)
             if fresh is not None and not fresh - set(await self.tables.get_many(list(fresh))):
                 return 0  # nothing new, or only sessions the chat tables know already
-            return await self._adopt_all()
+            return await adopt_all(self.session, self.tables, title_text)
         except BaseException:
             self._watch.reset()  # the rows looked at may not have been adopted
             raise
-
-    async def _adopt_all(self) -> int:
-        infos = await cast("ListsSessions", self.session).list_sessions()
-        known = await self.tables.get_many([i.session_id for i in infos])
-        made = 0
-        for info in infos:
-            if info.session_id not in known:
-                await self.tables.upsert(
-                    info.session_id,
-                    agent=None,
-                    title=title_text(info.title),
-                    parent_id=None,
-                    spawned_from=None,
-                    now=info.updated_at,
-                )
-                made += 1
-        return made
 
     async def fork(
         self, source_id: str, *, ref: str | None = None, new_id: str | None = None
