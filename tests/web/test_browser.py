@@ -65,7 +65,7 @@ class Server:
         options.setdefault("titles", False)
         app = create_app(
             demo_agent(delay=0.02) if agents is None else agents,
-            store=ChatStore.sqlite(db),
+            store=options.pop("store", None) or ChatStore.sqlite(db),
             token=token,
             **options,
         )

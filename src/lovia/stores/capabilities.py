@@ -37,6 +37,7 @@ __all__ = [
     "ListsRuns",
     "ListsSessions",
     "LoadsFirstEntries",
+    "MarksSessions",
     "PrunesRuns",
     "ReadsOldFiles",
     "RewindsRuns",
@@ -124,6 +125,16 @@ class ListsSessions(Protocol):
     list of ``lovia web`` and ``lovia chat``)."""
 
     async def list_sessions(self) -> list[SessionInfo]: ...
+
+
+@runtime_checkable
+class MarksSessions(Protocol):
+    """``session_marks(after, limit)``: ``(seq, session_id, run_id)`` of the newest ``limit``
+    stored segments whose row number ``seq`` is above ``after``, in ``seq`` order; one indexed
+    range read, so a caller that watches for new sessions (the chat list) reads only the
+    newest rows."""
+
+    async def session_marks(self, after: int, limit: int) -> list[tuple[int, str, str]]: ...
 
 
 @runtime_checkable

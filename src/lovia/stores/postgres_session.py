@@ -231,6 +231,19 @@ class PostgresSession(PostgresStore, SessionMaintenance):
 
         return [session_info(r) for r in await self._db.read(read)]
 
+    async def session_marks(self, after: int, limit: int) -> list[tuple[int, str, str]]:
+        """``(seq, session_id, run_id)`` of the newest ``limit`` rows above ``after``."""
+        query = self._db.q(
+            "SELECT seq, session_id, run_id FROM {session_segments} WHERE seq > %s "
+            "ORDER BY seq DESC LIMIT %s"
+        )
+
+        async def read(conn: Conn) -> list[Any]:
+            cur = await conn.execute(query, (after, limit))
+            return await cur.fetchall()
+
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in reversed(await self._db.read(read))]
+
     async def _fork(
         self, source_id: str, new_id: str, plan: Callable[[list[Segment]], list[Segment]]
     ) -> list[Segment]:

@@ -223,6 +223,19 @@ class SQLiteSession(SQLiteStore, SessionMaintenance):
 
         return [session_info(r) for r in await self._db.read(query, inline=False)]
 
+    async def session_marks(self, after: int, limit: int) -> list[tuple[int, str, str]]:
+        """``(seq, session_id, run_id)`` of the newest ``limit`` rows above ``after``."""
+
+        def query(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
+            sql = (
+                "SELECT seq, session_id, run_id FROM lovia_session_segments "
+                "WHERE seq > ? ORDER BY seq DESC LIMIT ?"
+            )
+            rows = conn.execute(sql, (after, limit)).fetchall()
+            return [(int(r[0]), str(r[1]), str(r[2])) for r in reversed(rows)]
+
+        return await self._db.read(query)
+
     async def _fork(
         self, source_id: str, new_id: str, plan: Callable[[list[Segment]], list[Segment]]
     ) -> list[Segment]:

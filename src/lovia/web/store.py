@@ -30,6 +30,7 @@ from ..stores.checkpoint import Checkpointer
 from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session_protocol import Segment, Session
 from ..transcript import InputEntry
+from .adoption import SessionWatch, adopt_all
 
 __all__ = ["ChatMeta", "ChatStore", "RunRow", "ScheduleRow", "ref_offset"]
 
@@ -101,6 +102,7 @@ class ChatStore:
         )
         self.tables = _tables(meta_path, wal, getattr(session, "table_prefix", "lovia_"))
         self._adopted_at = 0.0
+        self._watch = SessionWatch()
 
     @classmethod
     def sqlite(cls, path: str | Path, *, wal: bool = True) -> ChatStore:
@@ -186,28 +188,22 @@ class ChatStore:
     async def adopt_sessions(self, *, every: float = 2.0) -> int:
         """Give a row to each session the session store holds without one (a program wrote
         it with ``Runner.run(..., session_id=...)``), so the chat list shows it. Looked at
-        at most once per ``every`` seconds; returns how many rows were made."""
+        at most once per ``every`` seconds, and then (a store with ``MarksSessions``) only
+        at the rows written since the last look; returns how many rows were made."""
         now = time.monotonic()
         if now - self._adopted_at < every:
             return 0
         self._adopted_at = now
         if not has_capability(self.session, ListsSessions):
             return 0
-        infos = await cast("ListsSessions", self.session).list_sessions()
-        known = await self.tables.get_many([i.session_id for i in infos])
-        made = 0
-        for info in infos:
-            if info.session_id not in known:
-                await self.tables.upsert(
-                    info.session_id,
-                    agent=None,
-                    title=title_text(info.title),
-                    parent_id=None,
-                    spawned_from=None,
-                    now=info.updated_at,
-                )
-                made += 1
-        return made
+        try:
+            fresh = await self._watch.look(self.session)
+            if fresh is not None and not fresh - set(await self.tables.get_many(list(fresh))):
+                return 0  # nothing new, or only sessions the chat tables know already
+            return await adopt_all(self.session, self.tables, title_text)
+        except BaseException:
+            self._watch.reset()  # the rows looked at may not have been adopted
+            raise
 
     async def fork(
         self, source_id: str, *, ref: str | None = None, new_id: str | None = None
