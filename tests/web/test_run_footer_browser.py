@@ -20,6 +20,25 @@ __all__ = ["browser", "pages"]  # the fixtures this module uses
 PROBE = "<img src=x onerror=alert(1)>"
 
 
+# Every run footer with tokens the page shows, in order, including those it has already
+# taken away again by the time its observer runs.
+WATCH = """() => {
+  window.footersSeen = [];
+  const note = (root) => {
+    if (!(root instanceof Element)) return;
+    for (const n of root.querySelectorAll('[data-testid=run-footer]')) {
+      if (n.querySelector('[data-testid=run-tokens]') && !window.footersSeen.includes(n)) {
+        window.footersSeen.push(n);
+      }
+    }
+  };
+  new MutationObserver((records) => {
+    for (const r of records) [...r.removedNodes].forEach(note);
+    note(document.body);
+  }).observe(document.body, { childList: true, subtree: true });
+}"""
+
+
 def _answer(content: str, input_tokens: int, output_tokens: int) -> Any:
     return ScriptedTurn(content=content, usage=Usage(input_tokens, output_tokens))
 
@@ -51,6 +70,7 @@ def test_an_answer_shows_its_time_duration_and_tokens_live_and_after_a_reload(
     agent = Agent(name="bot", model=ScriptedProvider(script), tools=[look])
     with Server(tmp_path / "lovia.db", agents=agent) as running:
         page = pages.open(running.url, locale="en-US")
+        page.evaluate(WATCH)
         send(page, "find it")
         wait_idle(page)
         page.locator("[data-testid=answer]").last.hover()
@@ -62,6 +82,12 @@ def test_an_answer_shows_its_time_duration_and_tokens_live_and_after_a_reload(
         assert first["tokens"] == "1,236 tokens"
         assert first["split"] == "1,201 in · 35 out"
         assert first["elements"] == 3  # three spans of text: nothing from the server as HTML
+        # the stream's own timing and done drew the footer first, on the live answer (which
+        # the stored chat's drawing then replaced), and it read as it does now
+        live = page.evaluate("window.footersSeen.map((n) => [n.isConnected, n.textContent])")
+        assert live[0][0] is False, live
+        shown = page.locator("[data-testid=run-footer]").first.text_content()
+        assert live[0][1] == shown
         send(page, "again")
         _wait_tokens(page, 2)
         wait_idle(page)
