@@ -161,6 +161,7 @@ function translate(name, d) {
     case "context_compacted": return [{ type: "context_compacted", text: (d.detail || []).join(" ") }];
     case "approval_required": return [{ type: "approval_required", call: call(d), run_id: d.run_id }];
     case "parked": return [{ type: "run_failed", error: { type: "ApprovalPending" } }];
+    case "timing": return [{ type: "run_timing", finished_at: d.finished_at, duration: d.duration }];
     case "done": return [{ type: "run_completed", output: d.output, usage: d.usage, next_run_id: d.next_run_id }];
     case "error":
       if (d.code === "tool_error" && !("run_id" in d)) return [];
@@ -174,7 +175,8 @@ function translate(name, d) {
 export function entriesOf(messages) {
   const out = [];
   for (const m of messages || []) {
-    const base = { index: m.index, run_id: m.run_id, ref: m.ref, ended: m.ended, ended_error: m.ended_error, ended_hint: m.ended_hint };
+    const base = { index: m.index, run_id: m.run_id, ref: m.ref, ended: m.ended, ended_error: m.ended_error,
+      ended_hint: m.ended_hint, timestamp: m.timestamp, duration: m.duration };
     if (m.role === "context_compacted") continue; // a notice, not a message
     if (m.role === "tool") {
       out.push({ ...base, type: "tool_result", call_id: m.tool_call_id, output: String(m.content ?? ""), is_error: Boolean(m.is_error) });

@@ -7,6 +7,8 @@ import { ChatList } from "./chatlist.js";
 import { t } from "./i18n.js";
 import { AnswerView, el, renderEntries, userBubble } from "./render.js";
 import { showWelcome } from "./welcome.js";
+import { stampChat } from "./footers.js";
+import { runRecords } from "./usage.js";
 import { branch } from "./exporting.js";
 import { addRerunButton, forkBefore } from "./rerun.js";
 import { renderElsewhere, renderPending } from "./pending.js";
@@ -66,15 +68,18 @@ export async function openChat(chatId, { fresh = false } = {}) {
   }
   showChatTitle(detail.title);
   if (state.switcher && detail.agent) state.agent = state.switcher.show(detail.agent);
+  const records = runRecords(chatId);
   if (state.usage) {
     showAgent();
-    state.usage.showChat(chatId).catch(() => {});
+    state.usage.showChat(chatId, records).catch(() => {});
   }
   state.todos.load(chatId).catch(() => {});
   detail.entries = entriesOf(detail.entries);
   state.users = new Map(detail.entries.filter((e) => e.type === "input" && e.role === "user")
     .map((e) => [e.index, { ref: e.ref, text: contentText(e.content) }]));
   render(detail);
+  const generation = state.generation;
+  stampChat(state.exchanges, records, () => generation === state.generation).catch(() => {});
   updateWelcome();
   await refreshChats();
 }

@@ -5,6 +5,7 @@
 import { t } from "./i18n.js";
 import { QUESTION_TOOLS, questionCard } from "./questions.js";
 import { AnswerView, el, userBubble } from "./render.js";
+import { stampRun } from "./footers.js";
 
 // A stored message's content as text (a string, or parts with text).
 export function contentText(content) {
@@ -58,6 +59,7 @@ export function drawEvent(event, page) {
       for (const waiting of state.joining.values()) box.append(waiting);
       break;
     }
+    case "run_timing": stampRun(answer, { at: event.finished_at, duration: event.duration }); break;
     case "handoff": answer.note(t("run.handoff", { agent: event.to_agent })); break;
     case "context_compacted": answer.note(event.text || t("run.compacted"), "muted"); break;
     case "run_failed":
@@ -73,6 +75,7 @@ export function drawEvent(event, page) {
     case "run_completed":
       if (event.next_run_id) page.ownRun(event.next_run_id);
       state.runEnd = { status: "done", usage: event.usage || null };
+      stampRun(answer, { usage: event.usage });
       page.finish();
       return "stop";
     default: break;

@@ -374,6 +374,8 @@ export function renderEntries(container, entries, { onEdit, offset = 0 } = {}) {
     if (!current) { current = { user: null, answer: null, index: null, ended: null }; exchanges.push(current); }
     if (!current.answer) current.answer = new AnswerView(container);
     const answer = current.answer;
+    // the answer that ended a run: its footer's time, duration and run (footers.js)
+    if (typeof e.duration === "number") answer.runEnd = { at: e.timestamp, duration: e.duration, runId: e.run_id };
     if (e.type === "assistant_text") { answer.endText(); answer.addText(e.content); answer.endText(); }
     else if (e.type === "reasoning") answer.addReasoning(e.content);
     else if (e.type === "tool_call") {

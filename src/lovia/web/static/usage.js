@@ -7,6 +7,11 @@ import { t } from "./i18n.js";
 
 const format = (n) => Number(n || 0).toLocaleString();
 
+// The chat's run records, newest first (null when the server gives none).
+export function runRecords(chatId) {
+  return getJSON(`api/runs/history?session_id=${encodeURIComponent(chatId)}&limit=500`).catch(() => null);
+}
+
 export class UsageView {
   // parts: { ring, model }
   constructor(parts) {
@@ -36,13 +41,11 @@ export class UsageView {
     this.model.title = "";
   }
 
-  async showChat(chatId) {
+  // records: the chat's run records (a promise, of null when they could not be read)
+  async showChat(chatId, records = runRecords(chatId)) {
     const serial = ++this.serial;
-    let runs = [];
-    try {
-      runs = await getJSON(`api/runs/history?session_id=${encodeURIComponent(chatId)}&limit=500`);
-    } catch (_) { return; }
-    if (serial !== this.serial) return;
+    const runs = await records;
+    if (!Array.isArray(runs) || serial !== this.serial) return;
     const used = runs.filter((r) => r.usage);
     const total = used.reduce((sum, r) => sum + (r.usage.total_tokens
       ?? (r.usage.input_tokens || 0) + (r.usage.output_tokens || 0)), 0);
