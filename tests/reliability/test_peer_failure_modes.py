@@ -211,7 +211,9 @@ async def test_cancelling_a_run_mid_save_loses_no_user_input(
 ) -> None:
     """Cancel the task while a save is in flight (the write still lands): the run is marked
     interrupted with what it had (the input; or the input and the finished model turn), and
-    re-submitting keeps the input exactly once."""
+    re-submitting keeps the input exactly once. A final answer nothing checks is saved with
+    the run's completion in one write, so when that is the write in flight the run may also
+    land completed: the answer was kept, and re-submitting replays it."""
     inner = InMemoryCheckpointer()
     cp = PausingCheckpointer(inner, pause_at=pause_at)
     opts = CheckpointOptions(cp, "r1")
@@ -224,7 +226,8 @@ async def test_cancelling_a_run_mid_save_loses_no_user_input(
     with pytest.raises(asyncio.CancelledError):
         await task
     stopped = await inner.load("r1")
-    assert stopped is not None and stopped.status == "interrupted"
+    landed = {"interrupted"} if pause_at == 1 else {"interrupted", "completed"}
+    assert stopped is not None and stopped.status in landed
     model = ScriptedProvider([text("second answer")])
     result = await Runner.run(Agent("a", model=model), "keep me", checkpoint=opts)
     assert result.output == answer
