@@ -63,6 +63,21 @@ def _callers_level() -> int:
     return 2
 
 
+def _check_session(session: object) -> None:
+    if isinstance(session, type):  # the class has the methods, unbound
+        raise UserError(
+            f"session= is the class {session.__name__}, not a session",
+            hint=f"create one: session={session.__name__}(...)",
+        )
+    for name in ("segments", "load", "append", "clear"):
+        if not callable(getattr(session, name, None)):
+            raise UserError(
+                f"{type(session).__name__} is not a session: it has no {name}()",
+                hint="pass SQLiteSession(path), InMemorySession(), or an object with "
+                "segments/load/append/clear",
+            )
+
+
 def check_arguments(d: Run) -> None:
     """Refuse wrong arguments before anything is read or written (the entry agent's type
     is checked where the driver is built: ``Runner``'s ``_agent``)."""
@@ -98,13 +113,7 @@ def check_arguments(d: Run) -> None:
                 "session_id is required when session is provided",
                 hint="pass Runner.run(..., session=s, session_id='user-42')",
             )
-        for name in ("segments", "load", "append", "clear"):
-            if not callable(getattr(o.session, name, None)):
-                raise UserError(
-                    f"{type(o.session).__name__} is not a session: it has no {name}()",
-                    hint="pass SQLiteSession(path), InMemorySession(), or an object with "
-                    "segments/load/append/clear",
-                )
+        _check_session(o.session)
     elif o.session_id is not None:
         # 0.9.119 accepted this silently. A UserWarning, on the caller's line, is what shows
         # in a script nobody configured logging for (as docs/sessions.md says); the log line
