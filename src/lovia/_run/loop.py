@@ -213,8 +213,8 @@ class RunDriver:
             if snapshot.pending_handoff is not None:
                 find_handoff_target(self.run_id, active, snapshot.pending_handoff)
         self._started = True  # from here on a failure is recorded in the checkpoint
-        if snapshot is None and stored is None and opts is not None:
-            replayed = await replay_from_session(self)
+        if opts is not None and opts.resume_from is None and decided.action != "restart":
+            replayed = await replay_from_session(self)  # (new, or resuming a run it holds)
             if replayed is not None:
                 return replayed
         await setup(self, snapshot)

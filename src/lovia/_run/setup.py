@@ -27,7 +27,7 @@ from ..transcript import (
     entries_to_messages,
     to_entries,
 )
-from .replay import conflicted, read_history, refuse_if_in_session
+from .replay import conflicted, read_history, refuse_if_in_session, refuse_if_settled
 from .resume import find_agent, find_handoff_target
 
 if TYPE_CHECKING:
@@ -195,13 +195,18 @@ async def setup(d: Run, snapshot: RunSnapshot | None) -> None:
 
 async def before_writes(d: Run, action: str, stored: RunSnapshot | None) -> None:
     """What can refuse a run, checked before anything is written (a restart's delete, the
-    run's first save): the input of a run that starts from it, and under ``"restart"`` or
-    ``"fail"`` a run the session already holds. A resumed run ignores its input."""
+    run's first save): the input of a run that starts from it, under ``"restart"`` or
+    ``"fail"`` a run the session already holds, and under the other policies one it holds
+    without an answer. A resumed run ignores its input."""
     if action in ("new", "restart"):
         d.new_input = _read_input(d.input)
     opts = d.checkpoint
-    if opts is not None and opts.resume_from is None and opts.if_run_exists in ("restart", "fail"):
+    if opts is None or opts.resume_from is not None:
+        return
+    if opts.if_run_exists in ("restart", "fail"):
         await refuse_if_in_session(d, stored=stored is not None)
+    elif action in ("new", "resume"):  # a run the session holds is answered from there
+        await refuse_if_settled(d)
 
 
 def _read_input(given: object) -> list[TranscriptEntry]:
