@@ -348,6 +348,7 @@ class RunDriver:
             raise
         state.pending_handoff = None
         state.turn_agent = target
+        await self.save()  # C3/C11: the head names the agent now active, not the one before
         await self.emit(ev.HandoffOccurred(source, target))
 
     def _check_limits(self) -> None:
