@@ -214,7 +214,7 @@ class RunDriver:
                 find_handoff_target(self.run_id, active, snapshot.pending_handoff)
         self._started = True  # from here on a failure is recorded in the checkpoint
         if opts is not None and opts.resume_from is None and decided.action != "restart":
-            replayed = await replay_from_session(self)  # (new, or resuming a run it holds)
+            replayed = await replay_from_session(self, snapshot)  # new, or resuming one it holds
             if replayed is not None:
                 return replayed
         await setup(self, snapshot)

@@ -69,11 +69,14 @@ async def replay(d: Run, snap: RunSnapshot) -> RunResult:
     return result
 
 
-async def replay_from_session(d: Run) -> RunResult | None:
-    """A run already in the session under this run id (its checkpoint deleted on success)
-    is answered from its segment, not run again."""
+async def replay_from_session(d: Run, snapshot: RunSnapshot | None) -> RunResult | None:
+    """A run already in the session under this run id (its checkpoint deleted on success,
+    or a stopped run its caller kept there) is answered from its segment, not run again.
+    A run whose append was refused as a conflict (``snapshot``) finishes as it was kept."""
     o = d.o
     if o.session is None or o.session_id is None or d.checkpoint is None:
+        return None
+    if conflicted(snapshot):
         return None
     if d.checkpoint.if_run_exists in ("restart", "fail"):
         return None  # refuse_if_in_session ran before anything was written

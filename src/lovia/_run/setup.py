@@ -205,8 +205,8 @@ async def before_writes(d: Run, action: str, stored: RunSnapshot | None) -> None
         return
     if opts.if_run_exists in ("restart", "fail"):
         await refuse_if_in_session(d, stored=stored is not None)
-    elif action in ("new", "resume"):  # a run the session holds is answered from there
-        await refuse_if_settled(d)
+    elif action in ("new", "resume") and not conflicted(stored):
+        await refuse_if_settled(d)  # a run the session holds is answered from there
 
 
 def _read_input(given: object) -> list[TranscriptEntry]:
