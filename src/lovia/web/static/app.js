@@ -91,6 +91,7 @@ async function start() {
   state.switcher = new AgentSwitcher({ select: ui.agentSwitcher, label: ui.agentName }, info.agents,
     (name) => { state.agent = name; emit("agent", { agent: name }); newChat().catch(showError); });
   state.agent = state.switcher.current;
+  state.demoAgents = new Set(info.demo_agents || []);
   ui.demoBadge.hidden = !info.demo;
   state.followups = Boolean(info.features && info.features.followups);
   setupExport(ui.exportMenu, () => state.chatId);
