@@ -1,18 +1,117 @@
 """How the chat page reads in Chromium (issue 31), where its earlier tests left a feature of
-0.9.119's page unchecked: the documented design tokens restyling the page from the
-``lovia web init-ui`` starters."""
+0.9.119's page unchecked: lovia's own tools summed up on their cards, and the documented
+design tokens restyling the page from the ``lovia web init-ui`` starters."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from lovia import tool
+from lovia.testing import call, text
 from lovia.web import ChatUI
 
 from .test_browser import Server
-from .test_page_browser import Pages, browser, pages, send, wait_idle
+from .test_page_browser import Pages, _scripted, browser, pages, send, wait_idle
 
 __all__ = ["browser", "pages"]  # the fixtures this module uses
+
+
+@tool
+def read_file(path: str) -> str:
+    """Read a file."""
+    return "a,b"
+
+
+@tool
+def shell(command: str) -> str:
+    """Run a command."""
+    return "total 0"
+
+
+@tool
+def web_search(query: str) -> str:
+    """Search the web."""
+    return "no hits"
+
+
+@tool
+def now() -> str:
+    """The time."""
+    return "12:00"
+
+
+@tool
+def grep_files(regex: str) -> str:
+    """A look-alike of the workspace tool, with an argument of its own."""
+    return "none"
+
+
+TOOLS = [read_file, shell, web_search, now, grep_files]
+
+
+def _tools_agent() -> Any:
+    return _scripted(
+        call("read_file", {"path": "notes/<b>a</b>.md"}, call_id="c1"),
+        call("shell", {"command": "ls   -la\n"}, call_id="c2"),
+        call("web_search", {"query": "otters"}, call_id="c3"),
+        call("now", {}, call_id="c4"),
+        call("grep_files", {"regex": "x"}, call_id="c5"),
+        text("Done."),
+        tools=TOOLS,
+    )
+
+
+def _lines(page: Any) -> list[str]:
+    # text_content: the cards sit folded under their activity line
+    return [str(x) for x in page.locator("[data-part=tool] .tool-name").all_text_contents()]
+
+
+def test_lovias_own_tools_read_as_what_they_did(pages: Pages, tmp_path: Path) -> None:
+    with Server(tmp_path / "t.db", agents=_tools_agent()) as running:
+        page = pages.open(running.url, locale="en-US")
+        send(page, "go")
+        wait_idle(page)
+        assert _lines(page) == [
+            "Read file notes/<b>a</b>.md",
+            "$ ls -la",
+            "Web search “otters”",
+            "Check the time",
+            "grep_files",  # its arguments are not the workspace tool's: name(args) stays
+        ]
+        assert page.locator("[data-part=tool] .tool-name b").count() == 0
+        first = page.locator("[data-part=tool][data-tool=read_file] .tool-name")
+        assert first.get_attribute("title") == 'read_file({"path": "notes/<b>a</b>.md"})'
+        page.click("#lang-toggle")
+        page.wait_for_selector("[data-part=tool] .tool-name >> text=读取文件", state="attached")
+        assert _lines(page)[0] == "读取文件 notes/<b>a</b>.md"
+        assert _lines(page)[2:4] == ["搜索网页 “otters”", "查看时间"]
+        page.click("#lang-toggle")
+        page.reload()  # read back from the stored chat
+        page.wait_for_selector("body[data-ready=true]")
+        page.wait_for_selector("[data-part=tool] .tool-name >> text=$ ls -la", state="attached")
+        assert _lines(page)[0] == "Read file notes/<b>a</b>.md"
+
+
+VIEW = """
+window.lovia.registerToolView("web_search", { summary: (t) => `Looked for ${t.args.query}` });
+window.lovia.registerToolView("*", { summary: (t) => (t.name === "now" ? "Clock" : null) });
+"""
+
+
+def test_an_extensions_tool_view_wins_over_the_built_in_line(pages: Pages, tmp_path: Path) -> None:
+    assets = tmp_path / "ui"
+    assets.mkdir()
+    (assets / "views.js").write_text(VIEW)
+    ui = ChatUI(assets=assets, scripts=["views.js"])
+    with Server(tmp_path / "v.db", agents=_tools_agent(), ui=ui) as running:
+        page = pages.open(running.url, locale="en-US")
+        send(page, "go")
+        wait_idle(page)
+        # the tool's own view, then the "*" view, then lovia's line, then name(args)
+        lines = _lines(page)
+        assert lines[2:4] == ["Looked for otters", "Clock"]
+        assert lines[:2] == ["Read file notes/<b>a</b>.md", "$ ls -la"]
 
 
 TOKENS = """
