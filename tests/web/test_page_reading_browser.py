@@ -1,6 +1,7 @@
 """How the chat page reads in Chromium (issue 31), where its earlier tests left a feature of
-0.9.119's page unchecked: lovia's own tools summed up on their cards, and the documented
-design tokens restyling the page from the ``lovia web init-ui`` starters."""
+0.9.119's page unchecked: lovia's own tools summed up on their cards, the documented design
+tokens restyling the page from the ``lovia web init-ui`` starters, a Markdown table's column
+alignment and inline code, and folded cards inside an open activity."""
 
 from __future__ import annotations
 
@@ -164,3 +165,37 @@ def test_the_init_ui_starters_run_and_the_documented_tokens_restyle_the_page(
         assert _style(page, sidebar, "background-color") == "rgb(20, 30, 60)"
         assert _style(page, "#send", "background-color") == "rgb(167, 139, 250)"
         assert refused == []
+
+
+TABLE = (
+    "Cities:\n\n| city | people | note |\n| :--- | ---: | :-: |\n"
+    "| Oslo | 709,000 | x |\n| Bern | 134,000 | y |\n\nRun `ls -la` first."
+)
+
+
+def test_a_tables_alignment_inline_code_and_folded_cards_read_as_written(
+    pages: Pages, tmp_path: Path
+) -> None:
+    agent = _scripted(
+        call("now", {}, call_id="n1"),
+        call("now", {}, call_id="n2"),
+        text(TABLE),
+        tools=[now],
+    )
+    with Server(tmp_path / "m.db", agents=agent) as running:
+        page = pages.open(running.url)
+        send(page, "cities")
+        wait_idle(page)
+        cells = page.locator("[data-testid=answer] tbody tr").first.locator("td")
+        aligns = [c.evaluate("(n) => getComputedStyle(n).textAlign") for c in cells.all()]
+        assert aligns == ["left", "right", "center"]
+        code = "[data-testid=answer] p > code"
+        assert _style(page, code, "background-color") != _style(page, "body", "background-color")
+        assert _style(page, code, "border-top-style") == "solid"
+        # an open activity shows its cards folded: their marker says so
+        page.click("[data-testid=activity] > summary")
+        marker = "(n) => getComputedStyle(n.querySelector(':scope > summary'), '::before').content"
+        assert page.locator("[data-testid=activity]").evaluate(marker) == '"▾"'
+        card = page.locator("[data-testid=tool-call]").first
+        assert card.get_attribute("open") is None
+        assert card.evaluate(marker) == '"▸"'
