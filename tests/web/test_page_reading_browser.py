@@ -1,7 +1,8 @@
 """How the chat page reads in Chromium (issue 31), where its earlier tests left a feature of
 0.9.119's page unchecked: lovia's own tools summed up on their cards, the documented design
 tokens restyling the page from the ``lovia web init-ui`` starters, a Markdown table's column
-alignment and inline code, and folded cards inside an open activity."""
+alignment and inline code, folded cards inside an open activity, and the composer's hint,
+as short as 0.9.119's."""
 
 from __future__ import annotations
 
@@ -199,3 +200,14 @@ def test_a_tables_alignment_inline_code_and_folded_cards_read_as_written(
         card = page.locator("[data-testid=tool-call]").first
         assert card.get_attribute("open") is None
         assert card.evaluate(marker) == '"▸"'
+
+
+def test_the_composers_hint_is_short_and_send_names_its_key(pages: Pages, tmp_path: Path) -> None:
+    with Server(tmp_path / "c.db") as running:
+        page = pages.open(running.url, locale="en-US")
+        assert page.get_attribute("#input", "placeholder") == "Send a message…"
+        assert "Enter" in (page.get_attribute("#send", "title") or "")
+        page.click("#lang-toggle")
+        assert page.get_attribute("#input", "placeholder") == "输入消息…"
+        assert "Enter" in (page.get_attribute("#send", "title") or "")
+        assert page.get_attribute("#send", "title") != "Send (Enter); Shift+Enter starts a new line"
