@@ -194,6 +194,7 @@ export const EN = {
   "token.why": "This server needs its access token.",
   "token.label": "Token",
   "token.save": "Sign in",
+  "auth.signedOut": "You are signed out: reload the page to sign in again.",
   "live.updated": "This chat changed in another tab or window: shown as it is now.",
   "todo.title": "Tasks: {done} of {total} done",
   "table.filter": "Filter rows",

@@ -194,6 +194,7 @@ export const ZH = {
   "token.why": "此服务器需要访问令牌。",
   "token.label": "令牌",
   "token.save": "登录",
+  "auth.signedOut": "你已退出登录：请重新加载页面再登录。",
   "live.updated": "这个对话在另一个标签页或窗口中有了变化：已显示最新内容。",
   "todo.title": "任务：已完成 {done} / {total}",
   "table.filter": "筛选行",
