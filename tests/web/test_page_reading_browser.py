@@ -200,6 +200,12 @@ def test_a_tables_alignment_inline_code_and_folded_cards_read_as_written(
         card = page.locator("[data-testid=tool-call]").first
         assert card.get_attribute("open") is None
         assert card.evaluate(marker) == '"▸"'
+        # opened, its arguments and result stand apart from the card they sit on
+        card.locator("summary").click()
+        args = "[data-testid=tool-call] .tool-args"
+        assert _style(page, args, "background-color") != _style(
+            page, "[data-testid=tool-call]", "background-color"
+        )
 
 
 def test_the_composers_hint_is_short_and_send_names_its_key(pages: Pages, tmp_path: Path) -> None:
