@@ -19,18 +19,23 @@ __all__ = ["OpenAIChatProvider", "entries_to_openai_messages", "message_to_opena
 def entries_to_openai_messages(
     entries: Iterable[TranscriptEntry],
     *,
+    reasoning_provider: str = "openai-chat",
     include_reasoning: bool = True,
     include_images: bool = False,
 ) -> list[dict[str, Any]]:
     """The Chat Completions ``messages`` for ``entries``, as ``OpenAIChatProvider`` sends them.
 
-    ``include_reasoning`` sends reasoning back as ``reasoning_content``; ``include_images``
+    ``include_reasoning`` sends the reasoning ``reasoning_provider`` wrote back as
+    ``reasoning_content`` (another provider's is left out); ``include_images``
     sends the images tool results returned (in a user message after the turn's tool
     messages). The returned dicts are fresh copies.
     """
     view: Sequence[TranscriptEntry] = list(entries)
     rendered = to_chat_messages(
-        view, send_reasoning=include_reasoning, result_images=include_images
+        view,
+        send_reasoning=include_reasoning,
+        result_images=include_images,
+        reasoning_from=reasoning_provider,
     )
     return [_copy(m) for m in rendered]
 
