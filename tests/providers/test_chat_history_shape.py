@@ -19,13 +19,15 @@ from lovia import (
     OpenAIChatProvider,
     ReasoningEntry,
     Runner,
+    TextPart,
     ToolCallEntry,
     ToolResultEntry,
     TranscriptEntry,
     UserError,
 )
+from lovia.messages import Message
 from lovia.providers.openai import to_chat_messages
-from lovia.providers.openai_chat import entries_to_openai_messages
+from lovia.providers.openai_chat import entries_to_openai_messages, message_to_openai
 
 from .server import ProtocolServer, Reply, openai_text_stream
 from .test_wire_properties import conversations, fresh
@@ -108,3 +110,19 @@ def test_merged_user_messages_render_the_same_from_the_cache(
         assert got == to_chat_messages(fresh(grown))
         roles = [m["role"] for m in got]
         assert all(a != "user" or b != "user" for a, b in itertools.pairwise(roles))
+
+
+def test_message_to_openai_keeps_an_assistant_messages_content_as_given() -> None:
+    picture = ImagePart(url="https://x.test/p.png")
+    assert message_to_openai(Message(role="assistant", content=[TextPart("see"), picture])) == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "see"},
+            {"type": "image_url", "image_url": {"url": "https://x.test/p.png"}},
+        ],
+    }
+    assert message_to_openai(Message(role="assistant", content="")) == {
+        "role": "assistant",
+        "content": "",
+    }
+    assert message_to_openai(Message(role="assistant")) == {"role": "assistant"}

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..messages import Message
 from ..transcript import TranscriptEntry, messages_to_entries
+from ._parts import openai_content
 from .openai import OpenAIChatProvider, to_chat_messages
 
 __all__ = ["OpenAIChatProvider", "entries_to_openai_messages", "message_to_openai"]
@@ -43,8 +44,12 @@ def entries_to_openai_messages(
 def message_to_openai(message: Message) -> dict[str, Any]:
     """One ``Message`` as a Chat Completions message (text, content parts, tool calls)."""
     out = entries_to_openai_messages(messages_to_entries([message]))
+    if not out and message.role == "assistant":  # no text and no calls: an empty message
+        out = [{"role": "assistant"}]
     if len(out) != 1:  # pragma: no cover - one message renders as one
         raise ValueError(f"{message.role!r} message rendered as {len(out)} messages")
+    if message.role == "assistant" and message.content is not None:
+        out[0]["content"] = openai_content(message.content)  # its parts (and ""), as given
     if message.name is not None and message.role in ("user", "assistant"):
         out[0]["name"] = message.name
     return out[0]
