@@ -35,6 +35,7 @@ from ._common import (
     drop_removed,
     function_fields,
     guarded_stream,
+    named_by,
     sdk_error,
     status_error,
     tool_choice_name,
@@ -187,12 +188,16 @@ class OpenAIChatProvider(SDKProvider):
         req = self.request(entries, tools=tools, response_format=response_format, settings=settings)
         where = f"openai:{self.model}"
         answer = ChatAnswer(self.name)
+        done = False  # the server's [DONE]: the answer is whole even without a finish_reason
         if self._plan is not None:
             # our own client: its stream read as JSON, without the SDK's model of each chunk
             # (most of a streamed answer's CPU time; issue 30's fifty chats at once)
             raw = _raw_chunks(self.client, {**req, **self._keys.request_options}, where)
             async with aclosing(raw):
                 async for data in raw:
+                    if data is None:
+                        done = True
+                        continue
                     for delta in answer.add_raw(data):
                         yield delta
         else:
@@ -207,10 +212,12 @@ class OpenAIChatProvider(SDKProvider):
                 async for chunk in chunks:
                     for delta in answer.add(chunk):
                         yield delta
-        if answer.finish_reason is None:
+        if answer.finish_reason is None and not done:
             raise ProviderError(
                 f"{where}: the stream ended before the model finished its answer",
                 hint="the connection was cut; a RetryPolicy on the agent retries such calls",
+                retryable=True,
+                **named_by(where),
             )
         for entry in answer.entries():
             yield EntryCompletedDelta(entry)
@@ -383,7 +390,7 @@ async def _raw_chunks(client: Any, kwargs: dict[str, Any], where: str) -> AsyncG
         raise _error(exc, where) from exc
     try:
         data: list[str] = []
-        async for line in response.iter_lines():
+        async for line in _closed(response.iter_lines()):
             if line.startswith("data:"):
                 data.append(line[6:] if line.startswith("data: ") else line[5:])
                 continue
@@ -391,6 +398,7 @@ async def _raw_chunks(client: Any, kwargs: dict[str, Any], where: str) -> AsyncG
                 continue  # an event name, an id, a comment: nothing a chunk needs
             text, data = "\n".join(data), []
             if text.startswith("[DONE]"):
+                yield None  # the end the server marks (compatible servers may omit finish_reason)
                 break
             chunk = json.loads(text)
             error = chunk.get("error") if isinstance(chunk, dict) else None
@@ -407,6 +415,13 @@ async def _raw_chunks(client: Any, kwargs: dict[str, Any], where: str) -> AsyncG
             yield chunk
     finally:
         await opened.__aexit__(None, None, None)
+
+
+async def _closed(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """``lines``, then the blank line that ends the last event if the body left it out."""
+    async for line in lines:
+        yield line
+    yield ""
 
 
 def _error(exc: Exception, where: str) -> ProviderError:
