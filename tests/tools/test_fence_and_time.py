@@ -112,6 +112,6 @@ async def test_current_date_puts_today_into_the_system_prompt() -> None:
 
 
 def test_current_date_refuses_an_unknown_zone_when_built() -> None:
-    with pytest.raises(UserError, match="^Unknown timezone 'Nowhere/Land'") as info:
+    with pytest.raises(UserError, match=r"^Unknown timezone 'Nowhere/Land'") as info:
         current_date("Nowhere/Land")
     assert info.value.hint
