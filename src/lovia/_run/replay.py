@@ -76,8 +76,10 @@ async def replay_from_session(d: Run) -> RunResult | None:
         return None
     if d.checkpoint.if_run_exists in ("restart", "fail"):
         return None  # refuse_if_in_session ran before anything was written
-    # the run's history when it is not in the session: _setup takes it from here
-    d.history_read = await read_history(d)
+    # the run's history when it is not in the session: _setup takes it from here (read
+    # with the run's lease when the stores could: lovia.stores.pg_first_read)
+    if d.history_read is None:
+        d.history_read = await read_history(d)
     for seg in d.history_read[0]:
         if seg.run_id != d.run_id:
             continue
