@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from .. import events as ev
@@ -400,7 +401,9 @@ class RunDriver:
             if guards:
                 await check_guardrails(guards, output, self.ctx, "output")
         if self.recorder.checkpointer is not None or self.recorder.session is not None:
-            await self.recorder.complete(state, stored)
+            finished = await self.recorder.complete(state, stored)
+        else:
+            finished = time.time()
         result = run_result(
             output=output,
             entries=list(state.entries),
@@ -411,6 +414,8 @@ class RunDriver:
             run_id=self.run_id,
             session_id=self.o.session_id,
             last_input_tokens=state.reported_input_tokens,
+            started_at=state.started_at,
+            finished_at=finished,
         )
         if self.emitter.heard() or result.output == "":  # an empty answer is logged
             await self.emit(ev.RunCompleted(result))
