@@ -128,23 +128,17 @@ class RunDriver:
 
     # -- the whole run ----------------------------------------------------------------------
 
-    async def _stored(self) -> RunSnapshot | None:
-        """The stored run (``take``); a session read with its lease is kept for setup."""
-        if self.checkpoint is None:
-            return None
-        o = self.o
-        stored = await take(self.checkpoint, self.run_id, self.lease, o.session, o.session_id)
-        if stored is None and self.lease.history is not None:
-            self.history_read = (self.lease.history.segments, self.lease.history.version)
-        return stored
-
     async def run(self) -> RunResult:
         self.recorder.tracer = self.tracer if self.traced else None  # no events to make
         span_cm: Any = None
         span: Any = None
         try:
             check_arguments(self)
-            stored = await self._stored()
+            stored = (
+                await take(self.checkpoint, self.run_id, self.lease, self)
+                if self.checkpoint is not None
+                else None
+            )
             if not self.traced:  # the no-op tracer: no span, no link
                 return await self._run(stored)
             span_cm = run_span(

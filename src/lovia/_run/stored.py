@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..stores.checkpoint import RunSnapshot
 from ..stores.run_lease import RunLease
 from ..stores.run_options import CheckpointOptions
 from .state import new_run_id
+
+if TYPE_CHECKING:
+    from .run import Run
 
 __all__ = ["run_id_for", "take"]
 
@@ -23,6 +26,20 @@ def run_id_for(opts: CheckpointOptions | None) -> str:
 
 
 async def take(
+    opts: CheckpointOptions, run_id: str, lease: RunLease, d: Run | None = None
+) -> RunSnapshot | None:
+    """``_take``; given the run, its session is read with the lease when the stores can
+    (``lease.history``), and a new run keeps that read for its setup (``d.history_read``)."""
+    o = d.o if d is not None else None
+    stored = await _take(
+        opts, run_id, lease, getattr(o, "session", None), getattr(o, "session_id", None)
+    )
+    if d is not None and stored is None and lease.history is not None:
+        d.history_read = (lease.history.segments, lease.history.version)
+    return stored
+
+
+async def _take(
     opts: CheckpointOptions,
     run_id: str,
     lease: RunLease,
