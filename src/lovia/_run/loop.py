@@ -135,7 +135,7 @@ class RunDriver:
         try:
             check_arguments(self)
             stored = (
-                await take(self.checkpoint, self.run_id, self.lease)
+                await take(self.checkpoint, self.run_id, self.lease, self)
                 if self.checkpoint is not None
                 else None
             )

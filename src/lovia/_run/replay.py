@@ -80,7 +80,8 @@ async def replay_from_session(d: Run, snapshot: RunSnapshot | None) -> RunResult
         return None
     if d.checkpoint.if_run_exists in ("restart", "fail"):
         return None  # refuse_if_in_session ran before anything was written
-    # the run's history when it is not in the session: _setup takes it from here
+    # the run's history when it is not in the session: _setup takes it from here (read
+    # with the run's lease when the stores could: lovia.stores.pg_first_read)
     if d.history_read is None:
         d.history_read = await read_history(d)
     for seg in d.history_read[0]:
