@@ -215,3 +215,27 @@ def test_the_sound_setting_persists_and_a_finished_run_plays_a_tone(
     send(page, "calculate 2 * 3")
     wait_idle(page)
     page.wait_for_function("window.__tones > 0")
+
+
+def test_what_a_0_9_119_user_saved_applies_here(pages: Pages, demo: Server) -> None:
+    saved = """
+    if (!sessionStorage.getItem("seeded")) {
+      sessionStorage.setItem("seeded", "1");
+      const old = { "lovia-theme": "dark", "lovia-lang": "zh", "lovia-text-size": "lg",
+        "lovia-enter-send": "0", "lovia-sound": "1" };
+      for (const [k, v] of Object.entries(old)) localStorage.setItem(k, v);
+    }
+    """
+    page = _open_with(pages, demo.url, saved)
+    root = "[document.documentElement.dataset.theme, document.documentElement.lang]"
+    assert page.evaluate(root) == ["dark", "zh"]
+    assert (
+        page.evaluate("getComputedStyle(document.getElementById('messages')).fontSize") == "17.1px"
+    )
+    page.fill("#input", "x")
+    page.press("#input", "Enter")
+    assert page.input_value("#input") == "x\n"
+    pane = _general(page)
+    assert pane.locator("[data-testid=pref-sound]").is_checked()
+    assert pane.locator("[data-testid=pref-theme]").input_value() == "dark"
+    assert pane.locator("[data-testid=pref-language]").input_value() == "zh"
