@@ -214,8 +214,8 @@ class RunDriver:
             if snapshot.pending_handoff is not None:
                 find_handoff_target(self.run_id, active, snapshot.pending_handoff)
         self._started = True  # from here on a failure is recorded in the checkpoint
-        if snapshot is None and stored is None and opts is not None:
-            replayed = await replay_from_session(self)
+        if opts is not None and opts.resume_from is None and decided.action != "restart":
+            replayed = await replay_from_session(self, snapshot)  # new, or resuming one it holds
             if replayed is not None:
                 return replayed
         await setup(self, snapshot)
@@ -349,6 +349,7 @@ class RunDriver:
             raise
         state.pending_handoff = None
         state.turn_agent = target
+        await self.save()  # C3/C11: the head names the agent now active, not the one before
         await self.emit(ev.HandoffOccurred(source, target))
 
     def _check_limits(self) -> None:
