@@ -213,6 +213,7 @@ def test_settings_add_a_model_with_a_write_only_key_and_save_roles_search_and_sk
     page = pages.open(server.url)
     page.click("#settings-btn")
     dialog = page.locator("[data-testid=settings-dialog]")
+    dialog.locator("[data-testid=settings-tab-models]").click()  # it opens on General
     dialog.locator("[data-testid=model-list] .panel-empty").wait_for()
     dialog.locator("[data-testid=model-name-input]").fill("Main")
     dialog.locator("[data-testid=model-id-input]").fill("gpt-4o-mini")
@@ -270,6 +271,10 @@ def test_settings_add_a_model_with_a_write_only_key_and_save_roles_search_and_sk
 
 def test_panels_a_server_does_not_offer_are_not_shown(pages: Pages, demo: Server) -> None:
     page = pages.open(demo.url)
-    assert page.locator("#settings-btn").is_hidden()  # no config.json to edit
+    # no config.json to edit: Settings holds General only
+    page.click("#settings-btn")
+    tabs = page.locator("[data-testid=settings-dialog] [role=tab]")
+    assert tabs.all_inner_texts() == ["General"]
+    page.locator("[data-testid=dialog-close]").click()
     assert page.locator("#memory-btn").is_hidden()  # the demo agent has no Memory
     assert page.locator("#schedules-btn").is_visible()

@@ -28,6 +28,7 @@ def test_a_model_profile_is_edited_and_keeps_its_key(
     page = pages.open(server.url)
     page.click("#settings-btn")
     dialog = page.locator("[data-testid=settings-dialog]")
+    dialog.locator("[data-testid=settings-tab-models]").click()  # it opens on General
     dialog.locator("[data-testid=model-edit]").click()
     form = dialog.locator("[data-testid=model-form]")
     assert form.locator("[data-testid=model-id-input]").input_value() == "m-1"

@@ -18,6 +18,8 @@ import { resumableSummary } from "./pending.js";
 import { setupPanels } from "./panels.js";
 import { connect, emit, markReady, on } from "./extensions.js";
 import { TasksMenu } from "./tasks.js";
+import { runEnded } from "./alerts.js";
+import { applyTextSize, labelSend, sendsOnEnter } from "./prefs.js";
 import { closeView, currentView, setupViews } from "./views.js";
 import { byId, notice, setLive, showError, state, toast, ui } from "./page.js";
 import { newChat, openChat, refreshChats, showAgent, showTitle } from "./chat.js";
@@ -77,7 +79,9 @@ function connectExtensions() {
 
 async function start() {
   connectExtensions();
-  setupChrome(ui, pageConfig(), { emit, languageChanged });
+  applyTextSize();
+  labelSend(ui.send);
+  const chrome = setupChrome(ui, pageConfig(), { emit, languageChanged });
   handleUnauthorized({ dialog: ui.tokenDialog, form: ui.tokenForm, input: ui.tokenInput }, toast);
   let info;
   try {
@@ -97,11 +101,12 @@ async function start() {
   const tasks = new TasksMenu({ box: byId("tasks"), count: byId("tasks-count"), items: byId("tasks-items") },
     (id) => openChat(id).catch(showError));
   for (const event of ["session", "run-end"]) on(event, (e) => { tasks.show(e.sessionId); });
+  on("run-end", (e) => runEnded(e, () => ui.chatTitle.textContent.trim()));
   state.usage = new UsageView({ ring: ui.contextRing, model: ui.modelName });
   await state.usage.load();
   state.panels = await setupPanels(ui.panels, {
     agent: () => state.agent, openChat: (id) => openChat(id).catch(showError), toast,
-    modelChanged: () => state.usage.load().then(showAgent).catch(() => {}),
+    modelChanged: () => state.usage.load().then(showAgent).catch(() => {}), chrome,
   }, info);
   showAgent();
   ui.composer.addEventListener("submit", (ev) => {
@@ -109,7 +114,7 @@ async function start() {
     submit();
   });
   ui.input.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+    if (ev.key === "Enter" && !ev.isComposing && sendsOnEnter(ev)) {
       ev.preventDefault();
       submit();
     }

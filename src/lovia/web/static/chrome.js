@@ -1,11 +1,12 @@
 // The page's chrome: its title or logo, the blank chat's welcome, and the theme and language
-// toggles. A template that fills the sidebar_header block may leave no #page-title.
+// toggles (and the same two choices for Settings → General). A template that fills the sidebar_header block may leave no #page-title.
 
 import { applyI18n, currentLang, languages, setLang, setupI18n, t } from "./i18n.js";
 import { el } from "./render.js";
-import { setupTheme, toggleTheme } from "./theme.js";
+import { setThemePref, setupTheme, toggleTheme } from "./theme.js";
 import { drawWelcome } from "./welcome.js";
 
+// Returns { language(pick), theme(pick) }: what the General pane calls on a change.
 export function setupChrome(ui, config, { emit, languageChanged }) {
   setupTheme();
   setupI18n(config);
@@ -23,16 +24,18 @@ export function setupChrome(ui, config, { emit, languageChanged }) {
   const welcome = () => drawWelcome({ box: ui.welcome, title: ui.welcomeTitle,
     description: ui.welcomeDescription, examples: ui.welcomeExamples }, config, pick);
   welcome();
-  ui.themeToggle.addEventListener("click", () => {
-    toggleTheme();
-    emit("theme", { theme: document.documentElement.dataset.theme });
-  });
-  ui.langToggle.addEventListener("click", () => {
-    const all = languages();
-    setLang(all[(all.indexOf(currentLang()) + 1) % all.length]);
+  const themed = () => emit("theme", { theme: document.documentElement.dataset.theme });
+  const language = (pick) => {
+    setLang(pick);
     applyI18n();
     ui.langToggle.textContent = t("lang.switch");
     welcome();
     languageChanged();
+  };
+  ui.themeToggle.addEventListener("click", () => { toggleTheme(); themed(); });
+  ui.langToggle.addEventListener("click", () => {
+    const all = languages();
+    language(all[(all.indexOf(currentLang()) + 1) % all.length]);
   });
+  return { language, theme: (pick) => { setThemePref(pick); themed(); } };
 }

@@ -11,12 +11,13 @@ import { ZH } from "./strings-zh.js";
 const MESSAGES = { en: EN, zh: ZH };
 
 const STORE_KEY = "lovia.lang";
+const OLD_KEY = "lovia-lang"; // 0.9.119's page's: "auto" or a language
 let overrides = {};
 let fallback = "en";
 let lang = "en";
 
 function stored() {
-  try { return localStorage.getItem(STORE_KEY); } catch (_) { return null; }
+  try { return localStorage.getItem(STORE_KEY) ?? localStorage.getItem(OLD_KEY); } catch (_) { return null; }
 }
 
 export function languages() {
@@ -39,9 +40,15 @@ export function currentLang() {
   return lang;
 }
 
+// The user's pick: a language, or "auto" (ChatUI's default_lang, else the browser's).
+export function langPref() {
+  const pick = stored();
+  return languages().includes(pick) ? pick : "auto";
+}
+
 export function setLang(next) {
-  if (!languages().includes(next)) return;
-  lang = next;
+  if (next !== "auto" && !languages().includes(next)) return;
+  lang = next === "auto" ? fallback : next;
   try { localStorage.setItem(STORE_KEY, next); } catch (_) { /* private mode */ }
   document.documentElement.lang = lang;
 }

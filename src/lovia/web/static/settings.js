@@ -1,29 +1,34 @@
-// Settings (issue 31): the config.json `lovia web` serves from, through /api/config: model
+// Settings (issue 31): always the General pane (this browser's preferences, general.js);
+// with a config.json, also the config `lovia web` serves from, through /api/config: model
 // profiles (add, duplicate, delete; keys are write-only, shown only as a masked hint), the
 // chat / aux / vision roles, the web-search backend and its key, and the skill directories
-// with what each holds. Offered only when the server edits a config.json
+// with what each holds, offered only when the server edits a config.json
 // (/api/info features.model_config). Every value from the server is shown as text.
 
 import { getJSON, send } from "./api.js";
 import { action, choice, errorText, field, input, openDialog } from "./dialog.js";
+import { generalPane } from "./general.js";
 import { t } from "./i18n.js";
 import { el } from "./render.js";
 
-const TABS = ["models", "roles", "search", "skills"];
+const CONFIG_TABS = ["models", "roles", "search", "skills"];
 
 export class SettingsDialog {
-  constructor(button, { changed, toast }) {
+  // configurable: the server edits a config.json; chrome: chrome.js's language and theme setters
+  constructor(button, { changed, toast, configurable, chrome }) {
     this.changed = changed; // after a save: the served agent may have a new model
     this.toast = toast;
+    this.chrome = chrome;
+    this.names = ["general", ...(configurable ? CONFIG_TABS : [])];
     button.addEventListener("click", () => this.open());
   }
 
-  open(tab = "models") {
+  open(tab = "general") {
     this.view = openDialog({ title: t("settings.title"), testid: "settings-dialog", wide: true });
     const bar = el("div", "panel-tabs");
     bar.setAttribute("role", "tablist");
     this.pane = el("div", "panel-pane");
-    this.tabs = new Map(TABS.map((name) => {
+    this.tabs = new Map(this.names.map((name) => {
       const b = action(t(`settings.${name}`), `settings-tab-${name}`, () => this.show(name), "small tab");
       b.setAttribute("role", "tab");
       bar.append(b);
@@ -36,6 +41,11 @@ export class SettingsDialog {
   async show(name) {
     for (const [n, b] of this.tabs) b.setAttribute("aria-selected", String(n === name));
     this.current = name;
+    if (name === "general") {
+      const redraw = () => { this.view.close(); this.open("general"); };
+      this.pane.replaceChildren(...generalPane(this.chrome, { say: this.view.say, redraw }));
+      return;
+    }
     try {
       const config = await getJSON("api/config");
       if (this.current !== name) return;
