@@ -44,18 +44,22 @@ from .checkpoint import RunHead
 
 __all__ = [
     "LEGACY_TABLES",
+    "STORES_0_9_119",
     "VERSION",
     "LegacyReport",
     "backup_path",
     "check",
     "convert",
     "is_legacy",
+    "mark_for_0_9_119",
     "migrate",
     "tables_of",
 ]
 
 # The schema version recorded for 0.9.119's stores in a migrated file: past any it knows.
 MIGRATED_MARK = 1000
+# 0.9.119's store names in ``lovia_schema``: its sessions, checkpoints and web chat tables.
+STORES_0_9_119 = ("session", "checkpoint", "chat")
 
 
 @dataclass(frozen=True)
@@ -293,16 +297,24 @@ def _drop_legacy(conn: sqlite3.Connection) -> None:
     for table in LEGACY_TABLES:
         if table in present:
             conn.execute(f"DROP TABLE main.{table}")
-    # 0.9.119 refuses a store whose recorded version is past the ones it knows ("a newer lovia
-    # wrote this database"): without these rows, a 0.9.119 process opening the file after the
-    # migration would make empty tables of its own and carry on writing into them.
+    mark_for_0_9_119(conn, ("session", "checkpoint"))
+
+
+def mark_for_0_9_119(conn: sqlite3.Connection, stores: Sequence[str]) -> None:
+    """Record ``stores`` in 0.9.119's ``lovia_schema`` at a version past any it knows.
+
+    0.9.119 refuses a store whose recorded version is newer than its own ("a newer lovia wrote
+    this database"). Without these rows, a 0.9.119 process opening a file this lovia wrote (or
+    migrated) would make empty tables of its own beside ours and carry on writing into them, or
+    stop half way through its own migrations with a bare SQLite error.
+    """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS main.lovia_schema"
         " (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
     )
     conn.executemany(
         "INSERT OR REPLACE INTO main.lovia_schema (store, version) VALUES (?, ?)",
-        [("session", MIGRATED_MARK), ("checkpoint", MIGRATED_MARK)],
+        [(store, MIGRATED_MARK) for store in stores],
     )
 
 

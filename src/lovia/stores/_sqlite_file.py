@@ -290,6 +290,7 @@ class SQLiteFile:
                     hint="point the store at a new file; lovia will not change this one",
                 )
             conn.execute("CREATE TABLE lovia_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            _legacy.mark_for_0_9_119(conn, _legacy.STORES_0_9_119)
 
         run = migrate(self.component, self.version, self.migrations, _META, self._too_new)
         for step in run:

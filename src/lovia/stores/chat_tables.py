@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from . import _conns
+from . import _conns, _legacy
 from ._sqlite_conn import opening
 from .chat_rows import CHAT_COLUMNS, ChatMeta
 from .chat_runs import RunAndScheduleTables
@@ -151,6 +151,7 @@ class SQLiteChatTables(RunAndScheduleTables):
                     conn.execute(
                         "CREATE TABLE lovia_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
                     )
+                    _legacy.mark_for_0_9_119(conn, _legacy.STORES_0_9_119)
                 for table, columns in _TABLES.items():
                     conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(columns)})")
                     present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
