@@ -14,6 +14,7 @@ __all__ = [
     "ChatMeta",
     "RunRow",
     "ScheduleRow",
+    "chat_dict",
 ]
 
 CHAT_COLUMNS = (
@@ -73,6 +74,21 @@ def _dumps(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False) if value else None
 
 
+def _title(value: Any) -> Any:
+    if isinstance(value, str):  # at most 120 characters, as lovia 0.9.119 kept them
+        return value.replace("\0", "")[:120].strip() or None
+    return value
+
+
+def chat_dict(row: Any) -> dict[str, Any]:
+    """``ChatMeta.from_row(row).to_dict()``, without making the ``ChatMeta``: the chat list
+    makes one per row (a frozen dataclass sets each field through ``object.__setattr__``)."""
+    out = dict(zip(CHAT_COLUMNS, row, strict=True))
+    out["pinned"] = bool(out["pinned"])
+    out["title"] = _title(out["title"])
+    return out
+
+
 @dataclass(frozen=True)
 class ChatMeta:
     """One chat as the chat list knows it: its title, the agent it talks to, its times, its
@@ -94,8 +110,7 @@ class ChatMeta:
     def from_row(cls, row: Any) -> ChatMeta:
         values = list(row)
         values[5] = bool(values[5])
-        if isinstance(values[1], str):  # at most 120 characters, as lovia 0.9.119 kept them
-            values[1] = values[1].replace("\0", "")[:120].strip() or None
+        values[1] = _title(values[1])
         return cls(*values)
 
     def to_dict(self) -> dict[str, Any]:
