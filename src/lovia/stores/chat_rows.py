@@ -82,11 +82,21 @@ def _title(value: Any) -> Any:
 
 def chat_dict(row: Any) -> dict[str, Any]:
     """``ChatMeta.from_row(row).to_dict()``, without making the ``ChatMeta``: the chat list
-    makes one per row (a frozen dataclass sets each field through ``object.__setattr__``)."""
-    out = dict(zip(CHAT_COLUMNS, row, strict=True))
-    out["pinned"] = bool(out["pinned"])
-    out["title"] = _title(out["title"])
-    return out
+    makes one per row (a frozen dataclass sets each field through ``object.__setattr__``;
+    a literal takes half of ``dict(zip(...))``' time)."""
+    id_, title, agent, created, updated, pinned, parent, kind, source, ref = row
+    return {
+        "id": id_,
+        "title": _title(title),
+        "agent": agent,
+        "created_at": created,
+        "updated_at": updated,
+        "pinned": bool(pinned),
+        "parent_id": parent,
+        "origin_kind": kind,
+        "origin_session_id": source,
+        "origin_ref": ref,
+    }
 
 
 @dataclass(frozen=True)
