@@ -147,10 +147,14 @@ def q1(dsn: str, sql: str) -> Any:
 DONE = "SELECT count(*) FROM lovia_queue_runs WHERE state = 'completed'"
 
 
-async def at_least(dsn: str, count_sql: str, n: int) -> int:
-    """Wait until ``count_sql`` counts ``n``; returns the count."""
+async def at_least(watch: Any, count_sql: str, n: int) -> int:
+    """Wait until ``count_sql`` counts ``n`` on ``watch`` (an open autocommit connection:
+    a connection per look would start a server process each time, in the very window the
+    latency runs measure); returns the count."""
     while True:
-        got = int(q1(dsn, count_sql) or 0)
+        cur = await watch.execute(count_sql)
+        row = await cur.fetchone()
+        got = int(row[0] if row else 0)
         if got >= n:
             return got
         await asyncio.sleep(0.05)
@@ -193,14 +197,15 @@ async def lovia_round(
         )
         for _ in range(workers)
     ]
+    watch = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
     try:
-        await at_least(dsn, "SELECT count(*) FROM procrastinate_workers", workers)
+        await at_least(watch, "SELECT count(*) FROM procrastinate_workers", workers)
         # latency: idle workers, one run at a time, each after the one before has finished
         async with await psycopg.AsyncConnection.connect(dsn) as conn:
             for i in range(lat_runs):
                 async with conn.transaction():
                     await bench.submit(f"lat-{i}", "go", session_id=f"lat-{i}", conn=conn)
-                await at_least(dsn, DONE, i + 1)
+                await at_least(watch, DONE, i + 1)
                 await asyncio.sleep(gap)
         # throughput: a burst of runs; the CPU its processes and their server processes use
         pids = [p.pid for p in procs]
@@ -218,7 +223,7 @@ async def lovia_round(
                     else:
                         await bench.submit_many(chunk, conn=conn)
         submit_s = time.perf_counter() - t0
-        done = await at_least(dsn, DONE, runs + lat_runs)
+        done = await at_least(watch, DONE, runs + lat_runs)
         cpu1, pg1 = cpu_s(pids), cpu_s(backends(dsn))
         span = q1(
             dsn,
@@ -246,6 +251,7 @@ async def lovia_round(
                 "SELECT count(*) FROM lovia_queue_runs WHERE attempts <> 1"
             ).fetchone()
     finally:
+        await watch.close()
         for p in procs:
             p.terminate()
         for p in procs:

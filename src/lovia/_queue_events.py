@@ -100,6 +100,8 @@ def terminal_event(state: dict[str, Any], snapshot: Any) -> dict[str, Any]:
                 "usage": usage.to_dict() if hasattr(usage, "to_dict") else {},
                 "entries": [entry_to_dict(e) for e in getattr(snapshot, "entries", [])],
                 "turns": result.get("turns"),
+                "started_at": result.get("started_at"),
+                "finished_at": result.get("finished_at"),
             },
         }
     if kind == "awaiting_approval":

@@ -52,7 +52,7 @@ class QueueSubmit(QueueWorker):
     async def submit_many(
         self, runs: Sequence[Mapping[str, Any]], *, conn: Any = None
     ) -> list[int | None]:
-        """Queue several runs in one transaction and two statements, however many: each a
+        """Queue several runs in one transaction and one statement, however many: each a
         mapping with ``run_id``, ``input`` and optionally ``session_id``, ``agent`` and
         ``park`` (as ``submit``). Returns each run's job id, ``None`` for one submitted
         before. Faster than one ``submit`` per run when runs arrive in bursts."""

@@ -287,6 +287,8 @@ class QueueWorker:
             "output": output,
             "replayed": result.replayed,
             "turns": result.turns,
+            "started_at": result.started_at,  # the timing its segment records
+            "finished_at": result.finished_at,
         }
 
     # -- recovery ---------------------------------------------------------------------------

@@ -33,7 +33,9 @@ class RunResult:
     history). ``finish_reason`` is the provider's last finish reason, ``None`` on a replay.
     The first fields come in 0.9.119's order with its defaults, so a result a test builds by
     hand (``RunResult(output, entries, agent, usage, turns)``) still builds; its ``run_id``
-    is then ``""``.
+    is then ``""``. ``started_at`` and ``finished_at`` (Unix seconds) are the timing the run
+    recorded in its session segment: its first start (``None`` for a run resumed from a
+    checkpoint that predates timing) and its end; both ``None`` on a replay.
     """
 
     output: Any
@@ -46,6 +48,8 @@ class RunResult:
     run_id: str = ""
     session_id: str | None = None
     replayed: bool = field(default=False)
+    started_at: float | None = None
+    finished_at: float | None = None
 
     @property
     def messages(self) -> list[Message]:
@@ -75,6 +79,8 @@ class RunResult:
             "run_id": self.run_id,
             "session_id": self.session_id,
             "replayed": self.replayed,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
         }
 
 

@@ -144,8 +144,9 @@ class ReasoningDelta(DeltaEvent):
 @dataclass
 class OutputDiscarded(DeltaEvent):
     """The text streamed so far in this turn is void: the model call failed after it began
-    and is being tried again. A consumer showing deltas live clears what it showed for this
-    turn; the stored transcript never held it."""
+    and is being tried again (sent as the next attempt starts, after ``ModelRetrying``'s
+    backoff). A consumer showing deltas live clears what it showed for this turn; the stored
+    transcript never held it."""
 
     type: ClassVar[str] = "output_discarded"
 

@@ -7,7 +7,17 @@ from typing import Any
 
 import pytest
 
-from lovia import Agent, CheckpointOptions, InMemoryCheckpointer, Runner, UserError, events
+from lovia import (
+    Agent,
+    CheckpointOptions,
+    InMemoryCheckpointer,
+    InMemorySession,
+    Runner,
+    SQLiteCheckpointer,
+    SQLiteSession,
+    UserError,
+    events,
+)
 from lovia.testing import ScriptedProvider, text
 
 BAD_INPUT = [None, 5, {"role": "user", "content": "hi"}, b"hi"]
@@ -54,3 +64,21 @@ async def test_a_list_of_message_dicts_is_still_input() -> None:
     model = ScriptedProvider([text("ok")])
     done = await Runner.run(Agent("a", model=model), [{"role": "user", "content": "hi"}])
     assert done.output == "ok" and [m.content for m in model.calls[0]] == ["hi"]
+
+
+@pytest.mark.parametrize(
+    "store", [InMemorySession, SQLiteSession, InMemoryCheckpointer, SQLiteCheckpointer]
+)
+async def test_a_store_class_given_for_a_store_is_refused_with_a_hint(store: type) -> None:
+    """S1/C1 and api.md's errors: ``session=SQLiteSession`` (the class, a forgotten ``(...)``)
+    was a TypeError from inside the run about a missing argument of a method the caller
+    never called; now it is a UserError naming the class, with the line to write."""
+    model = ScriptedProvider([text("never")])
+    agent = Agent("a", model=model)
+    with pytest.raises(UserError) as caught:
+        if store in (InMemorySession, SQLiteSession):
+            await Runner.run(agent, "hi", session=store, session_id="u1")
+        else:
+            await Runner.run(agent, "hi", checkpoint=CheckpointOptions(store, "job"))
+    assert store.__name__ in caught.value.message
+    assert f"{store.__name__}(" in (caught.value.hint or "") and model.calls == []

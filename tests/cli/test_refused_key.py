@@ -91,8 +91,7 @@ def test_the_page_gets_the_same_problem_and_sending_is_disabled(
     assert info["configured"] is True  # a model is configured: its key is what is wrong
     assert "refused the API key (HTTP 401" in problem["message"] and problem["blocking"] is True
     assert "OPENAI_API_KEY" in problem["hint"] and WRONG_KEY not in json.dumps(info)
-    agents = httpx.get(f"{server.url}/api/agents", timeout=30).json()
-    assert [(a["name"], a["usable"]) for a in agents] == [("assistant", False)]
+    assert [(p["agent"], p["blocking"]) for p in info["problems"]] == [("assistant", True)]
 
 
 @pytest.mark.parametrize("refusing", [403], indirect=True)

@@ -101,6 +101,27 @@ DEPARTURES: dict[str, dict[str, Departure]] = {
             reference=_roundtrip(timeline=False),
         ),
     },
+    "p56_crash_and_resume": {
+        "resume_after_answer": Departure(
+            reason=(
+                "A run whose process died after its final answer was saved (judging it) is"
+                " resumed by judging that answer: the model is not asked again (C2, C10); "
+                "0.9.119 asks the model for a second answer and keeps both in the session."
+            ),
+            ours={
+                "judged": ["Draft one."],
+                "model_calls": 0,
+                "output": "Draft one.",
+                "session": ["input", "assistant_text"],
+            },
+            reference={
+                "judged": ["Draft two."],
+                "model_calls": 1,
+                "output": "Draft two.",
+                "session": ["input", "assistant_text", "assistant_text"],
+            },
+        ),
+    },
     "p55_run_option_edges": {
         "session_without_id": Departure(
             reason=(

@@ -72,7 +72,7 @@ async def test_a_resumed_run_keeps_its_heads_start_or_stays_untimed(
         fields["started_at"] = started_at
     await cp.append("r1", [InputEntry(role="user", content="go")], RunHead.from_dict(fields))
 
-    await Runner.run(
+    result = await Runner.run(
         Agent("a", model=ScriptedProvider([text("hi")])),
         [],
         session=session,
@@ -86,9 +86,12 @@ async def test_a_resumed_run_keeps_its_heads_start_or_stays_untimed(
         assert timing is None
         snap = await cp.load("r1")
         assert snap is not None and snap.status == "completed" and snap.started_at is None
+        assert result.started_at is None
     else:
         assert timing is not None and timing["started_at"] == started_at
         assert timing["finished_at"] > started_at
+        # the result carries the timing its save wrote, so nobody reads it back
+        assert (result.started_at, result.finished_at) == (started_at, timing["finished_at"])
 
 
 async def test_stores_checkpointer_module_names_the_same_classes(tmp_path: Path) -> None:

@@ -77,7 +77,10 @@ async def test_run_end_curation_writes_notes_and_a_summary(tmp_path: Path) -> No
     memory = Memory(tmp_path, expand_query=False, summarize_recall=False)
     result = await Runner.run(Agent(name="a", model=model, plugins=[memory]), "I'm vegetarian")
     notes = (tmp_path / "MEMORY.md").read_text()
-    assert "] Prefers tea\n" in notes and "] User is vegetarian.\n" in notes
+    assert {line.split("] ", 1)[1] for line in notes.splitlines()} == {
+        "Prefers tea",
+        "User is vegetarian.",
+    }
     asked = model.calls[2][-1].text
     assert "Prefers tea" in asked and "USER: I'm vegetarian" in asked
     hits = await KeywordIndex(tmp_path / "archive.db").search("food", k=5)
@@ -143,7 +146,7 @@ async def test_dream_rewrites_notes_and_keeps_a_backup(tmp_path: Path) -> None:
     assert (tmp_path / "MEMORY.md.bak").read_text() == before
     assert (
         tmp_path / "MEMORY.md"
-    ).read_text() == "- [2026-01] Likes tea\n- [2026-01] Lives in Paris\n"
+    ).read_text() == "- [2026-01] Likes tea\n- [2026-01] Lives in Paris"
     assert memory.dreamed_at is not None
     empty = json.dumps({"notes": []})
     assert await memory.dream(ScriptedProvider([text(empty)])) == (2, 2)  # never wiped
@@ -208,3 +211,33 @@ async def test_a_store_of_your_own_for_notes(tmp_path: Path) -> None:
     assert kept.facts[0].endswith("] uses a custom store")
     assert not (tmp_path / "MEMORY.md").exists()
     assert await FileNotesStore(tmp_path / "MEMORY.md").load() == []
+
+
+async def test_auto_expansion_is_for_the_default_keyword_index_only(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "mine.db")
+    await index.add([Doc(id="d1", text="my dog's name is Rex")])
+    memory = Memory(tmp_path, index=index, auto_curate=False, summarize_recall=False)
+    model = ScriptedProvider([call("recall", {"query": "dog name"}), text("Rex.")])
+    result = await Runner.run(Agent(name="a", model=model, plugins=[memory]), "dog?")
+    assert "Rex" in next(e for e in result.entries if e.type == "tool_result").output
+    assert len(model.calls) == 2  # searched as asked: no query-expansion call in between
+    assert not memory.lexical_only and not memory.should_expand()
+    assert Memory(tmp_path / "d").should_expand()
+    assert not Memory(tmp_path / "e", embedder=Buckets()).should_expand()
+    assert Memory(tmp_path / "f", index=index, expand_query=True).should_expand()
+
+
+async def test_notes_text_has_no_newline_after_the_last_fact(tmp_path: Path) -> None:
+    memory = Memory(tmp_path, index=None)
+    await memory.remember("[2024-05] one")
+    await memory.remember("[2024-05] two")
+    assert (tmp_path / "MEMORY.md").read_text() == "- [2024-05] one\n- [2024-05] two"
+    assert await memory.notes_body() == "- [2024-05] one\n- [2024-05] two"
+    assert await memory.replace_notes("- [2024-06] three\n") == "- [2024-06] three"
+
+
+async def test_memory_errors_say_what_0_9_119_said(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="not both"):
+        Memory(tmp_path, index=KeywordIndex(tmp_path / "x.db"), embedder=Buckets())
+    with pytest.raises(UserError, match="no model"):
+        await Memory(tmp_path, index=None).dream()

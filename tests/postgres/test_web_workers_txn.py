@@ -61,11 +61,13 @@ def _decisions(dsn: str, run_id: str) -> list[str | None]:
 
 
 def _held_backend(dsn: str) -> int | None:
-    """The backend whose transaction waits in the held INSERT of a resumption's job."""
+    """The backend whose transaction waits in the held INSERT of a job (a resumption's is
+    deferred through procrastinate's function, a new run's inserted with its row)."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         row = conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' "
-            "AND state = 'active' AND query LIKE '%procrastinate_defer_jobs%'"
+            "AND state = 'active' AND (query LIKE '%procrastinate_defer_jobs%' "
+            "OR query LIKE '%INTO procrastinate_jobs%')"
         ).fetchone()
     return None if row is None else int(row[0])
 

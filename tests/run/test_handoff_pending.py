@@ -201,3 +201,37 @@ async def test_replaying_a_run_whose_agent_name_is_shared_reports_the_entry_agen
         result = await Runner.run(entry, [], checkpoint=CheckpointOptions(cp, "h7"))
     assert result.output == "done" and result.final_agent is entry
     assert any("worker" in r.getMessage() for r in caplog.records if r.name.startswith("lovia"))
+
+
+async def test_C3_once_the_switch_is_made_the_stored_head_names_the_target(
+    cp: SQLiteCheckpointer,
+) -> None:
+    """The head names the active agent (C3, C11). Found by the seed page's check: after the
+    switch, while the target's first model call ran, the stored head still named the agent
+    that handed off (the target only in ``pending_handoff``), so ``lovia runs show`` or a
+    hook reading the checkpoint saw the wrong agent; 0.9.119 names the target."""
+    seen: list[tuple[str, str | None]] = []
+
+    class Peek(ScriptedProvider):
+        def stream(self, *args: Any, **kwargs: Any) -> Any:
+            stored = cp_now.pop()
+            seen.append((stored.agent_name, stored.pending_handoff))
+            return super().stream(*args, **kwargs)
+
+    cp_now: list[Any] = []
+    spanish = Agent("Spanish", instructions="reply in Spanish", model=Peek([text("Hola!")]))
+
+    async def before_model(event: Any, ctx: Any) -> None:
+        cp_now.append(await cp.load("h1"))
+
+    hooks = AgentHooks()
+    hooks.on(events.TurnStarted)(before_model)
+    english = Agent(
+        "English",
+        model=ScriptedProvider([call("transfer_to_spanish", {})]),
+        handoffs=[spanish],
+        hooks=hooks,
+    )
+    done = await Runner.run(english, "Hola", checkpoint=CheckpointOptions(cp, "h1"))
+    assert (done.output, done.final_agent.name) == ("Hola!", "Spanish")
+    assert seen == [("Spanish", None)]

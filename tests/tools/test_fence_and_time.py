@@ -95,7 +95,7 @@ async def test_now_with_an_unknown_zone_is_an_error_the_model_sees() -> None:
     agent, _ = agent_with([call("now", {"tz": "Mars/Olympus"}), text("ok")], tools=[now])
     result = await Runner.run(agent, "time?")
     [res] = [e for e in result.entries if isinstance(e, ToolResultEntry)]
-    assert res.is_error and "Mars/Olympus" in res.output
+    assert res.is_error and "Unknown timezone 'Mars/Olympus'" in res.output
     assert json.loads(json.dumps(now.parameters))["properties"]["tz"]
 
 
@@ -112,6 +112,6 @@ async def test_current_date_puts_today_into_the_system_prompt() -> None:
 
 
 def test_current_date_refuses_an_unknown_zone_when_built() -> None:
-    with pytest.raises(UserError, match="Nowhere/Land") as info:
+    with pytest.raises(UserError, match=r"^Unknown timezone 'Nowhere/Land'") as info:
         current_date("Nowhere/Land")
     assert info.value.hint

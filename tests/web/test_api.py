@@ -43,8 +43,18 @@ async def test_info_names_the_agents_and_the_setup_hint_when_none(client_for: An
     ok = await client_for(_app(demo_agent())).get("/api/info")
     assert ok.json()["agents"] == ["demo"] and ok.json()["default_agent"] == "demo"
     assert ok.json()["demo"] is True and ok.json()["setup_hint"] is None
+    assert ok.json()["demo_agents"] == ["demo"] and ok.json()["problems"] == []
     agents = (await client_for(_app(demo_agent())).get("/api/agents")).json()
-    assert [(a["name"], a["demo"], a["usable"]) for a in agents] == [("demo", True, True)]
+    # 0.9.119's fields, and only those: what this server adds is in /api/info
+    assert set(agents[0]) == {
+        "name",
+        "instructions",
+        "tools",
+        "workspace",
+        "memory",
+        "context_window",
+        "model",
+    }
     bare = await client_for(_app({})).get("/api/info")
     assert bare.json()["configured"] is False
     hint = bare.json()["setup_hint"]

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from lovia import Agent, tool
+from lovia import Agent, RunHead, tool
 from lovia.errors import UserTypeError
 from lovia.session import TIMING_META_KEY
 from lovia.testing import ScriptedProvider, call, text
 from lovia.transcript import AssistantTextEntry, InputEntry, ToolCallEntry, ToolResultEntry
 from lovia.web import ChatStore
 
-from .conftest import events_of, web_app
+from .conftest import events_of, sid, web_app
 
 
 def _timed(start: float, finish: float) -> dict[str, Any]:
@@ -137,16 +137,45 @@ async def test_the_streams_timing_is_what_the_run_recorded(client_for: Any) -> N
 
 
 async def test_a_run_that_recorded_no_timing_streams_none(client_for: Any) -> None:
+    # a run resumed from a checkpoint written before runs were timed (no start recorded)
     store = ChatStore.in_memory()
-    real_append = store.session.append
+    await store.upsert("s", agent="bot")
+    head = RunHead("bot", status="interrupted", session_id="s")
+    await store.checkpointer.append("r1", [InputEntry(role="user", content="hi")], head)
+    client = client_for(
+        web_app(Agent(name="bot", model=ScriptedProvider([text("hello")])), store=store)
+    )
+    response = await client.post(f"/api/chat/reconnect{sid('s')}")
+    names = [e["event"] for e in events_of(response)]
+    assert names[-1] == "done" and "timing" not in names
+    [segment] = await store.session.segments("s")
+    assert TIMING_META_KEY not in (segment.meta or {})
 
-    async def untimed(session_id: str, entries: Any, **kw: Any) -> Any:
-        meta = {k: v for k, v in (kw.pop("meta", None) or {}).items() if k != TIMING_META_KEY}
-        return await real_append(session_id, entries, meta=meta, **kw)
 
-    store.session.append = untimed  # type: ignore[method-assign]
+async def test_the_streams_timing_comes_without_reading_the_chat_back(client_for: Any) -> None:
+    # once the run's answer is saved the chat cannot be read: the timing event still comes,
+    # carried by the run's end from its save
+    store = ChatStore.in_memory()
+    real_append, real_segments = store.session.append, store.session.segments
+    saved: list[str] = []
+
+    async def append(session_id: str, entries: Any, **kw: Any) -> Any:
+        saved.append(session_id)
+        return await real_append(session_id, entries, **kw)
+
+    async def segments(session_id: str) -> Any:
+        if saved:
+            raise RuntimeError("the database went away")
+        return await real_segments(session_id)
+
+    store.session.append = append  # type: ignore[method-assign]
+    store.session.segments = segments  # type: ignore[method-assign]
     model = ScriptedProvider([text("hello")])
     client = client_for(web_app(Agent(name="bot", model=model), store=store))
     response = await client.post("/api/chat/stream", json={"message": "hi", "session_id": "s"})
-    names = [e["event"] for e in events_of(response)]
-    assert names[-1] == "done" and "timing" not in names
+    events = events_of(response)
+    assert [e["event"] for e in events][-2:] == ["timing", "done"]
+    [segment] = await real_segments("s")
+    recorded = (segment.meta or {})[TIMING_META_KEY]
+    assert events[-2]["finished_at"] == recorded["finished_at"]
+    assert events[-2]["duration"] == recorded["finished_at"] - recorded["started_at"]

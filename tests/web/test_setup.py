@@ -31,8 +31,8 @@ async def test_a_model_without_its_key_is_reported_and_refused_before_any_write(
     )
     client = client_for(app)
     health = (await client.get("/api/info")).json()
-    agents = (await client.get("/api/agents")).json()
-    assert [(a["name"], a["demo"], a["usable"]) for a in agents] == [("assistant", False, False)]
+    assert health["demo_agents"] == []
+    assert [p["agent"] for p in health["problems"] if p["blocking"]] == ["assistant"]
     assert "no API key" in health["setup_problem"]["message"]
     assert health["setup_problem"]["blocking"] is True
     assert "OPENAI_API_KEY" in health["setup_hint"]
@@ -54,7 +54,7 @@ async def test_a_misspelt_provider_is_reported_with_the_fix_and_refused(
         web_app(Agent("assistant", model="opnai:gpt-4.1"), store=ChatStore(session))
     )
     health = (await client.get("/api/info")).json()
-    assert (await client.get("/api/agents")).json()[0]["usable"] is False
+    assert [p["agent"] for p in health["problems"] if p["blocking"]] == ["assistant"]
     assert "unknown model provider 'opnai'" in health["setup_problem"]["message"]
     assert "openai:gpt-4.1" in health["setup_hint"]
     refused = await client.post("/api/chat/stream", json=message("c1", "hi"))
@@ -74,7 +74,7 @@ async def test_an_unreachable_base_url_is_a_warning_that_names_the_url(
     assert problem["blocking"] is False  # the server may come up later: sending stays open
     assert f"127.0.0.1:{port}" in problem["message"]
     assert "OPENAI_BASE_URL" in health["setup_hint"]
-    assert (await client.get("/api/agents")).json()[0]["usable"] is True
+    assert [p["agent"] for p in health["problems"] if p["blocking"]] == []
 
 
 async def test_a_listening_base_url_and_a_keyed_model_report_nothing(
@@ -103,7 +103,8 @@ async def test_a_run_that_fails_before_its_checkpoint_keeps_the_message(
         Agent("assistant", model="openai:gpt-4.1"), store=ChatStore(session, checkpointer=cp)
     )
     client = client_for(app)
-    assert (await client.get("/api/agents")).json()[0]["usable"] is True
+    found = (await client.get("/api/info")).json()["problems"]
+    assert [p["agent"] for p in found if p["blocking"]] == []  # sending is open
     monkeypatch.delenv("OPENAI_API_KEY")
     sent = await client.post("/api/chat/stream", json=message("c1", "hello?"))
     assert sent.status_code == 200

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from .. import events as ev
@@ -134,7 +135,7 @@ class RunDriver:
         try:
             check_arguments(self)
             stored = (
-                await take(self.checkpoint, self.run_id, self.lease)
+                await take(self.checkpoint, self.run_id, self.lease, self)
                 if self.checkpoint is not None
                 else None
             )
@@ -213,8 +214,8 @@ class RunDriver:
             if snapshot.pending_handoff is not None:
                 find_handoff_target(self.run_id, active, snapshot.pending_handoff)
         self._started = True  # from here on a failure is recorded in the checkpoint
-        if snapshot is None and stored is None and opts is not None:
-            replayed = await replay_from_session(self)
+        if opts is not None and opts.resume_from is None and decided.action != "restart":
+            replayed = await replay_from_session(self, snapshot)  # new, or resuming one it holds
             if replayed is not None:
                 return replayed
         await setup(self, snapshot)
@@ -348,6 +349,7 @@ class RunDriver:
             raise
         state.pending_handoff = None
         state.turn_agent = target
+        await self.save()  # C3/C11: the head names the agent now active, not the one before
         await self.emit(ev.HandoffOccurred(source, target))
 
     def _check_limits(self) -> None:
@@ -394,7 +396,9 @@ class RunDriver:
             if guards:
                 await check_guardrails(guards, output, self.ctx, "output")
         if self.recorder.checkpointer is not None or self.recorder.session is not None:
-            await self.recorder.complete(state, stored)
+            finished = await self.recorder.complete(state, stored)
+        else:
+            finished = time.time()
         result = run_result(
             output=output,
             entries=list(state.entries),
@@ -405,6 +409,8 @@ class RunDriver:
             run_id=self.run_id,
             session_id=self.o.session_id,
             last_input_tokens=state.reported_input_tokens,
+            started_at=state.started_at,
+            finished_at=finished,
         )
         if self.emitter.heard() or result.output == "":  # an empty answer is logged
             await self.emit(ev.RunCompleted(result))

@@ -154,7 +154,8 @@ async def stream_turn(
 
     With ``deltas`` each text/reasoning delta is emitted as it arrives. A transient failure
     is announced with ``ModelRetrying`` before the backoff; one that strikes after text was
-    streamed also emits ``OutputDiscarded`` (with ``restart_on_partial``) or ends the run.
+    streamed also emits ``OutputDiscarded`` once the backoff is over, as the next attempt
+    starts (with ``restart_on_partial``), or ends the run.
     """
     attempt = 1
     response_format = _response_format(output_type, provider) if output_type is not str else None
@@ -181,9 +182,10 @@ async def stream_turn(
             log.warning("model call failed (%s); retry %d in %.2fs", exc, attempt, delay)
             if emit is not None:
                 await emit(ev.ModelRetrying(exc, attempt, retry.max_attempts, delay))
-                if emitted[0]:
-                    await emit(ev.OutputDiscarded())
             await retry.sleep(delay)
+            if emit is not None and emitted[0]:
+                # at the next attempt's start, as 0.9.119: it also ends the retry notice
+                await emit(ev.OutputDiscarded())
             attempt += 1
 
 

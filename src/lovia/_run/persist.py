@@ -216,15 +216,17 @@ class RunRecorder:
         if status == "completed":
             self.completed = True
 
-    async def complete(self, state: RunState, stored_output: Any) -> None:
-        """Checkpoint completed, then session append, then delete_on_success."""
+    async def complete(self, state: RunState, stored_output: Any) -> float:
+        """Checkpoint completed, then session append, then delete_on_success; the time the
+        run finished, as the segment records it."""
         await self.save(state, "completed", output=stored_output)
+        finished = time.time()
         try:
             await self.append_session(
                 state.entries,
                 state.context_state,
                 state.session_version,
-                timing=(state.started_at, time.time()),
+                timing=(state.started_at, finished),
                 notice=state.context_notice,
             )
         except SessionConflict as exc:
@@ -237,6 +239,7 @@ class RunRecorder:
             raise
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)
+        return finished
 
     async def append_session(
         self,

@@ -8,7 +8,7 @@ import logging
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import events as ev
-from ..errors import UserError
+from ..errors import LoviaError, UserError
 from ..stores.capabilities import VersionedSession, has_capability
 from ..stores.checkpoint import RunSnapshot
 from .output import parse_output, revive_output
@@ -25,6 +25,7 @@ __all__ = [
     "conflicted",
     "read_history",
     "refuse_if_in_session",
+    "refuse_if_settled",
     "refused_answer",
     "replay",
     "replay_from_session",
@@ -68,22 +69,27 @@ async def replay(d: Run, snap: RunSnapshot) -> RunResult:
     return result
 
 
-async def replay_from_session(d: Run) -> RunResult | None:
-    """A run already in the session under this run id (its checkpoint deleted on success)
-    is answered from its segment, not run again."""
+async def replay_from_session(d: Run, snapshot: RunSnapshot | None) -> RunResult | None:
+    """A run already in the session under this run id (its checkpoint deleted on success,
+    or a stopped run its caller kept there) is answered from its segment, not run again.
+    A run whose append was refused as a conflict (``snapshot``) finishes as it was kept."""
     o = d.o
     if o.session is None or o.session_id is None or d.checkpoint is None:
         return None
+    if conflicted(snapshot):
+        return None
     if d.checkpoint.if_run_exists in ("restart", "fail"):
         return None  # refuse_if_in_session ran before anything was written
-    # the run's history when it is not in the session: _setup takes it from here
-    d.history_read = await read_history(d)
+    # the run's history when it is not in the session: _setup takes it from here (read
+    # with the run's lease when the stores could: lovia.stores.pg_first_read)
+    if d.history_read is None:
+        d.history_read = await read_history(d)
     for seg in d.history_read[0]:
         if seg.run_id != d.run_id:
             continue
         answer = segment_answer(list(seg.entries))
         if answer is None:
-            return None
+            return None  # refuse_if_settled refused it before anything was written
         agent = d.entry_agent
         output, _ = parse_output(agent, d.kit.output_type(agent), answer)
         result = RunResult(
@@ -131,6 +137,30 @@ async def refuse_if_in_session(d: Run, *, stored: bool) -> None:
         hint="start the conversation's next turn under a new run_id; to answer that turn "
         "again, rewind the session before it first (session.rewind)",
     )
+
+
+async def refuse_if_settled(d: Run) -> None:
+    """Under ``"resume"`` or ``"resume_only"``, a run the session already holds without an
+    answer (stopped, and kept there by its caller as S6 allows) is refused before anything
+    runs: one segment per run id, so whatever a new attempt answered could never land there.
+    One with an answer is replayed from its segment (``replay_from_session``)."""
+    o = d.o
+    if o.session is None or o.session_id is None:
+        return
+    try:
+        d.history_read = await read_history(d)
+    except LoviaError:
+        return  # read again once the run has started, where its failure is recorded
+    for seg in d.history_read[0]:
+        if seg.run_id == d.run_id and segment_answer(list(seg.entries)) is None:
+            raise UserError(
+                f"run {d.run_id!r} is already in session {o.session_id!r}, kept there "
+                "without an answer (stopped), so an answer under that run id could never "
+                "land there",
+                hint="start the conversation's next turn under a new run_id; to run that "
+                "turn again, rewind the session before it (session.rewind) and delete its "
+                "checkpoint",
+            )
 
 
 async def read_history(d: Run) -> tuple[list[Any], int | None]:

@@ -26,6 +26,8 @@ def run_result(
     session_id: str | None = None,
     replayed: bool = False,
     last_input_tokens: int | None = None,
+    started_at: float | None = None,
+    finished_at: float | None = None,
 ) -> RunResult:
     """``RunResult(...)`` with the same fields, built without the frozen dataclass's
     ``object.__setattr__`` per field (every run ends here)."""
@@ -41,5 +43,7 @@ def run_result(
         session_id=session_id,
         replayed=replayed,
         last_input_tokens=last_input_tokens,
+        started_at=started_at,
+        finished_at=finished_at,
     )
     return result

@@ -27,7 +27,7 @@ from ..transcript import (
     entries_to_messages,
     to_entries,
 )
-from .replay import conflicted, read_history, refuse_if_in_session
+from .replay import conflicted, read_history, refuse_if_in_session, refuse_if_settled
 from .resume import find_agent, find_handoff_target
 
 if TYPE_CHECKING:
@@ -61,6 +61,21 @@ def _callers_level() -> int:
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return 2
+
+
+def _check_session(session: object) -> None:
+    if isinstance(session, type):  # the class has the methods, unbound
+        raise UserError(
+            f"session= is the class {session.__name__}, not a session",
+            hint=f"create one: session={session.__name__}(...)",
+        )
+    for name in ("segments", "load", "append", "clear"):
+        if not callable(getattr(session, name, None)):
+            raise UserError(
+                f"{type(session).__name__} is not a session: it has no {name}()",
+                hint="pass SQLiteSession(path), InMemorySession(), or an object with "
+                "segments/load/append/clear",
+            )
 
 
 def check_arguments(d: Run) -> None:
@@ -98,13 +113,7 @@ def check_arguments(d: Run) -> None:
                 "session_id is required when session is provided",
                 hint="pass Runner.run(..., session=s, session_id='user-42')",
             )
-        for name in ("segments", "load", "append", "clear"):
-            if not callable(getattr(o.session, name, None)):
-                raise UserError(
-                    f"{type(o.session).__name__} is not a session: it has no {name}()",
-                    hint="pass SQLiteSession(path), InMemorySession(), or an object with "
-                    "segments/load/append/clear",
-                )
+        _check_session(o.session)
     elif o.session_id is not None:
         # 0.9.119 accepted this silently. A UserWarning, on the caller's line, is what shows
         # in a script nobody configured logging for (as docs/sessions.md says); the log line
@@ -186,13 +195,18 @@ async def setup(d: Run, snapshot: RunSnapshot | None) -> None:
 
 async def before_writes(d: Run, action: str, stored: RunSnapshot | None) -> None:
     """What can refuse a run, checked before anything is written (a restart's delete, the
-    run's first save): the input of a run that starts from it, and under ``"restart"`` or
-    ``"fail"`` a run the session already holds. A resumed run ignores its input."""
+    run's first save): the input of a run that starts from it, under ``"restart"`` or
+    ``"fail"`` a run the session already holds, and under the other policies one it holds
+    without an answer. A resumed run ignores its input."""
     if action in ("new", "restart"):
         d.new_input = _read_input(d.input)
     opts = d.checkpoint
-    if opts is not None and opts.resume_from is None and opts.if_run_exists in ("restart", "fail"):
+    if opts is None or opts.resume_from is not None:
+        return
+    if opts.if_run_exists in ("restart", "fail"):
         await refuse_if_in_session(d, stored=stored is not None)
+    elif action in ("new", "resume") and not conflicted(stored):
+        await refuse_if_settled(d)  # a run the session holds is answered from there
 
 
 def _read_input(given: object) -> list[TranscriptEntry]:

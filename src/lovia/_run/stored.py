@@ -3,10 +3,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..stores.checkpoint import RunSnapshot
 from ..stores.run_lease import RunLease
 from ..stores.run_options import CheckpointOptions
 from .state import new_run_id
+
+if TYPE_CHECKING:
+    from .run import Run
 
 __all__ = ["run_id_for", "take"]
 
@@ -20,13 +25,34 @@ def run_id_for(opts: CheckpointOptions | None) -> str:
     return opts.run_id or new_run_id()
 
 
-async def take(opts: CheckpointOptions, run_id: str, lease: RunLease) -> RunSnapshot | None:
+async def take(
+    opts: CheckpointOptions, run_id: str, lease: RunLease, d: Run | None = None
+) -> RunSnapshot | None:
+    """``_take``; given the run, its session is read with the lease when the stores can
+    (``lease.history``), and a new run keeps that read for its setup (``d.history_read``)."""
+    o = d.o if d is not None else None
+    stored = await _take(
+        opts, run_id, lease, getattr(o, "session", None), getattr(o, "session_id", None)
+    )
+    if d is not None and stored is None and lease.history is not None:
+        d.history_read = (lease.history.segments, lease.history.version)
+    return stored
+
+
+async def _take(
+    opts: CheckpointOptions,
+    run_id: str,
+    lease: RunLease,
+    session: Any = None,
+    session_id: str | None = None,
+) -> RunSnapshot | None:
     """The stored run, read again once this attempt holds its lease (a replay of a
     completed run takes none). A store that takes the lease and loads the run in one round
-    trip does both first: a replay then gives back the lease it took, and a run another
+    trip does both first (and reads the run's session with them when it can: then
+    ``lease.history``): a replay then gives back the lease it took, and a run another
     worker holds is waited for as ever, then read again."""
     if opts.resume_from is None and lease.active:
-        tried = await lease.try_acquire_loading()
+        tried = await lease.try_acquire_loading(session, session_id)
         if tried is not None:
             taken, stored = tried
             if _replays_without_lease(opts, stored):

@@ -67,7 +67,10 @@ class LiveRun:
         return seq
 
     async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, dict[str, Any]]]:
-        """Events from number ``after + 1`` on (1-based), until the terminal one."""
+        """Events from number ``after + 1`` on (1-based), until the terminal one. A retry
+        notice (``model_retrying``) is current only until the run's next event (the next
+        attempt starts, or the run ends): one that has been followed by another is left
+        out, so a reconnect after the backoff does not show it (its number still counts)."""
         seen = max(0, after)
         while True:
             async with self._changed:
@@ -75,8 +78,11 @@ class LiveRun:
                     await self._changed.wait()
                 batch = self.events[seen:]
                 finished = self.done
-            for event in batch:
+            last = len(batch) - 1
+            for n, event in enumerate(batch):
                 seen += 1
+                if n < last and event.get("type") == "model_retrying":
+                    continue  # stale: the backoff it announced is over
                 yield seen, event
             if finished and seen >= len(self.events):
                 return

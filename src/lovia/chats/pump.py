@@ -37,8 +37,8 @@ async def pump_stream(
         data = event_dict(event)
         if event.type == "text_delta":
             run.partial_text += str(data.get("delta", ""))
-        elif event.type in ("message_completed", "turn_started"):
-            run.partial_text = ""
+        elif event.type in ("message_completed", "turn_started", "output_discarded"):
+            run.partial_text = ""  # a stop keeps only what the model is saying now
         if event.terminal:
             last = getattr(getattr(event, "result", None), "last_input_tokens", None)
             if isinstance(last, int) and isinstance(data.get("result"), dict):

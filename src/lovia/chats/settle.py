@@ -12,6 +12,7 @@ holds the run's lease (``claims.hold_run``), so nobody drives the run meanwhile.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -31,7 +32,7 @@ from ..transcript import (
     drop_dangling_tool_calls,
 )
 from .book import ChatBook
-from .claims import busy_elsewhere, hold_run
+from .claims import BRIEF_WAIT_S, busy_elsewhere, hold_run
 from .live import LiveRun
 from .slots import ChatSlots
 
@@ -123,6 +124,8 @@ class ChatSettler:
         self.lease_ttl = lease_ttl  # how long a crashed server's run stays locked
         self.slots = ChatSlots()  # the chats held here: every write goes through it
         self.live = self.slots.live  # each chat's live run here
+        # how long an edit (rewind, fork) waits for a stopped run to save what it said
+        self.stop_wait = BRIEF_WAIT_S
 
     def busy_here(self, chat_id: str) -> bool:
         """Whether this server is answering, or writing to, the chat right now."""
@@ -145,6 +148,20 @@ class ChatSettler:
         run.token.cancel("stopped by the user")
         await run.finished.wait()
         return run
+
+    async def stopped_runs_done(self, chat_id: str) -> bool:
+        """Wait, up to ``stop_wait`` seconds, until no stopped run of the chat is winding
+        down here (a sync tool's last seconds, saving what it said); a run stopped while
+        this waits is waited for too. ``False`` when one still is: the caller refuses
+        rather than cut a chat the stopped run has yet to write to."""
+        deadline = time.monotonic() + self.stop_wait
+        while (run := self.live.get(chat_id)) is not None and (run.stopping or run.token.cancelled):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.finished.wait(), left)
+        return True
 
     async def settle(
         self,

@@ -38,7 +38,7 @@ from .pump import LOST, log_end, pump_queued, pump_stream
 from .runstart import RunObserver, RunStart
 from .settle import ChatSettler
 from .setup import SetupCheck
-from .timing import timing_event
+from .timing import result_timing
 
 __all__ = [
     "MAILBOX_LIMIT",
@@ -301,22 +301,12 @@ class RunSupervisor(ChatSettler):
             await claim.release()
         self.slots.leave(run)
         if terminal["type"] == "run_completed":
-            timing = await self._recorded_timing(run)
+            # the timing the run's save wrote into its segment (what a reload shows)
+            timing = result_timing(terminal.get("result"))
             if timing is not None:
                 terminal = {**terminal, "timing": timing}
         await self._tell("on_end", run, terminal)
         await run.publish(terminal, last=True)
-
-    async def _recorded_timing(self, run: LiveRun) -> dict[str, float] | None:
-        """The finished run's timing as its segment recorded it (what a reload shows); None
-        when it recorded none or cannot be read: the run is done either way."""
-        try:
-            segments = await self.chats.session.segments(run.chat_id)
-        except Exception as exc:
-            log.warning("could not read back the timing of run %s: %s", run.run_id, exc)
-            return None
-        mine = [s for s in segments if s.run_id == run.run_id]
-        return timing_event(mine[-1]) if mine else None
 
     async def _tell(self, what: str, run: LiveRun, *args: Any) -> None:
         """Tell each observer; one that fails is logged and the run goes on."""

@@ -7,7 +7,7 @@ from typing import Any
 from ..session import TIMING_META_KEY
 from ..stores.session_protocol import Segment
 
-__all__ = ["run_timing", "timing_event"]
+__all__ = ["result_timing", "run_timing"]
 
 
 def run_timing(segment: Segment) -> tuple[float, float] | None:
@@ -28,10 +28,13 @@ def _seconds(value: Any) -> float | None:
     return float(value)
 
 
-def timing_event(segment: Segment) -> dict[str, float] | None:
-    """The chat stream's ``timing`` event for the run ``segment`` holds, as it recorded it:
-    ``{finished_at, duration}``; None for a run that recorded no timing."""
-    timing = run_timing(segment)
-    if timing is None:
+def result_timing(result: Any) -> dict[str, float] | None:
+    """The ``timing`` event of a finished run from its result's dict (``RunResult.to_dict``:
+    the ``started_at`` and ``finished_at`` its save wrote into its segment); None when it
+    carries none (a replay, a run resumed from a checkpoint that predates timing)."""
+    if not isinstance(result, dict):
         return None
-    return {"finished_at": timing[1], "duration": timing[1] - timing[0]}
+    start, finish = _seconds(result.get("started_at")), _seconds(result.get("finished_at"))
+    if start is None or finish is None:
+        return None
+    return {"finished_at": max(start, finish), "duration": max(start, finish) - start}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..transcript import (
@@ -76,20 +77,25 @@ class Answer:
             self.blocks[index] = {"type": "text", "text": block.text or ""}
             return [TextDelta(block.text)] if block.text else []
         if kind == "tool_use":
+            # Anthropic's own API starts with an empty input and streams it; some gateways put
+            # the whole input here instead (kept unless deltas follow)
+            given = getattr(block, "input", None)
+            prefilled = json.dumps(given) if isinstance(given, dict) and given else ""
             self.blocks[index] = {
                 "type": "tool_use",
                 "id": block.id,
                 "name": block.name,
                 "json": "",
+                "prefilled": prefilled,
             }
-            return [ToolCallDelta(index, call_id=block.id, name=block.name)]
+            return [ToolCallDelta(index, call_id=block.id, name=block.name, arguments=prefilled)]
         if kind == "thinking":
             self.blocks[index] = {
                 "type": "thinking",
                 "thinking": block.thinking or "",
                 "signature": getattr(block, "signature", None) or "",
             }
-            return []
+            return [ReasoningDelta(block.thinking)] if block.thinking else []
         if kind == "redacted_thinking":
             self.blocks[index] = {"type": "redacted_thinking", "data": block.data}
         return []
@@ -120,7 +126,11 @@ class Answer:
                 out.append(AssistantTextEntry(content=b["text"]))
             elif b["type"] == "tool_use":
                 out.append(
-                    ToolCallEntry(call_id=b["id"], name=b["name"], arguments=b["json"] or "{}")
+                    ToolCallEntry(
+                        call_id=b["id"],
+                        name=b["name"],
+                        arguments=b["json"] or b["prefilled"] or "{}",
+                    )
                 )
             elif b["type"] == "thinking":
                 meta = {"signature": b["signature"]} if b["signature"] else {}

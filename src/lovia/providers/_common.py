@@ -22,6 +22,7 @@ __all__ = [
     "SDKProvider",
     "guarded_stream",
     "missing_key_error",
+    "named_by",
     "official_host",
     "one_shot_http_client",
     "sdk_error",
@@ -66,6 +67,7 @@ def status_error(
 ) -> ProviderError:
     """The lovia error for an HTTP error answer from ``where`` (``"openai:gpt-4.1"``)."""
     text = f"{where} answered HTTP {status}: {message}"
+    named = named_by(where)
     if status in (400, 413, 422) and (
         code == "context_length_exceeded" or _OVERFLOW.search(message) is not None
     ):
@@ -75,6 +77,7 @@ def status_error(
             "such as Compaction(context_window=...) or a model with a larger window",
             status_code=status,
             retryable=False,
+            **named,
         )
     hint: str | None = None
     if status in (401, 403):
@@ -89,7 +92,14 @@ def status_error(
         hint = "the server failed; a RetryPolicy on the agent retries such errors"
     # as RetryPolicy decides by default: timeouts, conflicts, rate limits, server failures
     passing = status in (408, 409, 429) or status >= 500
-    return ProviderError(text, hint=hint, status_code=status, retryable=passing)
+    return ProviderError(text, hint=hint, status_code=status, retryable=passing, **named)
+
+
+def named_by(where: str) -> dict[str, str]:
+    """``vendor`` and ``model`` of a ``ProviderError`` from ``where`` (``"openai:gpt-4.1"``),
+    the fields 0.9.119's errors carried."""
+    vendor, _, model = where.partition(":")
+    return {"vendor": vendor, "model": model}
 
 
 def function_fields(spec: Any) -> dict[str, Any]:
@@ -295,9 +305,13 @@ def sdk_error(
         return ProviderError(
             f"{where}: could not reach the server: {exc}",
             hint=f"check {url_variable} (or base_url=...) and that the server is running",
+            retryable=True,  # a dropped or refused connection, a timeout: worth another try
+            **named_by(where),
         )
     # An error event inside the stream: the server gave up mid-answer.
-    return ProviderError(f"{where}: the server reported an error mid-stream: {exc}")
+    return ProviderError(
+        f"{where}: the server reported an error mid-stream: {exc}", **named_by(where)
+    )
 
 
 async def guarded_stream(

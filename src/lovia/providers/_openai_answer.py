@@ -73,7 +73,8 @@ class ChatAnswer:
             self.text.append(delta.content)
             out.append(TextDelta(delta.content))
         for frag in delta.tool_calls or ():
-            slot = self.calls.setdefault(frag.index, ["", "", ""])
+            index = self._index_of(frag)
+            slot = self.calls.setdefault(index, ["", "", ""])
             fn = frag.function
             name = (fn.name if fn is not None else None) or None
             args = (fn.arguments if fn is not None else None) or ""
@@ -83,8 +84,19 @@ class ChatAnswer:
                 # OpenAI sends the name once; a few servers repeat it in every fragment.
                 slot[1] = name if slot[1] in ("", name) else slot[1] + name
             slot[2] += args
-            out.append(ToolCallDelta(frag.index, call_id=frag.id, name=name, arguments=args))
+            out.append(ToolCallDelta(index, call_id=frag.id, name=name, arguments=args))
         return out
+
+    def _index_of(self, frag: Any) -> int:
+        """The call a fragment belongs to. Gateways that send whole calls may leave out the
+        ``index`` (or send null): a new id then opens the next call, and a fragment without
+        an id continues the latest one."""
+        if isinstance(frag.index, int):
+            return frag.index
+        if frag.id:
+            known = [i for i, slot in self.calls.items() if slot[0] == frag.id]
+            return known[0] if known else max(self.calls, default=-1) + 1
+        return max(self.calls, default=0)
 
     def entries(self) -> list[TranscriptEntry]:
         out: list[TranscriptEntry] = []

@@ -29,6 +29,7 @@ __all__ = [
     "OPENAI_FILE_BYTES",
     "OPENAI_IMAGE_BYTES",
     "anthropic_blocks",
+    "joined_content",
     "openai_content",
     "openai_result_images",
 ]
@@ -122,7 +123,7 @@ def _openai_image(part: ImagePart) -> dict[str, Any]:
 def _openai_file(part: FilePart) -> dict[str, Any]:
     if part.url is not None:
         raise UserError(
-            f"the OpenAI Chat Completions API cannot fetch a file by URL ({part.url})",
+            f"the OpenAI Chat Completions API does not support FilePart URLs ({part.url})",
             hint="embed the file with FilePart.from_path(...) or FilePart.from_bytes(...); an "
             "image by URL goes in ImagePart(url=...); Anthropic models fetch PDF URLs",
         )
@@ -166,6 +167,20 @@ def openai_content(content: str | Sequence[ContentPart]) -> str | list[dict[str,
         else:
             out.append(_openai_file(part))
     return out
+
+
+def joined_content(
+    first: str | list[dict[str, Any]], then: str | list[dict[str, Any]]
+) -> str | list[dict[str, Any]]:
+    """Two adjacent messages' ``content`` as one, a blank line between them: text stays text,
+    else both become part lists. Servers whose chat templates need the roles to alternate
+    refuse two user messages in a row (a summary then the next question, images then text).
+    """
+    if isinstance(first, str) and isinstance(then, str):
+        return f"{first}\n\n{then}" if first and then else first or then
+    a = [{"type": "text", "text": first}] if isinstance(first, str) else first
+    b = [{"type": "text", "text": then}] if isinstance(then, str) else then
+    return [*a, {"type": "text", "text": "\n\n"}, *b] if a and b else a or b
 
 
 def openai_result_images(call_id: str, parts: Sequence[ContentPart]) -> list[dict[str, Any]]:

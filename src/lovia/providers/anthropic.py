@@ -36,6 +36,7 @@ from ._common import (
     drop_removed,
     function_fields,
     guarded_stream,
+    named_by,
     sdk_error,
     status_error,
     tool_choice_name,
@@ -228,6 +229,8 @@ class AnthropicProvider(SDKProvider):
             raise ProviderError(
                 f"{where}: the stream ended before message_stop",
                 hint="the connection was cut; a RetryPolicy on the agent retries such calls",
+                retryable=True,
+                **named_by(where),
             )
         for entry in answer.entries():
             yield EntryCompletedDelta(entry)

@@ -35,13 +35,14 @@ from ._common import (
     drop_removed,
     function_fields,
     guarded_stream,
+    named_by,
     sdk_error,
     status_error,
     tool_choice_name,
     with_extra_body,
 )
 from ._openai_answer import ChatAnswer
-from ._parts import openai_content, openai_result_images
+from ._parts import joined_content, openai_content, openai_result_images
 from ._render import BodyCache, Marks, Renderer
 from .base import ToolSpec
 
@@ -152,7 +153,10 @@ class OpenAIChatProvider(SDKProvider):
         req: dict[str, Any] = {
             "model": self.model,
             "messages": to_chat_messages(
-                entries, send_reasoning=self.send_reasoning, result_images=self.supports_vision
+                entries,
+                send_reasoning=self.send_reasoning,
+                result_images=self.supports_vision,
+                reasoning_from=self.name,
             ),
             "stream": True,
             "stream_options": {"include_usage": True},
@@ -184,12 +188,16 @@ class OpenAIChatProvider(SDKProvider):
         req = self.request(entries, tools=tools, response_format=response_format, settings=settings)
         where = f"openai:{self.model}"
         answer = ChatAnswer(self.name)
+        done = False  # the server's [DONE]: the answer is whole even without a finish_reason
         if self._plan is not None:
             # our own client: its stream read as JSON, without the SDK's model of each chunk
             # (most of a streamed answer's CPU time; issue 30's fifty chats at once)
             raw = _raw_chunks(self.client, {**req, **self._keys.request_options}, where)
             async with aclosing(raw):
                 async for data in raw:
+                    if data is None:
+                        done = True
+                        continue
                     for delta in answer.add_raw(data):
                         yield delta
         else:
@@ -204,10 +212,12 @@ class OpenAIChatProvider(SDKProvider):
                 async for chunk in chunks:
                     for delta in answer.add(chunk):
                         yield delta
-        if answer.finish_reason is None:
+        if answer.finish_reason is None and not done:
             raise ProviderError(
                 f"{where}: the stream ended before the model finished its answer",
                 hint="the connection was cut; a RetryPolicy on the agent retries such calls",
+                retryable=True,
+                **named_by(where),
             )
         for entry in answer.entries():
             yield EntryCompletedDelta(entry)
@@ -221,6 +231,7 @@ def to_chat_messages(
     *,
     send_reasoning: bool = False,
     result_images: bool = True,
+    reasoning_from: str = "openai-chat",
 ) -> list[dict[str, Any]]:
     """Chat Completions messages for ``entries``.
 
@@ -229,23 +240,25 @@ def to_chat_messages(
     become ``image_url`` / ``file`` content parts. A ``tool`` message is text only, so the
     images a tool returned (``result_images``) follow the turn's tool messages in one user
     message. Each entry is rendered once: a view that extends an earlier one reuses its
-    messages (treat them as read-only).
+    messages (treat them as read-only). Adjacent user (or system) entries become one message.
+    Only the reasoning ``reasoning_from`` (the provider's name) wrote is sent back.
     """
-    key = (send_reasoning, result_images)
+    reasoning = reasoning_from if send_reasoning else None
+    key = (reasoning, result_images)
     cache = _CACHES.get(key)
     if cache is None:
-        cache = _CACHES[key] = BodyCache(_renderer(send_reasoning, result_images))
+        cache = _CACHES[key] = BodyCache(_renderer(reasoning, result_images))
     return cache.render(entries)
 
 
-_CACHES: dict[tuple[bool, bool], BodyCache[dict[str, Any]]] = {}
+_CACHES: dict[tuple[str | None, bool], BodyCache[dict[str, Any]]] = {}
 
 
-def _renderer(send_reasoning: bool, result_images: bool) -> Renderer[dict[str, Any]]:
+def _renderer(reasoning: str | None, result_images: bool) -> Renderer[dict[str, Any]]:
     def render(
         entries: Sequence[TranscriptEntry], start: int, out: list[dict[str, Any]], marks: Marks
     ) -> None:
-        _Render(out, send_reasoning).run(entries, start, marks, result_images)
+        _Render(out, reasoning).run(entries, start, marks, result_images)
 
     return render
 
@@ -253,9 +266,9 @@ def _renderer(send_reasoning: bool, result_images: bool) -> Renderer[dict[str, A
 class _Render:
     """One pass of the renderer: the model turn and the result images being collected."""
 
-    def __init__(self, out: list[dict[str, Any]], send_reasoning: bool) -> None:
+    def __init__(self, out: list[dict[str, Any]], reasoning: str | None) -> None:
         self.out = out
-        self.send_reasoning = send_reasoning
+        self.reasoning = reasoning  # whose reasoning is sent back (None: nobody's)
         self.turn: list[TranscriptEntry] = []  # the assistant entries of one model turn
         self.images: list[dict[str, Any]] = []  # the images of this turn's tool results
 
@@ -283,8 +296,14 @@ class _Render:
             if kind is InputEntry:
                 assert isinstance(e, InputEntry)
                 self.flush_turn()
-                marks.append((i, len(out)))
                 wire = e.text if e.role == "system" else openai_content(e.content)
+                last = out[-1] if out else {}
+                mergeable = e.role in ("user", "system") and last.keys() == {"role", "content"}
+                if mergeable and last["role"] == e.role:
+                    # a new dict: the one there may be shared with a cached rendering
+                    out[-1] = {"role": e.role, "content": joined_content(last["content"], wire)}
+                    continue  # no mark: this entry's text is in a message begun before it
+                marks.append((i, len(out)))
                 out.append({"role": e.role, "content": wire})
                 continue
             if not self.turn:
@@ -295,7 +314,7 @@ class _Render:
 
     def flush_turn(self) -> None:
         if self.turn:
-            message = _assistant_message(self.turn, self.send_reasoning)
+            message = _assistant_message(self.turn, self.reasoning)
             if message is not None:
                 self.out.append(message)
             self.turn = []
@@ -306,7 +325,9 @@ class _Render:
             self.images = []
 
 
-def _assistant_message(turn: list[TranscriptEntry], send_reasoning: bool) -> dict[str, Any] | None:
+def _assistant_message(
+    turn: list[TranscriptEntry], reasoning_from: str | None
+) -> dict[str, Any] | None:
     text: str | None = None
     reasoning: str | None = None
     calls: list[dict[str, Any]] = []
@@ -321,7 +342,7 @@ def _assistant_message(turn: list[TranscriptEntry], send_reasoning: bool) -> dic
                     "function": {"name": e.name, "arguments": call_arguments(e.arguments)},
                 }
             )
-        elif isinstance(e, ReasoningEntry) and send_reasoning:
+        elif isinstance(e, ReasoningEntry) and reasoning_from and e.provider == reasoning_from:
             reasoning = e.content if reasoning is None else reasoning + e.content
     if text is None and not calls:
         return None  # only reasoning (dropped, or alone): an empty assistant message is refused
@@ -369,7 +390,7 @@ async def _raw_chunks(client: Any, kwargs: dict[str, Any], where: str) -> AsyncG
         raise _error(exc, where) from exc
     try:
         data: list[str] = []
-        async for line in response.iter_lines():
+        async for line in _closed(response.iter_lines()):
             if line.startswith("data:"):
                 data.append(line[6:] if line.startswith("data: ") else line[5:])
                 continue
@@ -377,6 +398,7 @@ async def _raw_chunks(client: Any, kwargs: dict[str, Any], where: str) -> AsyncG
                 continue  # an event name, an id, a comment: nothing a chunk needs
             text, data = "\n".join(data), []
             if text.startswith("[DONE]"):
+                yield None  # the end the server marks (compatible servers may omit finish_reason)
                 break
             chunk = json.loads(text)
             error = chunk.get("error") if isinstance(chunk, dict) else None
@@ -393,6 +415,13 @@ async def _raw_chunks(client: Any, kwargs: dict[str, Any], where: str) -> AsyncG
             yield chunk
     finally:
         await opened.__aexit__(None, None, None)
+
+
+async def _closed(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """``lines``, then the blank line that ends the last event if the body left it out."""
+    async for line in lines:
+        yield line
+    yield ""
 
 
 def _error(exc: Exception, where: str) -> ProviderError:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..messages import Message
 from ..transcript import TranscriptEntry, messages_to_entries
+from ._parts import openai_content
 from .openai import OpenAIChatProvider, to_chat_messages
 
 __all__ = ["OpenAIChatProvider", "entries_to_openai_messages", "message_to_openai"]
@@ -19,18 +20,23 @@ __all__ = ["OpenAIChatProvider", "entries_to_openai_messages", "message_to_opena
 def entries_to_openai_messages(
     entries: Iterable[TranscriptEntry],
     *,
+    reasoning_provider: str = "openai-chat",
     include_reasoning: bool = True,
     include_images: bool = False,
 ) -> list[dict[str, Any]]:
     """The Chat Completions ``messages`` for ``entries``, as ``OpenAIChatProvider`` sends them.
 
-    ``include_reasoning`` sends reasoning back as ``reasoning_content``; ``include_images``
+    ``include_reasoning`` sends the reasoning ``reasoning_provider`` wrote back as
+    ``reasoning_content`` (another provider's is left out); ``include_images``
     sends the images tool results returned (in a user message after the turn's tool
     messages). The returned dicts are fresh copies.
     """
     view: Sequence[TranscriptEntry] = list(entries)
     rendered = to_chat_messages(
-        view, send_reasoning=include_reasoning, result_images=include_images
+        view,
+        send_reasoning=include_reasoning,
+        result_images=include_images,
+        reasoning_from=reasoning_provider,
     )
     return [_copy(m) for m in rendered]
 
@@ -38,8 +44,12 @@ def entries_to_openai_messages(
 def message_to_openai(message: Message) -> dict[str, Any]:
     """One ``Message`` as a Chat Completions message (text, content parts, tool calls)."""
     out = entries_to_openai_messages(messages_to_entries([message]))
+    if not out and message.role == "assistant":  # no text and no calls: an empty message
+        out = [{"role": "assistant"}]
     if len(out) != 1:  # pragma: no cover - one message renders as one
         raise ValueError(f"{message.role!r} message rendered as {len(out)} messages")
+    if message.role == "assistant" and message.content is not None:
+        out[0]["content"] = openai_content(message.content)  # its parts (and ""), as given
     if message.name is not None and message.role in ("user", "assistant"):
         out[0]["name"] = message.name
     return out[0]

@@ -107,6 +107,23 @@ def _session_rows(conn: sqlite3.Connection) -> list[_SegmentRow]:
     return out
 
 
+def _owners(
+    conn: sqlite3.Connection, segments: list[_SegmentRow], present: set[str]
+) -> dict[str, str]:
+    """The chat of each run: a finished run's segment says it; an unfinished one (a server
+    stopped mid-run) is named by its chat's ``active_run_id`` in 0.9.119's web tables."""
+    owner: dict[str, str] = {}
+    if "chat_sessions" in present:
+        columns = {row[1] for row in conn.execute("PRAGMA main.table_info(chat_sessions)")}
+        if "active_run_id" in columns:
+            rows = conn.execute(
+                "SELECT id, active_run_id FROM main.chat_sessions WHERE active_run_id IS NOT NULL"
+            )
+            owner.update({str(rid): str(sid) for sid, rid in rows.fetchall()})
+    owner.update({rid: sid for sid, rid, *_ in segments})
+    return owner
+
+
 def _run_rows(conn: sqlite3.Connection, segment_sessions: Mapping[str, str]) -> list[_RunRow]:
     out: list[_RunRow] = []
     heads = conn.execute("SELECT run_id, head_json FROM main.snapshot_heads ORDER BY rowid")
@@ -121,7 +138,7 @@ def _run_rows(conn: sqlite3.Connection, segment_sessions: Mapping[str, str]) -> 
                 "run with the sqlite3 shell and migrate again",
             ) from exc
         if head.session_id is None and rid in segment_sessions:
-            # 0.9.119 did not record the session in the head; a finished run's segment does
+            # 0.9.119 did not record the session in the head (``_owners`` finds it)
             head = RunHead.from_dict({**head.to_dict(), "session_id": segment_sessions[rid]})
         batches = conn.execute(
             "SELECT entries_json FROM main.snapshot_turns WHERE run_id = ? ORDER BY seq", (rid,)
@@ -160,7 +177,7 @@ def convert(conn: sqlite3.Connection, components: Sequence[str], *, temp: bool) 
         "(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
     )
     segments = _session_rows(conn) if "session_runs" in present else []
-    owner = {rid: sid for sid, rid, *_ in segments}
+    owner = _owners(conn, segments, set(present))
     sessions: dict[str, int] = {}
     runs = 0
     if "session" in components:
@@ -299,6 +316,6 @@ def check(conn: sqlite3.Connection) -> LegacyReport | None:
     if not is_legacy(present):
         return None
     segments = _session_rows(conn) if "session_runs" in present else []
-    owner = {rid: sid for sid, rid, *_ in segments}
+    owner = _owners(conn, segments, set(present))
     runs = _run_rows(conn, owner) if "snapshot_heads" in present else []
     return LegacyReport(len({s[0] for s in segments}), len(segments), len(runs))

@@ -38,22 +38,28 @@ _RUNS_DDL = """CREATE TABLE IF NOT EXISTS {t} (
 );
 ALTER TABLE {t} ADD COLUMN IF NOT EXISTS park boolean NOT NULL DEFAULT false"""
 
-_INSERT_RUNS = (
-    "INSERT INTO {t} (run_id, input, session_id, agent, queue_name, park) "
-    "SELECT r, i::jsonb, s, a, %s, p FROM unnest(%s::text[], %s::text[], %s::text[], "
-    "%s::text[], %s::bool[]) AS x(r, i, s, a, p) ON CONFLICT (run_id) DO NOTHING RETURNING run_id"
-)
-
-# the jobs of new runs (ids ascend in the order deferred), their ids on the runs' rows, and
-# a notification per run, in one round trip
-_DEFER_RUNS = (
-    "WITH j AS (SELECT (SELECT array_agg(i ORDER BY i) FROM unnest(procrastinate_defer_jobs_v1("
-    "(SELECT array_agg(ROW(%s, %s, 0, l, l, g::jsonb, NULL)::procrastinate_job_to_defer_v1 "
-    "ORDER BY n) FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS x(l, g, n)))) i) AS ids), "
-    "u AS (UPDATE {t} r SET job_id = y.id FROM j, unnest(j.ids, %s::text[]) AS y(id, run_id) "
-    "WHERE r.run_id = y.run_id), "
-    "n AS (SELECT pg_notify(%s, %s || z) FROM unnest(%s::text[]) AS z) "
-    "SELECT j.ids, (SELECT count(*) FROM n) FROM j"
+# new runs' rows and their jobs (with their ids on the rows) and a notification per run, in
+# one statement: the submit's only round trip before its commit. The jobs are inserted as
+# procrastinate_defer_jobs_v1 does (its triggers notify the workers and log the event), with
+# ids drawn first from the jobs' own sequence, in the runs' order, so each row is written
+# with its job's id; a run submitted before (a conflict) gets no job and its drawn id is
+# left unused. Two statements before (the rows, then the jobs): one more round trip between
+# a run's submit and its commit, the wait its enqueue-to-start time counted
+_SUBMIT_RUNS = (
+    "WITH x AS (SELECT r, i, s, a, p, nextval(pg_get_serial_sequence('procrastinate_jobs', "
+    "'id')) AS id FROM (SELECT * FROM unnest(%(runs)s::text[], %(inputs)s::text[], "
+    "%(sessions)s::text[], %(agents)s::text[], %(parks)s::bool[]) WITH ORDINALITY "
+    "AS y(r, i, s, a, p, n) ORDER BY n) z), "
+    "ins AS (INSERT INTO {t} (run_id, input, session_id, agent, queue_name, park, job_id) "
+    "SELECT r, i::jsonb, s, a, %(queue)s, p, id FROM x ORDER BY id "
+    "ON CONFLICT (run_id) DO NOTHING RETURNING run_id, job_id), "
+    "j AS (INSERT INTO procrastinate_jobs (id, queue_name, task_name, priority, lock, "
+    "queueing_lock, args) SELECT job_id, %(queue)s, %(task)s, 0, %(lock)s || run_id, "
+    "%(lock)s || run_id, jsonb_build_object('run_id', run_id, 'resume_only', false) "
+    "FROM ins ORDER BY job_id RETURNING id), "
+    "n AS (SELECT pg_notify(%(channel)s, %(prefix)s || run_id) FROM ins) "
+    "SELECT ins.run_id, ins.job_id, (SELECT count(*) FROM j), (SELECT count(*) FROM n) "
+    "FROM ins"
 )
 
 _DEFER = (
@@ -172,34 +178,26 @@ class PgRunQueue:
                 return await self._insert_many(own, rows)
 
     async def _insert_many(self, conn: Any, rows: list[RunRow]) -> list[int | None]:
-        """Write the runs' rows, then the jobs of the new ones with their ids and
-        notifications: two statements, however many runs."""
-        columns = [list(c) for c in zip(*rows, strict=True)]
+        """Write the runs' rows, the jobs of the new ones and their notifications: one
+        statement, however many runs (``_SUBMIT_RUNS``)."""
+        runs, inputs, sessions, agents, parks = (list(c) for c in zip(*rows, strict=True))
         cur = await conn.execute(
-            _INSERT_RUNS.format(t=self.runs_table), (self.queue_name, *columns)
+            _SUBMIT_RUNS.format(t=self.runs_table),
+            {
+                "runs": runs,
+                "inputs": inputs,
+                "sessions": sessions,
+                "agents": agents,
+                "parks": parks,
+                "queue": self.queue_name,
+                "task": self.job_name,
+                "lock": self._lock(""),
+                "channel": self.channel,
+                "prefix": self.table_prefix,
+            },
         )
-        fresh = {str(r[0]) for r in await cur.fetchall()}
-        new = [r[0] for r in rows if r[0] in fresh]  # the others were submitted before
-        if not new:
-            return [None] * len(rows)
-        locks = [self._lock(run_id) for run_id in new]
-        args = [json.dumps({"run_id": run_id, "resume_only": False}) for run_id in new]
-        cur = await conn.execute(
-            _DEFER_RUNS.format(t=self.runs_table),
-            (
-                self.queue_name,
-                self.job_name,
-                locks,
-                args,
-                new,
-                self.channel,
-                self.table_prefix,
-                new,
-            ),
-        )
-        row = await cur.fetchone()
-        by_run = dict(zip(new, (int(i) for i in row[0]), strict=True))
-        return [by_run.get(r[0]) for r in rows]
+        by_run = {str(r[0]): int(r[1]) for r in await cur.fetchall()}
+        return [by_run.get(r[0]) for r in rows]  # None: submitted before
 
     async def queue_resume(self, run_id: str, marker: str, conn: Any = None) -> int | None:
         """Queue the resumption ``marker`` names, unless it is queued already (``None``), in

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UserTypeError
 from ..transcript import TranscriptEntry
 from ._checks import check_limit, check_run_ids, check_statuses, validate_id
-from ._codec import decode_batches, decode_snapshot, encode_head
+from ._codec import decode_batches, encode_head
 from ._entries import checked_entries
 from ._pg_saves import ACQUIRE, FENCED_SAVE_WITH_BATCH, FENCED_UPSERT, NOW, SAVE_WITH_BATCH, UPSERT
 from ._postgres import Conn, Migrations, PgDeadlines, PostgresStore
@@ -24,7 +24,12 @@ from ._text import encode_entries
 from .checkpoint import RunHead, RunInfo, RunSnapshot, check_updated
 from .fork import Forking
 from .lease import LeaseClock, check_fence, check_lease_args, held_lease, hold_lease
+from .pg_first_read import LOAD as _LOAD
+from .pg_first_read import lease_load_then, with_history
+from .pg_first_read import loaded as _loaded
+from .pg_first_read import snapshot_of as _snapshot
 from .retention import DEFAULT_PRUNE_STATUSES, prune_filter
+from .session_version import SessionHistory
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -64,9 +69,6 @@ MIGRATIONS: Migrations = {
     # for one chat's unfinished run on each request
     3: ("CREATE INDEX ON {checkpoint_runs} (session_id)",),
 }
-
-_LOAD = """SELECT r.run_key, r.run_id, r.head, b.entries FROM {checkpoint_runs} r
-    LEFT JOIN {checkpoint_batches} b ON b.run_key = r.run_key"""
 
 
 class PostgresCheckpointer(PostgresStore, Forking):
@@ -363,22 +365,16 @@ class PostgresCheckpointer(PostgresStore, Forking):
     ) -> tuple[bool, RunSnapshot | None]:
         """``acquire_lease``, then ``load`` (whether or not it was taken) in one round trip:
         two transactions in a pipeline, so the load sees every save before the lease."""
-        check_lease_args(run_id, owner, ttl)
-        self._db.check_writable()
-        acquire = self._db.q(ACQUIRE)
-        load = self._db.q(_LOAD + " WHERE r.run_id = %s ORDER BY b.seq")
+        taken, snapshot, _ = await lease_load_then(self, run_id, owner, ttl, None)
+        return taken, snapshot
 
-        async def run(conn: Conn) -> tuple[Any, list[Any]]:
-            offset = self._clock.offset
-            async with conn.pipeline():
-                took = await conn.execute(acquire, (run_id, owner, offset, float(ttl), offset))
-                read = await conn.execute(load, (run_id,))
-            return await took.fetchone(), await read.fetchall()
-
-        token, rows = await self._db.read(run)
-        if token is not None:
-            hold_lease(run_id, owner, int(token[0]))
-        return token is not None, _loaded(run_id, rows)
+    async def acquire_lease_load_and_history(
+        self, run_id: str, owner: str, ttl: float, session: Any, session_id: str
+    ) -> tuple[bool, RunSnapshot | None, SessionHistory | None]:
+        """``acquire_lease_and_load`` and, in the same round trip, ``session.history
+        (session_id)`` when ``session`` is a ``PostgresSession`` on this store's pool (else
+        ``None`` for it): a checkpointed run's first read (``pg_first_read``)."""
+        return await with_history(self, session, session_id, run_id, owner, ttl)
 
     async def renew_lease(self, run_id: str, owner: str, ttl: float) -> bool:
         """Extend our lease by ``ttl`` seconds; ``False`` when another owner has taken it."""
@@ -421,17 +417,6 @@ class PostgresCheckpointer(PostgresStore, Forking):
             return cur.rowcount > 0
 
         return await self._db.read(run)
-
-
-def _loaded(run_id: str, rows: list[Any]) -> RunSnapshot | None:
-    """The snapshot of ``_LOAD``'s rows of one run (none: no such run)."""
-    if not rows:
-        return None
-    return _snapshot(run_id, rows[0][2], [r[3] for r in rows if r[3] is not None])
-
-
-def _snapshot(run_id: str, head_json: str, batches: Sequence[str]) -> RunSnapshot:
-    return decode_snapshot(run_id, head_json, batches, backup="database")
 
 
 if TYPE_CHECKING:  # mypy --strict holds the store to the fork it declares (the edits included)

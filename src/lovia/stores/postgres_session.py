@@ -129,15 +129,21 @@ class PostgresSession(PostgresStore, SessionMaintenance):
 
     async def history(self, session_id: str) -> SessionHistory:
         """The session's segments and its version, read in one snapshot."""
-        validate_id(session_id, "session_id")
-        query = self._db.q(_HISTORY)
+        query, params = self._history_query(session_id)
 
         async def read(conn: Conn) -> list[Any]:
-            cur = await conn.execute(query, (session_id, session_id))
+            cur = await conn.execute(query, params)
             return await cur.fetchall()
 
-        # one statement, so one snapshot: the version and the segments agree
-        rows = await self._db.read(read)
+        return self._history_of(session_id, await self._db.read(read))
+
+    def _history_query(self, session_id: str) -> tuple[sql.Composed, tuple[str, str]]:
+        """``history``'s one statement (one snapshot: the version and the segments agree)
+        and its parameters; ``pg_first_read`` sends it with a run's lease and load."""
+        validate_id(session_id, "session_id")
+        return self._db.q(_HISTORY), (session_id, session_id)
+
+    def _history_of(self, session_id: str, rows: list[Any]) -> SessionHistory:
         current = int(rows[0][0]) if rows else 0
         segments = [_decode(session_id, row[1:]) for row in rows if row[1] is not None]
         return SessionHistory(segments, current)

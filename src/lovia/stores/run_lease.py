@@ -28,6 +28,7 @@ from ..errors import RunBusy
 from .checkpoint import RunSnapshot, conforms
 from .lease import LeaseStore, hold_lease
 from .run_options import CheckpointOptions
+from .session_version import SessionHistory
 
 __all__ = ["RELEASED_LATER", "LeaseHandOff", "RunLease", "default_owner", "holder_is_dead"]
 
@@ -106,6 +107,7 @@ class RunLease:
         self.lost = False
         self._renewed_at = 0.0
         self._heartbeat: asyncio.Task[None] | None = None
+        self.history: SessionHistory | None = None  # read with the lease (see below)
 
     @classmethod
     def for_run(cls, options: CheckpointOptions | None) -> RunLease:
@@ -152,15 +154,27 @@ class RunLease:
             pause = min(pause * 2, _MAX_POLL_S, self.ttl / 3)
         self._held()
 
-    async def try_acquire_loading(self) -> tuple[bool, RunSnapshot | None] | None:
+    async def try_acquire_loading(
+        self, session: Any = None, session_id: str | None = None
+    ) -> tuple[bool, RunSnapshot | None] | None:
         """One try at the lease together with the run's load, when the store does both in
         one round trip (``acquire_lease_and_load``): ``(taken, snapshot)`` (the heartbeat
-        started when taken), or ``None`` when it cannot (then ``acquire``, then load)."""
+        started when taken), or ``None`` when it cannot (then ``acquire``, then load). Given
+        the run's session, a PostgreSQL session on the store's pool is read in that round
+        trip too: ``history`` holds it when the lease was taken."""
         both = getattr(self.store, "acquire_lease_and_load", None)
         if both is None:
             return None
-        taken, snap = await both(self.run_id, self.owner, self.ttl)
+        history = None
+        with_history = getattr(self.store, "acquire_lease_load_and_history", None)
+        if with_history is not None and session is not None and session_id is not None:
+            taken, snap, history = await with_history(
+                self.run_id, self.owner, self.ttl, session, session_id
+            )
+        else:
+            taken, snap = await both(self.run_id, self.owner, self.ttl)
         if taken:
+            self.history = history
             self._held()
         return bool(taken), snap
 

@@ -82,6 +82,11 @@ class CheckpointOptions:
             from .memory import InMemoryCheckpointer  # only this run's own record
 
             checkpointer = InMemoryCheckpointer()
+        if isinstance(checkpointer, type):  # the class has the methods, unbound
+            raise UserError(
+                f"checkpointer is the class {checkpointer.__name__}, not a checkpointer",
+                hint=f"create one: CheckpointOptions({checkpointer.__name__}(...), run_id)",
+            )
         if not conforms(checkpointer, Checkpointer):
             raise UserError(
                 f"{type(checkpointer).__name__} is not a checkpointer",

@@ -25,7 +25,7 @@ def _zone(name: str | None, error: type[ToolError] | type[UserError]) -> tzinfo 
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise error(f"unknown timezone {name!r}", hint=_TZ_HINT) from exc
+        raise error(f"Unknown timezone {name!r}", hint=_TZ_HINT) from exc
 
 
 @tool

@@ -58,8 +58,10 @@ def _has_memory(agent: Agent) -> bool:
     return any(getattr(p, "name", "") == "memory" for p in agent.plugins or ())
 
 
-def agent_info(name: str, agent: Agent, deps: RouterDeps, blocked: set[str]) -> dict[str, Any]:
-    """An agent as ``/api/agents`` shows it; ``demo`` and ``usable`` are this server's."""
+def agent_info(name: str, agent: Agent, deps: RouterDeps) -> dict[str, Any]:
+    """An agent as ``/api/agents`` shows it: 0.9.119's fields, and only those (what this
+    server adds about its agents, which is the demo and which cannot be used, is in
+    ``/api/info``: ``demo_agents``, ``problems``)."""
     from .attachments import workspace_root
 
     return {
@@ -70,8 +72,6 @@ def agent_info(name: str, agent: Agent, deps: RouterDeps, blocked: set[str]) -> 
         "memory": _has_memory(agent),
         "context_window": _context_window(agent, deps.context_policy),
         "model": _model_name(agent),
-        "demo": _is_demo(agent),
-        "usable": name not in blocked,
     }
 
 
@@ -79,15 +79,16 @@ def server_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure pe
     router = APIRouter(tags=["server"])
     sup = deps.supervisor
 
-    async def problems() -> tuple[list[dict[str, Any]], set[str]]:
-        found = await sup.setup.problems()
-        return [p.to_dict() for p in found], {p.agent for p in found if p.blocking}
+    async def problems() -> list[dict[str, Any]]:
+        return [p.to_dict() for p in await sup.setup.problems()]
 
     @router.get("/api/info", summary="Title, agents, version and features")
     async def info() -> dict[str, Any]:
-        """Beside 0.9.119's fields: ``setup_problem`` (why a model cannot be used, with a
-        ``hint``; ``blocking`` when every message would fail), ``problems`` (all of them)."""
-        found, _ = await problems()
+        """Beside 0.9.119's fields: ``demo`` (an agent is the offline demo) and
+        ``demo_agents`` (which), ``setup_problem`` (why a model cannot be used, with a
+        ``hint``; ``blocking`` when every message to that ``agent`` would fail),
+        ``problems`` (all of them)."""
+        found = await problems()
         first: dict[str, Any] | None = found[0] if found else None
         if not deps.agents:
             first = {
@@ -108,13 +109,14 @@ def server_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure pe
                 "titles": bool(deps.titles),
                 "followups": bool(deps.followups),
                 "scheduling": True,
-                "workspace": any(agent_info("", a, deps, set())["workspace"] for a in agents),
+                "workspace": any(agent_info("", a, deps)["workspace"] for a in agents),
                 "memory": any(_has_memory(a) for a in agents),
                 "rewind": sup.chats.can_rewind,
                 "events": True,
                 "model_config": deps.config_runtime is not None,
             },
             "demo": any(_is_demo(a) for a in agents),
+            "demo_agents": [n for n, a in deps.agents.items() if _is_demo(a)],
             "setup_problem": first,
             "setup_hint": first["hint"] if first else None,
             "problems": found,
@@ -122,8 +124,7 @@ def server_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure pe
 
     @router.get("/api/agents", summary="The served agents")
     async def agents() -> list[dict[str, Any]]:
-        _, blocked = await problems()
-        return [agent_info(n, a, deps, blocked) for n, a in deps.agents.items()]
+        return [agent_info(n, a, deps) for n, a in deps.agents.items()]
 
     @router.get("/api/agents/{name}", summary="One served agent")
     async def agent(name: str) -> dict[str, Any]:
@@ -135,8 +136,7 @@ def server_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure pe
                 f"unknown agent {name!r}",
                 f"use one of: {', '.join(deps.agents)}",
             )
-        _, blocked = await problems()
-        return agent_info(name, found, deps, blocked)
+        return agent_info(name, found, deps)
 
     @router.get("/api/runs", summary="Runs live on this server, and runs awaiting approval")
     async def live_runs() -> list[dict[str, Any]]:

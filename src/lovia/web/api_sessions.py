@@ -102,6 +102,17 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
     router = APIRouter(tags=["sessions"])
     store, sup = deps.store, deps.supervisor
 
+    async def wound_down(chat_id: str) -> None:
+        """An edit waits (bounded) for the chat's stopped runs to save what they said, as
+        0.9.119 did: then its cut cannot be written over, and it counts what the page shows."""
+        if not await sup.stopped_runs_done(chat_id):
+            raise WebError(
+                409,
+                "run_stopping",
+                "a stopped run of this chat is still saving what it said",
+                "try again in a moment",
+            )
+
     @router.get(
         "/api/sessions",
         summary="Chats, pinned first, then the most recent",
@@ -181,6 +192,7 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
                 "the chat store cannot rewind a chat",
                 "serve a store whose session has rewind_runs or rewind (the built-in ones do)",
             )
+        await wound_down(chat_id)
         if chat_id in sup.live:
             raise WebError(409, "run_active", "a run owns this chat", "stop it first")
         async with sup.claimed(chat_id):
@@ -200,6 +212,7 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
     async def fork(chat_id: ChatId, body: ForkRequest | None = None) -> dict[str, str]:
         ref = body.ref if body else None
         if ref is None:
+            await wound_down(chat_id)
             if chat_id in sup.live or sup.busy_here(chat_id):
                 raise WebError(409, "run_active", "a run owns this chat; fork a finished part")
             if await sup.chats.pending_head(chat_id) is not None:

@@ -33,6 +33,7 @@ __all__ = [
 ERROR_CODES = {
     "invalid_request": "a malformed or empty input the route rejected (400 / 422)",
     "server_token": "missing or wrong server token (401)",
+    "unauthorized": "the app's own auth= dependency refused the request (401)",
     "local_origin_required": "a request from another machine, host name or site (400 / 403)",
     "path_denied": "the workspace policy refuses the path (403)",
     "agent_not_found": "no served agent by that name (404)",
@@ -94,7 +95,7 @@ _CODE_HINTS = {
 }
 _STATUS_CODES = {
     400: "invalid_request",
-    401: "server_token",
+    401: "unauthorized",  # an auth= dependency's; the token check raises its own
     403: "local_origin_required",
     404: "not_found",
     405: "not_found",
@@ -104,8 +105,7 @@ _STATUS_CODES = {
     429: "too_many_runs",
 }
 _HINTS = {
-    401: "send 'Authorization: Bearer <token>', or open the page once at /?token=<token> "
-    "(the token lovia web printed, or create_app's token)",
+    401: "sign in as the app asks (its login page, or the credentials its auth= takes)",
     404: "GET /api/docs lists the routes there are",
     405: "GET /api/docs lists the methods each route takes",
 }

@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .._version import __version__
 from .auth import cookie_name, token_matches
+from .errors import WebError
 from .page_template import PageTemplate
 from .ui import ChatUI
 
@@ -52,7 +53,7 @@ addEventListener("message", function (e) {
 
 def page_config(title: str, ui: ChatUI) -> dict[str, Any]:
     """What the page's scripts read of ``ChatUI``: the blank chat's copy, the wording by
-    language, the default language."""
+    language, the default language, where a signed-out user signs in."""
     description = ui.empty_description
     return {
         "version": __version__,
@@ -65,6 +66,7 @@ def page_config(title: str, ui: ChatUI) -> dict[str, Any]:
         "messages": {lang: dict(strings) for lang, strings in ui.messages.items()},
         "default_lang": ui.default_lang,
         "logo": asset_url(ui.logo) if ui.logo else None,
+        "login_url": ui.login_url,
     }
 
 
@@ -130,7 +132,13 @@ def mount_page(app: FastAPI, token: str | None, title: str, ui: ChatUI) -> None:
         root = _root(request)
         if token is not None and token_param is not None:
             if not token_matches(token, f"Bearer {token_param}", None):
-                raise HTTPException(401, detail="wrong token")
+                raise WebError(
+                    401,
+                    "server_token",
+                    "wrong token",
+                    "open the page at /?token=<token> with the token lovia web printed, or "
+                    "create_app's token",
+                )
             response = RedirectResponse(f"{root}/", status_code=303)
             response.set_cookie(
                 cookie_name(request.scope),

@@ -1,4 +1,5 @@
-"""A worker process dies inside a tool; the next process resumes the run from SQLite."""
+"""A worker process dies inside a tool; the next process resumes the run from SQLite. Another
+dies after its final answer was saved, in the output guardrail that judges it."""
 
 # ruff: noqa: E402
 import asyncio
@@ -64,8 +65,27 @@ def worker():
     )
 
 
+def answering_worker():
+    def judge(output, ctx):
+        os._exit(3)  # the process dies judging the answer the model gave
+
+    agent = Agent(
+        name="writer", model=ScriptedProvider([text("Draft one.")]), output_guardrails=[judge]
+    )
+    Runner.run_sync(
+        agent,
+        "write it",
+        checkpoint=CheckpointOptions(SQLiteCheckpointer("runs.db"), "write-1"),
+        session=SQLiteSession("chat.db"),
+        session_id="w",
+    )
+
+
 if len(sys.argv) > 1 and sys.argv[1] == "worker":
     worker()
+    sys.exit(0)
+if len(sys.argv) > 1 and sys.argv[1] == "answering_worker":
+    answering_worker()
     sys.exit(0)
 
 
@@ -118,6 +138,47 @@ def _():
         "results": sorted([e.call_id, e.output] for e in r.entries if e.type == "tool_result"),
         "model_saw": [[m.role, m.tool_call_id, m.content] for m in provider.calls[0]],
         "after": asyncio.run(after()),
+    }
+
+
+@check("crash_after_answer")
+def _():
+    proc = subprocess.run(
+        [sys.executable, __file__, "answering_worker"], capture_output=True, text=True
+    )
+
+    async def snap():
+        s = await SQLiteCheckpointer("runs.db").load("write-1")
+        return [s.status, s.turns, [e.type for e in s.entries]]
+
+    return [proc.returncode, asyncio.run(snap())]
+
+
+@check("resume_after_answer")
+def _():
+    judged = []
+    provider = ScriptedProvider([text("Draft two.")])
+    agent = Agent(
+        name="writer",
+        model=provider,
+        output_guardrails=[lambda output, ctx: judged.append(output)],
+    )
+    r = Runner.run_sync(
+        agent,
+        "write it",
+        checkpoint=CheckpointOptions(SQLiteCheckpointer("runs.db"), "write-1"),
+        session=SQLiteSession("chat.db"),
+        session_id="w",
+    )
+
+    async def kept():
+        return [e.type for e in await SQLiteSession("chat.db").load("w")]
+
+    return {
+        "output": r.output,
+        "model_calls": len(provider.calls),
+        "judged": judged,
+        "session": asyncio.run(kept()),
     }
 
 

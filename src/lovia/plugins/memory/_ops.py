@@ -184,7 +184,7 @@ class NotesOps:
         model = model if model is not None else self.model
         if model is None:
             raise UserError(
-                "Memory.dream() needs a model",
+                "Memory.dream() has no model to curate with",
                 hint="pass dream(model=...) or Memory(..., model=...)",
             )
         before = await self.notes.load()

@@ -100,7 +100,9 @@ def parse_facts(text: str) -> list[str]:
 
 
 def format_facts(facts: list[str]) -> str:
-    return "".join(f"- {f}\n" for f in facts)
+    """The Notes body: one ``- fact`` line each, with no newline after the last (0.9.119's
+    ``MEMORY.md`` bytes and ``notes_body()`` text)."""
+    return "\n".join(f"- {f}" for f in facts)
 
 
 def atomic_write(path: Path, text: str) -> None:

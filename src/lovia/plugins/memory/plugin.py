@@ -89,7 +89,7 @@ class Memory(NotesOps):
     ) -> None:
         if embedder is not None and index is not ...:
             raise UserError(
-                "Memory(embedder=..., index=...): give one or the other",
+                "Memory(embedder=..., index=...): pass one or the other, not both",
                 hint="embedder= builds the default index with a vector arm; to use your own "
                 "index, put the VectorIndex in it yourself (KeywordIndex(...) | VectorIndex(...))",
             )
@@ -102,6 +102,9 @@ class Memory(NotesOps):
             notes if notes is not None else FileNotesStore(self.root / "MEMORY.md")
         )
         self.embedder = embedder
+        # only the index built here without an embedder is known to search words alone; an
+        # index of the caller's own is searched as asked unless expand_query=True
+        self._lexical = index is ... and embedder is None
         if index is ...:
             keyword = KeywordIndex(self.root / "archive.db")
             self.index: Index | None = (
@@ -128,7 +131,9 @@ class Memory(NotesOps):
 
     @property
     def lexical_only(self) -> bool:
-        return isinstance(self.index, KeywordIndex)
+        """Whether the archive is the default keyword-only index (``expand_query="auto"``
+        expands queries for it alone)."""
+        return self._lexical
 
     def should_expand(self) -> bool:
         return self.lexical_only if self.expand_query == "auto" else bool(self.expand_query)

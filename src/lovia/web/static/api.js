@@ -78,8 +78,18 @@ async function check(response) {
   } catch (_) { /* not JSON */ }
   const error = new ApiError(response.status, detail, hint);
   error.code = code;
+  if (response.status === 401 && unauthorized && !signedOut) {
+    signedOut = true; // a burst of 401s acts once
+    unauthorized(error);
+  }
   throw error;
 }
+
+// Who hears the first 401 of any call (token.js): the page may have lost its cookie, or the
+// server its token, long after the page started.
+let unauthorized = null;
+let signedOut = false;
+export function onUnauthorized(fn) { unauthorized = fn; }
 
 export async function getJSON(path) {
   const response = await check(await fetch(path, { credentials: "same-origin" }));

@@ -11,7 +11,7 @@ import { currentLang } from "./i18n.js";
 import { setupChrome } from "./chrome.js";
 import { setupSidebarToggle } from "./sidebar.js";
 import { followEvents } from "./follow.js";
-import { askForToken } from "./token.js";
+import { handleUnauthorized } from "./token.js";
 import { UsageView } from "./usage.js";
 import { setupExport } from "./exporting.js";
 import { resumableSummary } from "./pending.js";
@@ -78,19 +78,19 @@ function connectExtensions() {
 async function start() {
   connectExtensions();
   setupChrome(ui, pageConfig(), { emit, languageChanged });
+  handleUnauthorized({ dialog: ui.tokenDialog, form: ui.tokenForm, input: ui.tokenInput }, toast);
   let info;
   try {
     info = await getJSON("api/info");
   } catch (err) {
-    if (!(err instanceof ApiError && err.status === 401)) throw err;
-    document.body.dataset.needsToken = "true";
-    askForToken({ dialog: ui.tokenDialog, form: ui.tokenForm, input: ui.tokenInput });
-    return;
+    if (err instanceof ApiError && err.status === 401) return; // token.js has taken it up
+    throw err;
   }
   state.setup = info.setup_problem || null;
   state.switcher = new AgentSwitcher({ select: ui.agentSwitcher, label: ui.agentName }, info.agents,
     (name) => { state.agent = name; emit("agent", { agent: name }); newChat().catch(showError); });
   state.agent = state.switcher.current;
+  state.demoAgents = new Set(info.demo_agents || []);
   ui.demoBadge.hidden = !info.demo;
   state.followups = Boolean(info.features && info.features.followups);
   setupExport(ui.exportMenu, () => state.chatId);

@@ -200,7 +200,7 @@ function render(detail) {
 export function showAgent() {
   if (state.panels) state.panels.update();
   const agent = state.usage.showAgent(state.agent);
-  if (agent && "demo" in agent) ui.demoBadge.hidden = !agent.demo;
+  if (agent) ui.demoBadge.hidden = !state.demoAgents.has(agent.name);
 }
 
 async function branchFrom(ref) {

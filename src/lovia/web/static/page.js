@@ -53,6 +53,7 @@ export const state = {
   agent: null,
   source: null,
   setup: null, // { message, hint, blocking } when the model cannot (or may not) be used
+  demoAgents: new Set(), // the served agents that are the offline demo (GET /api/info)
   answer: null,
   exchanges: [], // what render() drew: [{ user, answer, index }]
   regenerate: null, // the Regenerate button, under the last answer

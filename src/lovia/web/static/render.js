@@ -15,6 +15,7 @@ import { highlightBlocks } from "./highlight.js";
 import { t } from "./i18n.js";
 import { drawDiagrams } from "./mermaid.js";
 import { renderContext, toolViewFor } from "./extensions.js";
+import { builtinLine } from "./toollines.js";
 
 marked.setOptions({ gfm: true, breaks: false });
 
@@ -85,16 +86,16 @@ export function prettyJSON(text) {
 // One assistant answer: text parts, folded reasoning, folded tool calls, in order.
 // A tool view from an extension (window.lovia.registerToolView): the card's one-line
 // summary (hovering shows the call it stands for) and its body, drawn again on each change.
+// Without one, lovia's own tools read as their line in toollines.js.
 function applyToolView(entry, status, result, isError) {
-  const view = toolViewFor(String(entry.call.name));
-  if (!view) return;
+  const view = toolViewFor(String(entry.call.name)) || { summary: [], render: null };
   let args;
   try { args = JSON.parse(entry.call.arguments || "{}"); } catch (_) { args = undefined; }
   const tool = Object.freeze({
     id: entry.call.call_id, name: String(entry.call.name), args, status,
     result: result === null ? undefined : result, isError,
   });
-  for (const summary of view.summary) {
+  for (const summary of [...view.summary, (x) => builtinLine(x.name, x.args)]) {
     let line = null;
     try { line = summary(tool); } catch (err) { console.error("lovia: a tool view failed", err); }
     if (line !== null && line !== undefined) {
