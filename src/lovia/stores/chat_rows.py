@@ -4,8 +4,9 @@ and a schedule (``ScheduleRow``), as ``lovia.web.ChatStore`` hands them out."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "CHAT_COLUMNS",
@@ -15,6 +16,8 @@ __all__ = [
     "RunRow",
     "ScheduleRow",
     "chat_dict",
+    "chat_page",
+    "lenient",
 ]
 
 CHAT_COLUMNS = (
@@ -97,6 +100,29 @@ def chat_dict(row: Any) -> dict[str, Any]:
         "origin_session_id": source,
         "origin_ref": ref,
     }
+
+
+def lenient(raw: bytes) -> str:
+    """A text value, its bytes that are not UTF-8 read as U+FFFD (a damaged title costs
+    only itself)."""
+    return raw.decode("utf-8", "replace")
+
+
+def chat_page(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Any]:
+    """The rows of a page of chats, read as UTF-8 by SQLite's module itself (a fifth of the
+    read: a Python ``text_factory`` is called for each value), and again leniently when a
+    value is not UTF-8."""
+    if not isinstance(conn, sqlite3.Connection):  # PostgreSQL's
+        return cast("list[Any]", conn.execute(sql, args).fetchall())
+    conn.text_factory = str
+    try:
+        return conn.execute(sql, args).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "decode" not in str(exc):
+            raise
+    finally:
+        conn.text_factory = lenient
+    return conn.execute(sql, args).fetchall()
 
 
 @dataclass(frozen=True)

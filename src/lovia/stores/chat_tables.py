@@ -26,7 +26,7 @@ from typing import Any, TypeVar, cast
 
 from . import _conns
 from ._sqlite_conn import opening
-from .chat_rows import CHAT_COLUMNS, ChatMeta, chat_dict
+from .chat_rows import CHAT_COLUMNS, ChatMeta, chat_dict, chat_page, lenient
 from .chat_runs import RunAndScheduleTables
 from .chat_search import SearchIndex, ensure_search_index, search_where
 
@@ -102,29 +102,6 @@ INLINE_READ_S = 0.005
 _CHATS = f"SELECT {', '.join(CHAT_COLUMNS)} FROM chat_sessions"
 
 
-def _lenient(raw: bytes) -> str:
-    """A text value, its bytes that are not UTF-8 read as U+FFFD (a damaged title costs
-    only itself)."""
-    return raw.decode("utf-8", "replace")
-
-
-def _chat_page(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Any]:
-    """The rows of a page of chats, read as UTF-8 by SQLite's module itself (a fifth of the
-    read: a Python ``text_factory`` is called for each value), and again leniently when a
-    value is not UTF-8."""
-    if not isinstance(conn, sqlite3.Connection):  # PostgreSQL's
-        return cast("list[Any]", conn.execute(sql, args).fetchall())
-    conn.text_factory = str
-    try:
-        return conn.execute(sql, args).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "decode" not in str(exc):
-            raise
-    finally:
-        conn.text_factory = _lenient
-    return conn.execute(sql, args).fetchall()
-
-
 def _like(query: str) -> str:
     escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
@@ -154,7 +131,7 @@ class SQLiteChatTables(RunAndScheduleTables):
         conn = sqlite3.connect(
             self.path, timeout=30.0, check_same_thread=False, isolation_level=None
         )
-        conn.text_factory = _lenient
+        conn.text_factory = lenient
         conn.execute("PRAGMA busy_timeout=30000")
         if self.wal and self._kept is None and self.path != ":memory:":
             conn.execute("PRAGMA journal_mode=WAL")
@@ -349,7 +326,7 @@ class SQLiteChatTables(RunAndScheduleTables):
             if query:  # one worker call: the search's first read and its rows
                 where, params = search_where(conn, query, _like(query), index)
             sql = f"{_CHATS} WHERE {where} ORDER BY pinned DESC, updated_at DESC LIMIT ? OFFSET ?"
-            return _chat_page(conn, sql, (*params, limit, offset))
+            return chat_page(conn, sql, (*params, limit, offset))
 
         return await self._run(work, write=False)
 
