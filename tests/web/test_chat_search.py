@@ -19,10 +19,13 @@ TITLES = {
     "e": "Ünïcode Straße notes",
     "f": None,
     "g": "ab",
+    "h": "sto red chat  42",  # every trigram the index is asked for, not the phrase
+    "i": "Stored Chat 42 notes",
 }
 QUERIES = [
     "budget", "BUDGET rev", "review (", '"this"', "%", "100%", "_", "done_now", "straße",
     "ünï", "ab", "b", "zzz", "a", " ", "chat-", "chat-d", "e notes",
+    "stored chat 42", "chat  4", 'd "this', "0% done_",
 ]  # fmt: skip
 
 
@@ -61,6 +64,11 @@ async def test_search_answers_what_a_scan_answers_through_renames_and_deletes(
     assert await store.search("budget") == []
     assert [m.id for m in await store.search("quarterly")] == ["chat-a"]
     assert [m.id for m in await store.search("please")] == ["chat-c"]
+
+    # a trigram a search found rare (" 42") held by many chats since: still all of them
+    for i in range(320):
+        await store.upsert(f"many-{i:03d}", agent="bot", title=f"many {i} 42 chat")
+    await _answers(store, path)
 
 
 async def test_a_file_written_before_the_index_is_searched_whole(tmp_path: Path) -> None:

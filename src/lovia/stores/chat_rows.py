@@ -4,8 +4,9 @@ and a schedule (``ScheduleRow``), as ``lovia.web.ChatStore`` hands them out."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "CHAT_COLUMNS",
@@ -14,6 +15,9 @@ __all__ = [
     "ChatMeta",
     "RunRow",
     "ScheduleRow",
+    "chat_dict",
+    "chat_page",
+    "lenient",
 ]
 
 CHAT_COLUMNS = (
@@ -73,6 +77,54 @@ def _dumps(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False) if value else None
 
 
+def _title(value: Any) -> Any:
+    if isinstance(value, str):  # at most 120 characters, as lovia 0.9.119 kept them
+        return value.replace("\0", "")[:120].strip() or None
+    return value
+
+
+def chat_dict(row: Any) -> dict[str, Any]:
+    """``ChatMeta.from_row(row).to_dict()``, without making the ``ChatMeta``: the chat list
+    makes one per row (a frozen dataclass sets each field through ``object.__setattr__``;
+    a literal takes half of ``dict(zip(...))``' time)."""
+    id_, title, agent, created, updated, pinned, parent, kind, source, ref = row
+    return {
+        "id": id_,
+        "title": _title(title),
+        "agent": agent,
+        "created_at": created,
+        "updated_at": updated,
+        "pinned": bool(pinned),
+        "parent_id": parent,
+        "origin_kind": kind,
+        "origin_session_id": source,
+        "origin_ref": ref,
+    }
+
+
+def lenient(raw: bytes) -> str:
+    """A text value, its bytes that are not UTF-8 read as U+FFFD (a damaged title costs
+    only itself)."""
+    return raw.decode("utf-8", "replace")
+
+
+def chat_page(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Any]:
+    """The rows of a page of chats, read as UTF-8 by SQLite's module itself (a fifth of the
+    read: a Python ``text_factory`` is called for each value), and again leniently when a
+    value is not UTF-8."""
+    if not isinstance(conn, sqlite3.Connection):  # PostgreSQL's
+        return cast("list[Any]", conn.execute(sql, args).fetchall())
+    conn.text_factory = str
+    try:
+        return conn.execute(sql, args).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "decode" not in str(exc):
+            raise
+    finally:
+        conn.text_factory = lenient
+    return conn.execute(sql, args).fetchall()
+
+
 @dataclass(frozen=True)
 class ChatMeta:
     """One chat as the chat list knows it: its title, the agent it talks to, its times, its
@@ -94,8 +146,7 @@ class ChatMeta:
     def from_row(cls, row: Any) -> ChatMeta:
         values = list(row)
         values[5] = bool(values[5])
-        if isinstance(values[1], str):  # at most 120 characters, as lovia 0.9.119 kept them
-            values[1] = values[1].replace("\0", "")[:120].strip() or None
+        values[1] = _title(values[1])
         return cls(*values)
 
     def to_dict(self) -> dict[str, Any]:

@@ -3,8 +3,12 @@
 ``chat_sessions_search`` is an FTS5 table with the trigram tokenizer over ``chat_sessions``'
 ``title`` and ``id`` (external content: it stores the trigrams, not the text), kept in step
 by triggers on every insert, rename and delete, whoever writes the file. It narrows a search
-to the rows holding every trigram of the query; the ``LIKE`` that follows keeps the answer
+to the rows holding some of the query's trigrams; the ``LIKE`` that follows keeps the answer
 exactly what a scan gives (the index folds case more widely than ``LIKE``, never less).
+Each trigram asked for costs a read of the chats holding it (all 10,000 for a common one
+such as ``"cha"``), so a search asks for the rarest of every third of its trigrams
+(``SearchIndex``), and the ``LIKE`` drops what the others would have: at 10,000 chats a
+search for "stored chat 42" took 0.51 ms with its twelve trigrams, 0.04 ms with " 42".
 A file without the table gets it, filled from its rows, the first time it is opened; an
 SQLite without the trigram tokenizer (before 3.34) keeps scanning, and says so in the log.
 Queries under three characters have no trigram and scan too.
@@ -19,8 +23,9 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import time
 
-__all__ = ["ensure_search_index", "search_where"]
+__all__ = ["SearchIndex", "cover", "ensure_search_index", "search_where"]
 
 log = logging.getLogger("lovia.stores")
 
@@ -41,6 +46,10 @@ _TRIGGERS = (
 )
 FEW = 300  # rowids read up front: past it the walk wins, and the read costs more
 _LIKE = "(title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')"
+_MATCH = f"SELECT rowid FROM {SEARCH_TABLE} WHERE {SEARCH_TABLE} MATCH ?"
+_COUNT = f"SELECT count(*) FROM ({_MATCH} LIMIT ?)"
+COUNT_TTL = 60.0  # seconds a trigram's count steers searches
+MAX_COUNTS = 4096  # trigrams counted, at most (then all are forgotten)
 
 
 def ensure_search_index(conn: sqlite3.Connection) -> bool:
@@ -75,17 +84,52 @@ def ensure_search_index(conn: sqlite3.Connection) -> bool:
     return True
 
 
+class SearchIndex:
+    """A file's trigram index as its searches ask it: for the rarest of a query's trigrams.
+
+    How many chats hold each trigram is counted (up to ``FEW + 1``) the first time a search
+    has it and again after ``COUNT_TTL`` seconds; a count steers which trigram is asked
+    for, never what is found (the index answers for now, and the ``LIKE`` decides)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, tuple[int, float]] = {}
+
+    def match(self, conn: sqlite3.Connection, query: str) -> str:
+        """The index query for ``query`` (three characters or more): its rarest trigram
+        among ``cover``'s, when at most ``FEW`` chats hold it; else all of those."""
+        now = time.monotonic()
+        if len(self._counts) > MAX_COUNTS:
+            self._counts.clear()
+        terms = cover(query)
+        best, fewest = "", FEW + 1
+        for term in terms:
+            seen = self._counts.get(term)
+            if seen is None or now - seen[1] > COUNT_TTL:
+                seen = (conn.execute(_COUNT, (term, FEW + 1)).fetchone()[0], now)
+                self._counts[term] = seen
+            if seen[0] < fewest:
+                best, fewest = term, seen[0]
+        return best or " AND ".join(terms)
+
+
 def search_where(
-    conn: sqlite3.Connection, query: str, like: str, indexed: bool
+    conn: sqlite3.Connection, query: str, like: str, index: SearchIndex | None
 ) -> tuple[str, tuple[str, ...]]:
     """The ``WHERE`` part of a search for ``query`` among the top-level chats (``like``: its
-    escaped ``LIKE`` pattern) and its parameters."""
-    if not indexed or len(query) < 3:
+    escaped ``LIKE`` pattern) and its parameters; ``index`` is ``None`` for a file that
+    cannot have one."""
+    if index is None or len(query) < 3:
         return f"parent_id IS NULL AND {_LIKE}", (like, like)
-    phrase = '"' + query.replace('"', '""') + '"'
-    match = f"SELECT rowid FROM {SEARCH_TABLE} WHERE {SEARCH_TABLE} MATCH ?"
-    rowids = [r[0] for r in conn.execute(f"{match} LIMIT ?", (phrase, FEW + 1))]
+    terms = index.match(conn, query)
+    rowids = [r[0] for r in conn.execute(f"{_MATCH} LIMIT ?", (terms, FEW + 1))]
     if len(rowids) <= FEW:  # "+": not the listing index, so SQLite reads just these rows
         few = "rowid IN (SELECT value FROM json_each(?))"
         return f"+parent_id IS NULL AND {few} AND {_LIKE}", (json.dumps(rowids), like, like)
-    return f"parent_id IS NULL AND rowid IN ({match}) AND {_LIKE}", (phrase, like, like)
+    return f"parent_id IS NULL AND rowid IN ({_MATCH}) AND {_LIKE}", (terms, like, like)
+
+
+def cover(query: str) -> list[str]:
+    """``query``'s trigrams as index phrases: every third and the last, which between
+    them hold each of its characters."""
+    last = len(query) - 3
+    return ['"' + query[i : i + 3].replace('"', '""') + '"' for i in [*range(0, last, 3), last]]

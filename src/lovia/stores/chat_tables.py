@@ -26,9 +26,9 @@ from typing import Any, TypeVar, cast
 
 from . import _conns, _legacy
 from ._sqlite_conn import opening
-from .chat_rows import CHAT_COLUMNS, ChatMeta
+from .chat_rows import CHAT_COLUMNS, ChatMeta, chat_dict, chat_page, lenient
 from .chat_runs import RunAndScheduleTables
-from .chat_search import ensure_search_index, search_where
+from .chat_search import SearchIndex, ensure_search_index, search_where
 
 __all__ = ["SQLiteChatTables"]
 
@@ -120,7 +120,7 @@ class SQLiteChatTables(RunAndScheduleTables):
         # file would drop this connection's locks)
         self._kept: sqlite3.Connection | None = None
         self._key: _conns.Key | None = None
-        self._indexed = False  # searches go through chat_search's index
+        self._index: SearchIndex | None = None  # searches go through chat_search's index
         if self.path == ":memory:":
             self._kept = self._open()
         else:
@@ -131,7 +131,7 @@ class SQLiteChatTables(RunAndScheduleTables):
         conn = sqlite3.connect(
             self.path, timeout=30.0, check_same_thread=False, isolation_level=None
         )
-        conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
+        conn.text_factory = lenient
         conn.execute("PRAGMA busy_timeout=30000")
         if self.wal and self._kept is None and self.path != ":memory:":
             conn.execute("PRAGMA journal_mode=WAL")
@@ -161,7 +161,7 @@ class SQLiteChatTables(RunAndScheduleTables):
                 conn.execute(_UI_DATA)
                 for statement in _INDEXES:
                     conn.execute(statement)
-                self._indexed = ensure_search_index(conn)
+                self._index = SearchIndex() if ensure_search_index(conn) else None
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -311,16 +311,25 @@ class SQLiteChatTables(RunAndScheduleTables):
     async def list_chats(
         self, *, query: str | None = None, limit: int = 200, offset: int = 0
     ) -> list[ChatMeta]:
-        indexed = self._indexed
+        return [ChatMeta.from_row(r) for r in await self._chat_rows(query, limit, offset)]
+
+    async def chat_dicts(
+        self, *, query: str | None = None, limit: int = 200, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """``list_chats`` as ``ChatMeta.to_dict`` gives each chat (the chat list's route)."""
+        return [chat_dict(r) for r in await self._chat_rows(query, limit, offset)]
+
+    async def _chat_rows(self, query: str | None, limit: int, offset: int) -> list[tuple[Any, ...]]:
+        index = self._index
 
         def work(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             where, params = "parent_id IS NULL", tuple[str, ...]()
             if query:  # one worker call: the search's first read and its rows
-                where, params = search_where(conn, query, _like(query), indexed)
+                where, params = search_where(conn, query, _like(query), index)
             sql = f"{_CHATS} WHERE {where} ORDER BY pinned DESC, updated_at DESC LIMIT ? OFFSET ?"
-            return conn.execute(sql, (*params, limit, offset)).fetchall()
+            return chat_page(conn, sql, (*params, limit, offset))
 
-        return [ChatMeta.from_row(r) for r in await self._run(work, write=False)]
+        return await self._run(work, write=False)
 
     async def children(self, parent_id: str) -> list[ChatMeta]:
         rows = await self._all(f"{_CHATS} WHERE parent_id = ? ORDER BY created_at", (parent_id,))

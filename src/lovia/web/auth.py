@@ -15,6 +15,7 @@ a browser, and its Origin is a loopback one.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import secrets
@@ -53,6 +54,7 @@ def generate_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+@functools.lru_cache(maxsize=256)  # each request asks for its client and its Host
 def is_loopback(host: str) -> bool:
     """True for ``127.0.0.1``, ``::1``, ``localhost`` and the rest of 127.0.0.0/8 (also
     written as ``::ffff:127.x.y.z``)."""
@@ -212,6 +214,7 @@ def _local_name(host: str) -> bool:
     return bool(host) and "." not in host and ":" not in host and not _is_address(host)
 
 
+@functools.lru_cache(maxsize=256)
 def _is_address(host: str) -> bool:
     try:
         ipaddress.ip_address(host.strip("[]").split("%", 1)[0])

@@ -36,9 +36,17 @@ class BodyLimit:
             from .api_workspace import upload_limit
 
             limit = max(limit, upload_limit() + UPLOAD_OVERHEAD)
-        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        headers = dict(scope.get("headers") or ())
+        declared = headers.get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             await _refuse(send, 413, f"request body over {limit} bytes", "send less")
+            return
+        if (
+            declared in (None, b"0")
+            and b"transfer-encoding" not in headers
+            and scope.get("http_version") in ("1.0", "1.1")
+        ):  # HTTP/1 has a body only by these headers: none to wait for (most GETs)
+            await self.app(scope, receive, send)
             return
         # Read the whole body here (at most max_bytes + 1), because an error raised while the
         # app reads it would reach the client as a 400 parse error.

@@ -178,6 +178,16 @@ class ChatStore:
         themselves)."""
         return await self.tables.list_chats(query=query, limit=limit, offset=offset)
 
+    async def listing(self, query: str, *, limit: int, offset: int) -> Sequence[dict[str, Any]]:
+        """``search(query)`` (``list`` for ``""``) as ``ChatMeta.to_dict`` gives each chat,
+        without making the ``ChatMeta`` (the chat list's route); a subclass's own ``list``
+        or ``search`` is asked instead."""
+        if type(self).search is ChatStore.search and type(self).list is ChatStore.list:
+            return await self.tables.chat_dicts(query=query or None, limit=limit, offset=offset)
+        page = {"limit": limit, "offset": offset}
+        metas = await (self.search(query, **page) if query else self.list(**page))
+        return [m.to_dict() for m in metas]
+
     async def list_children(self, parent_id: str) -> Sequence[ChatMeta]:
         return await self.tables.children(parent_id)
 
