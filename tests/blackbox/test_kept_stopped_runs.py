@@ -13,11 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from lovia import (
     Agent,
     CancelToken,
     CheckpointOptions,
+    OutputValidationError,
     RunCancelled,
     Runner,
     UserError,
@@ -25,6 +27,10 @@ from lovia import (
 )
 from lovia.testing import ScriptedProvider, batch, text
 from lovia.transcript import AssistantTextEntry, drop_dangling_tool_calls
+
+
+class Answer(BaseModel):
+    answer: str
 
 
 async def _stop_and_keep(session: Any, cp: Any, ran: list[int], *, answer: str | None) -> Any:
@@ -109,3 +115,33 @@ async def test_S6_a_kept_stopped_run_with_an_answer_is_replayed_from_its_segment
     assert model.calls == [] and ran == [1]
     assert await session.load("u1") == kept
     assert (await cp.load("stop-1")).status == "interrupted"
+
+
+async def test_S6_a_kept_answer_the_output_type_refuses_leaves_the_checkpoint_as_it_was(
+    stores: Any,
+) -> None:
+    """A replay from the kept segment that fails (here its answer is not the agent's output
+    type) changes nothing stored: the head was rewritten from the blank state of a run that
+    had not been set up yet (turns and usage 0, the step records gone)."""
+    session, cp = stores
+    ran: list[int] = []
+    agent = await _stop_and_keep(session, cp, ran, answer="Stopped after step 1.")
+    before = await cp.load("stop-1")
+    model = ScriptedProvider([text('{"answer": "an answer nobody keeps"}')])
+    with pytest.raises(OutputValidationError):
+        await Runner.run(
+            agent.clone(model=model, output_type=Answer),
+            [],
+            session=session,
+            session_id="u1",
+            checkpoint=CheckpointOptions(cp, "stop-1"),
+        )
+    assert model.calls == [] and ran == [1]
+    after = await cp.load("stop-1")
+    assert (after.status, after.turns, after.usage, after.entries, after.updated_at) == (
+        before.status,
+        before.turns,
+        before.usage,
+        before.entries,
+        before.updated_at,
+    )

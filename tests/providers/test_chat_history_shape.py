@@ -126,3 +126,24 @@ def test_message_to_openai_keeps_an_assistant_messages_content_as_given() -> Non
         "content": "",
     }
     assert message_to_openai(Message(role="assistant")) == {"role": "assistant"}
+
+
+def test_a_question_after_a_turn_that_sends_nothing_is_not_repeated_from_the_cache() -> None:
+    """A model turn of only reasoning this provider does not send back renders no message,
+    so the next question joins the one before that turn; a later view of the same chat (long
+    enough to be cached) sent that question twice: "U1\\n\\nU2\\n\\nU2"."""
+    body: list[TranscriptEntry] = []
+    for n in range(8):
+        body += [InputEntry(role="user", content=f"q{n}"), AssistantTextEntry(content=f"a{n}")]
+    body += [
+        InputEntry(role="user", content="U1"),
+        ReasoningEntry(content="thought", provider="anthropic"),
+        InputEntry(role="user", content="U2"),
+    ]
+    assert to_chat_messages(body)[-1] == {"role": "user", "content": "U1\n\nU2"}
+    grown = [*body, AssistantTextEntry(content="A2")]
+    assert to_chat_messages(grown) == to_chat_messages(fresh(grown))
+    assert to_chat_messages(grown)[-2:] == [
+        {"role": "user", "content": "U1\n\nU2"},
+        {"role": "assistant", "content": "A2"},
+    ]

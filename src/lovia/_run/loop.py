@@ -213,11 +213,12 @@ class RunDriver:
                 find_agent(self.entry_agent, snapshot.turn_agent)
             if snapshot.pending_handoff is not None:
                 find_handoff_target(self.run_id, active, snapshot.pending_handoff)
-        self._started = True  # from here on a failure is recorded in the checkpoint
+        self._started = snapshot is None  # a failed replay of a resumed run leaves its head
         if opts is not None and opts.resume_from is None and decided.action != "restart":
             replayed = await replay_from_session(self, snapshot)  # new, or resuming one it holds
             if replayed is not None:
                 return replayed
+        self._started = True  # from here on a failure is recorded in the checkpoint
         await setup(self, snapshot)
         self._bind_mailbox(snapshot)
         # (no model configured: setup fails before any event) the run span names the model

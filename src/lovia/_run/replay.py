@@ -147,10 +147,11 @@ async def refuse_if_settled(d: Run) -> None:
     o = d.o
     if o.session is None or o.session_id is None:
         return
-    try:
-        d.history_read = await read_history(d)
-    except LoviaError:
-        return  # read again once the run has started, where its failure is recorded
+    if d.history_read is None:  # else read with the run's lease (lovia.stores.pg_first_read)
+        try:
+            d.history_read = await read_history(d)
+        except LoviaError:
+            return  # read again once the run has started, where its failure is recorded
     for seg in d.history_read[0]:
         if seg.run_id == d.run_id and segment_answer(list(seg.entries)) is None:
             raise UserError(

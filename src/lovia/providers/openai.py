@@ -302,6 +302,8 @@ class _Render:
                 if mergeable and last["role"] == e.role:
                     # a new dict: the one there may be shared with a cached rendering
                     out[-1] = {"role": e.role, "content": joined_content(last["content"], wire)}
+                    while marks and marks[-1][1] >= len(out):  # (a turn that rendered nothing)
+                        marks.pop()  # a restart there would reuse the message merged into
                     continue  # no mark: this entry's text is in a message begun before it
                 marks.append((i, len(out)))
                 out.append({"role": e.role, "content": wire})

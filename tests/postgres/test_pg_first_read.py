@@ -1,0 +1,86 @@
+"""A checkpointed run on ``open_stores``' PostgreSQL stores (one pool for both) reads its
+session's history once, in the round trip that takes its lease and loads it (issue 34), and
+what that read holds still decides whether a kept stopped run is refused (S5, S6)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from lovia import Agent, CheckpointOptions, PostgresSession, Runner, UserError
+from lovia.stores.open import open_stores
+from lovia.testing import ScriptedProvider, text
+from lovia.transcript import InputEntry
+
+from ..stores.pg import drop_prefix, fresh_prefix, postgres_dsn
+
+
+@pytest.fixture
+async def stores() -> AsyncIterator[tuple[Any, Any]]:
+    dsn, prefix = postgres_dsn(), fresh_prefix()
+    session, checkpointer = open_stores(dsn, table_prefix=prefix)
+    try:
+        yield session, checkpointer
+    finally:
+        await session.close()
+        await checkpointer.close()
+        drop_prefix(dsn, prefix)
+
+
+@pytest.fixture
+def history_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The session ids ``PostgresSession.history`` was asked for, one round trip each."""
+    asked: list[str] = []
+    read = PostgresSession.history
+
+    async def history(self: PostgresSession, session_id: str) -> Any:
+        asked.append(session_id)
+        return await read(self, session_id)
+
+    monkeypatch.setattr(PostgresSession, "history", history)
+    return asked
+
+
+async def test_a_new_run_reads_its_session_only_with_its_lease(
+    stores: tuple[Any, Any], history_reads: list[str]
+) -> None:
+    session, cp = stores
+    agent = Agent("a", model=ScriptedProvider([text("one"), text("two")]))
+    await Runner.run(
+        agent, "hi", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "r0")
+    )
+    history_reads.clear()  # the tables are ready now: the lease's round trip can carry it
+    result = await Runner.run(
+        agent, "again", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "r1")
+    )
+    assert result.output == "two"
+    assert history_reads == []  # was ["u1"]: read again on its own before the run started
+    assert [m.content for m in await session.load("u1") if isinstance(m, InputEntry)] == [
+        "hi",
+        "again",
+    ]
+
+
+async def test_a_kept_run_without_an_answer_is_refused_from_the_read_with_the_lease(
+    stores: tuple[Any, Any], history_reads: list[str]
+) -> None:
+    session, cp = stores
+    agent = Agent("a", model=ScriptedProvider([text("one")]))
+    await Runner.run(
+        agent, "hi", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "r0")
+    )
+    await session.append("u1", [InputEntry(content="go")], run_id="kept", meta={})
+    history_reads.clear()
+    model = ScriptedProvider([text("an answer nobody keeps")])
+    with pytest.raises(UserError, match="kept"):
+        await Runner.run(
+            agent.clone(model=model),
+            "go again",
+            session=session,
+            session_id="u1",
+            checkpoint=CheckpointOptions(cp, "kept"),
+        )
+    assert model.calls == [] and history_reads == []
+    assert await cp.load("kept") is None
