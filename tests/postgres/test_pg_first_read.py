@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from lovia import Agent, CheckpointOptions, PostgresSession, Runner, UserError
+from lovia.stores.checkpoint import RunHead
 from lovia.stores.open import open_stores
 from lovia.testing import ScriptedProvider, text
 from lovia.transcript import InputEntry
@@ -84,3 +85,54 @@ async def test_a_kept_run_without_an_answer_is_refused_from_the_read_with_the_le
         )
     assert model.calls == [] and history_reads == []
     assert await cp.load("kept") is None
+
+
+async def _interrupted(cp: Any, run_id: str, question: str) -> None:
+    """``run_id`` stored as a run stopped before its first model call, in session u1."""
+    head = RunHead("a", status="interrupted", session_id="u1", started_at=1000.0)
+    await cp.append(run_id, [InputEntry(role="user", content=question)], head)
+
+
+async def test_a_resumed_run_reads_its_session_only_with_its_lease(
+    stores: tuple[Any, Any], history_reads: list[str]
+) -> None:
+    session, cp = stores
+    agent = Agent("a", model=ScriptedProvider([text("one")]))
+    await Runner.run(
+        agent, "hi", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "r0")
+    )
+    await _interrupted(cp, "r1", "again")
+    history_reads.clear()
+    model = ScriptedProvider([text("two")])
+    result = await Runner.run(
+        agent.clone(model=model),
+        [],
+        session=session,
+        session_id="u1",
+        checkpoint=CheckpointOptions(cp, "r1"),
+    )
+    assert result.output == "two"
+    assert history_reads == []  # was ["u1", "u1"]: refuse_if_settled's read, then setup's
+    [request] = model.calls
+    assert "hi" in str(request) and "one" in str(request)  # the history reached the model
+    assert [s.run_id for s in await session.segments("u1")] == ["r0", "r1"]
+
+
+async def test_a_resumed_run_kept_without_an_answer_is_refused_from_the_read_with_the_lease(
+    stores: tuple[Any, Any], history_reads: list[str]
+) -> None:
+    session, cp = stores
+    await _interrupted(cp, "kept", "go")
+    await session.append("u1", [InputEntry(content="go")], run_id="kept", meta={})
+    history_reads.clear()
+    model = ScriptedProvider([text("an answer nobody keeps")])
+    with pytest.raises(UserError, match="kept"):
+        await Runner.run(
+            Agent("a", model=model),
+            [],
+            session=session,
+            session_id="u1",
+            checkpoint=CheckpointOptions(cp, "kept"),
+        )
+    assert model.calls == [] and history_reads == []
+    assert (await cp.load("kept")).status == "interrupted"  # type: ignore[union-attr]
