@@ -14,9 +14,9 @@ from lovia import (
     FileResultStore,
     InMemoryResultStore,
     InMemorySession,
-    Todo,
     ResultStore,
     Runner,
+    Todo,
     UserError,
     tool,
 )
