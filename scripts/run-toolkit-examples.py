@@ -8,7 +8,8 @@ rules: it calls the tools a request offers (todo_write, load_skill / read_skill_
 remember, spawn_subagent / wait_subagents, update_profile, lookup_order / issue_refund) and
 answers the JSON a structured-output request asks for. Each example runs in a fresh
 temporary folder with ``LOVIA_MODEL`` and ``OPENAI_BASE_URL`` pointing at that server; the
-script prints one line per example and exits non-zero when one fails.
+script prints one line per example and exits non-zero when one fails (a non-zero exit, or
+output lacking what ``EXPECT`` says it shows).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ DEFAULT = [
     "30_support_bot.py",
 ]
 ARGS = {"30_support_bot.py": ["--demo"]}
+# what an example's output must say: the tree total counts both children's tokens (15 per call)
+EXPECT = {"30_subagents.py": "[usage: 90 tokens, tree total]"}
 TIMEOUT = 180
 
 
@@ -271,10 +274,11 @@ def main(argv: list[str]) -> int:
                 text=True,
                 timeout=TIMEOUT,
             )
-        ok = done.returncode == 0
+        ok = done.returncode == 0 and EXPECT.get(name, "") in done.stdout
         failed += not ok
         last = (done.stdout.strip().splitlines() or [""])[-1][:100]
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: {last if ok else done.stderr.strip()[-600:]}")
+        said = last if ok else (done.stdout + done.stderr).strip()[-600:]
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: {said}")
     server.shutdown()
     return 1 if failed else 0
 

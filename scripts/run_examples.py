@@ -1,5 +1,5 @@
-"""Run lovia 0.9.119's workspace and built-in tool example programs, unchanged, against a local
-OpenAI-compatible server that plays a scripted model.
+"""Run lovia 0.9.119's core, workspace and built-in tool example programs, unchanged, against a
+local OpenAI-compatible server that plays a scripted model.
 
     python scripts/run_examples.py EXAMPLES_DIR [NAME ...]
     python scripts/run_examples.py --download [NAME ...]   # fetch 0.9.119's sdist first
@@ -55,13 +55,126 @@ class Example:
     expect_tool_output: list[str] = field(default_factory=list)  # in what tools returned
     expect_files: list[str] = field(default_factory=list)  # made in its working directory
     setup: dict[str, str] = field(default_factory=dict)  # files to put there first
+    expect_offered: list[str] = field(default_factory=list)  # tools every request offers
 
 
 PAGE = """<html><head><title>Owl Guide</title><meta property="og:image" content="/og.png">
 </head><body><h1>Barn owls</h1><p>They hunt at <b>night</b>.</p>
 <img src="/img/owl.png" alt="An owl"></body></html>"""
 
+CORE: dict[str, Example] = {
+    "01": Example("01_hello.py", [Turn("Hello! Bonjour! Hola!")], expect_stdout=["Bonjour"]),
+    "02": Example(
+        "02_tools.py",
+        turns=[
+            Turn(
+                calls=[
+                    ("get_weather", {"city": "Tokyo"}),
+                    ("convert_currency", {"amount": 100, "source": "USD", "target": "JPY"}),
+                ]
+            ),
+            Turn(calls=[("convert_currency", {"amount": 5, "source": "GBP", "target": "JPY"})]),
+            Turn(calls=[("convert_currency", {"amount": -5, "source": "USD", "target": "JPY"})]),
+            Turn(text="Tokyo is 22°C; 100 USD is 15530 JPY."),
+        ],
+        expect_stdout=["100 USD is 15530 JPY"],
+        expect_tool_output=[
+            "Tokyo: 22°C",
+            "15530.00 JPY",
+            "no rate for GBP->JPY",
+            "greater than 0",
+        ],
+        expect_offered=["get_weather", "convert_currency", "recall_tool_result"],
+    ),
+    "04": Example(
+        "04_structured_output.py",
+        turns=[
+            Turn('{"city": "Lisbon", "temp_c": 24.5, "summary": "Sunny and warm."}'),
+            Turn('{"severity": "warning", "headline": "Typhoon", "advice": "Stay in."}'),
+        ],
+        expect_stdout=["WeatherReport(city='Lisbon', temp_c=24.5", "[warning] Typhoon\nStay in."],
+    ),
+    "05": Example(
+        "05_sessions.py",
+        turns=[Turn("Hi Mei!"), Turn("You are Mei."), Turn("I do not know your name.")],
+        expect_stdout=["A: You are Mei.", "A (other session): I do not know"],
+        expect_files=["tmp/sessions.db"],
+    ),
+    "07": Example(
+        "07_handoff.py",
+        turns=[
+            Turn(calls=[("transfer_to_billing", {})]),
+            Turn("Billing here: refund issued."),
+            Turn(calls=[("transfer_to_support", {"reason": "crash on save"})]),
+            Turn("Support here: steps please?"),
+        ],
+        expect_stdout=[
+            "[resolved by Billing]",
+            "[handoff] -> Support (reason: crash on save)",
+            "[resolved by Support]",
+        ],
+    ),
+    "08": Example(
+        "08_agent_as_tool.py",
+        turns=[
+            Turn(calls=[("translate_to_french", {"input": "Dark mode is here!"})]),
+            Turn("Le mode sombre est là !"),
+            Turn("EN: Dark mode is here! FR: Le mode sombre est là !"),
+        ],
+        expect_stdout=["FR: Le mode sombre"],
+        expect_tool_output=["Le mode sombre est là !"],
+    ),
+    "11": Example(
+        "11_hooks.py",
+        turns=[Turn(calls=[("now", {})]), Turn("It is midnight UTC.")],
+        expect_stdout=["[tool] -> now({})", "[tool] <- now: 2025-01-01T00:00:00Z", "[done]"],
+    ),
+    "12": Example(
+        "12_approval.py",
+        turns=[
+            Turn(
+                calls=[
+                    ("send_email", {"to": "bob@example.com", "subject": "Hi", "body": "Hello"}),
+                    ("send_email", {"to": "alice@other.org", "subject": "Hi", "body": "Hello"}),
+                ]
+            ),
+            Turn("Sent to bob; alice was refused."),
+        ],
+        stdin="n\n",
+        expect_stdout=["[approval needed] send_email", "[done] Sent to bob"],
+        expect_tool_output=["sent to bob@example.com"],
+    ),
+    "13": Example(
+        "13_guardrails.py",
+        turns=[Turn("299,792 km/s [source]")],
+        expect_stdout=["blocked input: input guardrail: input mentions an SSN", "[source]"],
+    ),
+    "14": Example(
+        "14_reliability.py",
+        turns=[Turn(calls=[("stock_quote", {"symbol": "ACME"})]), Turn("ACME is at 101.70.")],
+        expect_stdout=["ACME is at 101.70.", "usage:"],
+        expect_tool_output=["ACME: 101.70 (attempt 2)"],
+    ),
+    "15": Example(
+        "15_resume.py",
+        turns=[
+            Turn(calls=[("fetch_chapter", {"number": 1})]),
+            Turn(calls=[("fetch_chapter", {"number": 2})]),
+            Turn(calls=[("fetch_chapter", {"number": 3})]),
+            Turn("A stranger comes and goes with the truth."),
+        ],
+        expect_stdout=["crashed after fetching chapters [1]", "fetched only chapters [2, 3]"],
+    ),
+    "18": Example(
+        "18_dependencies.py",
+        turns=[Turn(calls=[("list_my_orders", {})]), Turn("Alex: A-1001 shipped.")],
+        expect_stdout=["Alex: A-1001 shipped."],
+        expect_tool_output=["A-1001: shipped\nA-1002: packing"],
+    ),
+}
+
 EXAMPLES: dict[str, Example] = {
+    **CORE,
     "19": Example(
         "19_workspace.py",
         turns=[],
@@ -79,6 +192,7 @@ EXAMPLES: dict[str, Example] = {
         setup={"app.py": "print('hi')\n", "util.py": "def f():\n    return 1\n"},
         expect_stdout=["Approval needed", "tool:done shell", "app.py is the entry point"],
         expect_tool_output=["app.py  (12 bytes)", "util.py", "1 app.py"],
+        expect_offered=["shell", "recall_tool_result"],  # the policy's, with a plugin's tools
     ),
     "29": Example(
         "29_data_analysis.py",
@@ -319,6 +433,11 @@ def run_example(server: ModelServer, folder: Path, example: Example, python: str
         missing = [s for s in example.expect_tool_output if s not in tools]
         problems += [f"no tool returned {s!r}" for s in missing]
         problems += [f"{f} was not made" for f in example.expect_files if not (cwd / f).exists()]
+        for body in server.requests:
+            offered = {t["function"]["name"] for t in body.get("tools") or []}
+            problems += [
+                f"a request offered no {n}" for n in example.expect_offered if n not in offered
+            ]
         problems += server.errors
         if server.turns:
             problems.append(f"{len(server.turns)} scripted turn(s) never asked for")

@@ -152,7 +152,8 @@ class Agent:
 
         The policy's tools (``recall_tool_result``) come with any tool of the agent's own or
         handoff, and always when the policy can shorten results ahead of time (a window or a
-        store is set); an explicit tool of the same name wins over the policy's. Raises
+        store is set); an explicit tool of the same name wins over the policy's. (A run also
+        adds them after its plugins' tools when the agent has no tool of its own.) Raises
         ``UserError`` when two of the agent's own or handoff tools share a name.
         """
         handoffs: Sequence[Handoff] = self.handoffs

@@ -125,6 +125,13 @@ class RunContext(Generic[DepsT]):
         """Tokens used by the run so far."""
         return self._state.usage if self._state is not None else self._usage
 
+    def _count(self, usage: Usage) -> None:
+        """Count ``usage`` (a child run's) in the run's tokens, as a new value."""
+        if self._state is not None:
+            self._state.usage = self._state.usage + usage
+        else:
+            self._usage = self._usage + usage
+
     @property
     def turn(self) -> int:
         """The current turn, 1-based (0 before the first turn)."""

@@ -16,6 +16,7 @@ from lovia import (
     InMemorySession,
     ResultStore,
     Runner,
+    Todo,
     UserError,
     tool,
 )
@@ -255,3 +256,25 @@ def test_recall_comes_after_an_agents_tools_and_its_own_tool_of_that_name_wins()
     assert _names(Agent("a", context_policy=Compaction(store=InMemoryResultStore()))) == [
         "recall_tool_result"
     ]
+
+
+async def test_an_agent_whose_tools_all_come_from_plugins_is_offered_recall_too() -> None:
+    """A workspace, MCP or toolkit agent has tools (the plugins'), so outputs for a marker to
+    stand for: 0.9.119 offers it ``recall_tool_result`` as it does any agent with tools, and
+    its examples 20 to 25 and 30 send it (found running them side by side)."""
+    model = ScriptedProvider(
+        [
+            call("todo_write", {"todos": [{"content": "Plan the work"}]}, call_id="t1"),
+            call("recall_tool_result", {"ref": "t1"}, call_id="r1"),
+            text("done"),
+        ]
+    )
+    agent = Agent("planner", model=model, plugins=[Todo()])
+    handle = Runner.stream(agent, "plan it")
+    completed = [e async for e in handle if isinstance(e, ToolCallCompleted)]
+    await handle.result()
+    offered = [[spec["name"] for spec in specs] for specs in model.tools]
+    assert offered[0] == ["todo_write", "recall_tool_result"]  # the policy's last, as before
+    first, recalled = completed
+    assert not recalled.is_error, recalled.output
+    assert recalled.output == first.output

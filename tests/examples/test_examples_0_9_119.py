@@ -1,4 +1,4 @@
-"""0.9.119's workspace and built-in tool example programs run unchanged against a local
+"""0.9.119's core, workspace and built-in tool example programs run unchanged against a local
 OpenAI-compatible server (scripts/run_examples.py), when 0.9.119's examples folder is at hand:
 ``LOVIA_REFERENCE_EXAMPLES``, or ``.cache/lovia-0.9.119/examples`` as
 ``scripts/run_examples.py --download`` leaves it (issue 29)."""
@@ -27,7 +27,12 @@ pytestmark = [
 ]
 
 
-@pytest.mark.parametrize("name", ["19", "20", "29", "tools/01", "tools/02", "tools/03", "tools/04"])
+CORE = ["01", "02", "04", "05", "07", "08", "11", "12", "13", "14", "15", "18"]
+
+
+@pytest.mark.parametrize(
+    "name", [*CORE, "19", "20", "29", "tools/01", "tools/02", "tools/03", "tools/04"]
+)
 def test_the_example_runs_unchanged(name: str) -> None:
     pytest.importorskip("dotenv")
     pytest.importorskip("rich")

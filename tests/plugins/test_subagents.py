@@ -199,3 +199,55 @@ def test_a_checkpointed_child_survives_a_sigkill_of_its_parent(tmp_path: Path) -
     assert json.loads(second.stdout) == {"output": "done", "reports": 1}
     # the child ran its model once: the resumed parent got its report from the checkpoint
     assert (tmp_path / "child_calls").read_text() == "call\n"
+
+
+class _GatedModel(ScriptedProvider):
+    """A scripted model whose calls wait until ``gate`` is set."""
+
+    def __init__(self, script: list[Any], gate: asyncio.Event) -> None:
+        super().__init__(script)
+        self.gate = gate
+
+    async def stream(self, entries: Any, **kwargs: Any) -> Any:
+        await self.gate.wait()
+        async for delta in super().stream(entries, **kwargs):
+            yield delta
+
+
+class _OpeningModel(ScriptedProvider):
+    """A scripted model that sets ``gate`` when its call number ``at`` starts, and lets
+    other tasks run at the start of each call as a model on the network does."""
+
+    def __init__(self, script: list[Any], gate: asyncio.Event, at: int) -> None:
+        super().__init__(script)
+        self.gate, self.at = gate, at
+
+    async def stream(self, entries: Any, **kwargs: Any) -> Any:
+        if len(self.calls) + 1 == self.at:
+            self.gate.set()
+        for _ in range(20):  # a real endpoint lets other tasks run (the children start)
+            await asyncio.sleep(0)
+        async for delta in super().stream(entries, **kwargs):
+            yield delta
+
+
+async def test_a_child_that_ends_after_the_parents_next_turn_still_counts_its_tokens() -> None:
+    """Example 30 of 0.9.119 against a real endpoint: the children answer while the parent's
+    model is already on its next turn; their tokens count in the parent's usage all the
+    same (they were lost when the parent had moved on to a new usage value)."""
+    gate = asyncio.Event()
+    child = Agent(name="researcher", model=_GatedModel([text("tides: twice a day")], gate))
+    parent_model = _OpeningModel(
+        [
+            call("spawn_subagent", {"prompt": "tides?"}, call_id="s"),
+            call("cancel_subagent", {"id": "t9"}, call_id="c"),  # a turn of the parent's own
+            call("wait_subagents", {}, call_id="w"),  # the child runs from this call on
+            text("final"),
+        ],
+        gate,
+        at=3,
+    )
+    parent = Agent(name="p", model=parent_model, plugins=[Subagents([child])])
+    result = await Runner.run(parent, "go")
+    assert "tides: twice a day" in result_of(result.entries, "w")
+    assert result.usage.total_tokens == 5 * 2  # four calls of the parent's, one of the child's

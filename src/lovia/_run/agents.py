@@ -9,7 +9,7 @@ import logging
 from typing import Any
 
 from ..agent import Agent
-from ..context.policy import ContextPolicy
+from ..context.policy import ContextPolicy, policy_tools
 from ..errors import UserError
 from ..hooks import AgentHooks
 from ..plugins.base import PluginInstance, check_plugin_names, fail_open
@@ -156,7 +156,10 @@ class AgentKit:
                         hint="rename one of them",
                     )
                 names.add(t.name)
-            tools = [*tools, *plugin_tools]
+            # An agent whose tools all come from plugins (a workspace, MCP, the toolkit) has
+            # outputs a marker may stand for: it gets the policy's tools as well, last.
+            extra = [t for t in policy_tools(self.policy(agent)) if t.name not in names]
+            tools = [*tools, *plugin_tools, *extra]
         return tools
 
     def _seeable(self, agent: Agent, tools: list[Tool]) -> list[Tool]:

@@ -22,6 +22,7 @@ from ...reliability import RunBudget
 from ...run_context import RunContext
 from ...stores.checkpoint import Checkpointer
 from ...stores.run_options import CheckpointOptions
+from ...usage import Usage
 from ..base import PluginInstance
 from ._recover import highest_number, pending_children
 from ._tools import subagent_tools
@@ -185,7 +186,7 @@ class _ParentRun:
             "cancel_token": spec.token,
             "mailbox": spec.mailbox,
             "tracer": self.ctx.tracer,
-            "_parent_usage": self.ctx.usage,
+            "_parent_usage": _Tally(self.ctx),
         }
         if self.plugin.checkpointer is not None and self.ctx.run_id:
             run_id = f"{self.ctx.run_id}.{child.id}"
@@ -307,6 +308,18 @@ class _ParentRun:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class _Tally:
+    """Where a child's tokens go: the parent run's usage as it stands when they are counted.
+    The parent takes a new ``Usage`` value each turn, so one read at the spawn would miss
+    every token of a child still running when the parent's next turn ends."""
+
+    def __init__(self, ctx: RunContext[Any]) -> None:
+        self.ctx = ctx
+
+    def add(self, usage: Usage) -> None:
+        self.ctx._count(usage)
 
 
 def _deny(call: Any, ctx: Any) -> str:
