@@ -35,7 +35,9 @@ class RunResult:
     hand (``RunResult(output, entries, agent, usage, turns)``) still builds; its ``run_id``
     is then ``""``. ``started_at`` and ``finished_at`` (Unix seconds) are the timing the run
     recorded in its session segment: its first start (``None`` for a run resumed from a
-    checkpoint that predates timing) and its end; both ``None`` on a replay.
+    checkpoint that predates timing) and its end. A replay carries the segment's when it
+    read it (answered from the segment, or the session read with the run's lease), else
+    ``None``.
     """
 
     output: Any

@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 
 from lovia import Agent, CheckpointOptions, PostgresSession, Runner, UserError
+from lovia.session import TIMING_META_KEY
+from lovia.stores.checkpoint import RunHead
 from lovia.stores.open import open_stores
 from lovia.testing import ScriptedProvider, text
-from lovia.transcript import InputEntry
+from lovia.transcript import AssistantTextEntry, InputEntry
 
 from ..stores.pg import drop_prefix, fresh_prefix, postgres_dsn
 
@@ -84,3 +86,100 @@ async def test_a_kept_run_without_an_answer_is_refused_from_the_read_with_the_le
         )
     assert model.calls == [] and history_reads == []
     assert await cp.load("kept") is None
+
+
+async def _interrupted(cp: Any, run_id: str, question: str) -> None:
+    """``run_id`` stored as a run stopped before its first model call, in session u1."""
+    head = RunHead("a", status="interrupted", session_id="u1", started_at=1000.0)
+    await cp.append(run_id, [InputEntry(role="user", content=question)], head)
+
+
+async def test_a_resumed_run_reads_its_session_only_with_its_lease(
+    stores: tuple[Any, Any], history_reads: list[str]
+) -> None:
+    session, cp = stores
+    agent = Agent("a", model=ScriptedProvider([text("one")]))
+    await Runner.run(
+        agent, "hi", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "r0")
+    )
+    await _interrupted(cp, "r1", "again")
+    history_reads.clear()
+    model = ScriptedProvider([text("two")])
+    result = await Runner.run(
+        agent.clone(model=model),
+        [],
+        session=session,
+        session_id="u1",
+        checkpoint=CheckpointOptions(cp, "r1"),
+    )
+    assert result.output == "two"
+    assert history_reads == []  # was ["u1", "u1"]: refuse_if_settled's read, then setup's
+    [request] = model.calls
+    assert "hi" in str(request) and "one" in str(request)  # the history reached the model
+    assert [s.run_id for s in await session.segments("u1")] == ["r0", "r1"]
+
+
+async def test_a_resumed_run_kept_without_an_answer_is_refused_from_the_read_with_the_lease(
+    stores: tuple[Any, Any], history_reads: list[str]
+) -> None:
+    session, cp = stores
+    await _interrupted(cp, "kept", "go")
+    await session.append("u1", [InputEntry(content="go")], run_id="kept", meta={})
+    history_reads.clear()
+    model = ScriptedProvider([text("an answer nobody keeps")])
+    with pytest.raises(UserError, match="kept"):
+        await Runner.run(
+            Agent("a", model=model),
+            [],
+            session=session,
+            session_id="u1",
+            checkpoint=CheckpointOptions(cp, "kept"),
+        )
+    assert model.calls == [] and history_reads == []
+    assert (await cp.load("kept")).status == "interrupted"  # type: ignore[union-attr]
+
+
+async def test_a_replayed_run_carries_the_timing_its_segment_recorded(
+    stores: tuple[Any, Any], history_reads: list[str]
+) -> None:
+    session, cp = stores
+    agent = Agent("a", model=ScriptedProvider([text("one")]))
+    opts = CheckpointOptions(cp, "r0")
+    await Runner.run(agent, "hi", session=session, session_id="u1", checkpoint=opts)
+    history_reads.clear()
+    again = Agent("a", model=ScriptedProvider([]))
+    result = await Runner.run(again, "hi", session=session, session_id="u1", checkpoint=opts)
+    assert result.replayed and result.output == "one"
+    [segment] = await session.segments("u1")
+    recorded = (segment.meta or {})[TIMING_META_KEY]
+    assert (result.started_at, result.finished_at) == (
+        recorded["started_at"],
+        recorded["finished_at"],
+    )  # was (None, None): the history read with the lease was dropped
+    assert history_reads == []
+
+
+async def test_a_replay_that_appends_its_segment_carries_the_timing_it_wrote(
+    stores: tuple[Any, Any], history_reads: list[str]
+) -> None:
+    # the run completed, then stopped before its session append (a crash): the replay
+    # appends the segment, and its result carries the timing that segment records
+    session, cp = stores
+    await session.append("u1", [InputEntry(content="hi")], run_id="r0", meta={})
+    entries = [InputEntry(role="user", content="go"), AssistantTextEntry(content="done")]
+    head = RunHead("a", status="completed", session_id="u1", started_at=1000.0, output="done")
+    await cp.append("r1", entries, head)
+    history_reads.clear()
+    result = await Runner.run(
+        Agent("a", model=ScriptedProvider([])),
+        "go",
+        session=session,
+        session_id="u1",
+        checkpoint=CheckpointOptions(cp, "r1"),
+    )
+    assert result.replayed and result.output == "done"
+    segment = (await session.segments("u1"))[-1]
+    recorded = (segment.meta or {})[TIMING_META_KEY]
+    assert segment.run_id == "r1" and recorded["started_at"] == 1000.0
+    assert (result.started_at, result.finished_at) == (1000.0, recorded["finished_at"])
+    assert history_reads == []

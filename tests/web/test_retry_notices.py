@@ -136,3 +136,25 @@ async def test_a_stop_after_a_retry_keeps_only_the_new_attempts_text() -> None:
         detail = (await client.get("/api/sessions/s")).json()
     said = [m["content"] for m in detail["entries"] if m["role"] == "assistant"]
     assert said == ["kept"]
+
+
+async def test_a_stop_during_the_backoff_keeps_none_of_the_failed_attempts_text() -> None:
+    in_backoff = asyncio.Event()
+
+    async def sleep(_delay: float) -> None:
+        in_backoff.set()
+        await asyncio.Event().wait()  # the backoff lasts until the stop ends it
+
+    model = CutOffOnce("abandoned", "never said")
+    agent = Agent(name="bot", model=model, retry=RetryPolicy(max_attempts=2, sleep=sleep))
+    async with served(agent) as client:
+        task, seen = follow(client, "/api/chat/stream", json={"message": "go", "session_id": "s"})
+        await asyncio.wait_for(in_backoff.wait(), 10)
+        await asyncio.wait_for(until(seen, lambda e: e["event"] == "retrying"), 10)
+        stopped = await client.post(f"/api/chat/cancel{sid('s')}")
+        assert stopped.status_code == 200 and stopped.json()["stopped"]
+        await asyncio.wait_for(task, 10)
+        detail = (await client.get("/api/sessions/s")).json()
+    assert model.calls == 1
+    said = [m["content"] for m in detail["entries"] if m["role"] == "assistant"]
+    assert said == []

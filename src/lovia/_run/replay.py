@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import events as ev
 from ..errors import LoviaError, UserError
+from ..session import TIMING_META_KEY
 from ..stores.capabilities import VersionedSession, has_capability
 from ..stores.checkpoint import RunSnapshot
 from .output import parse_output, revive_output
@@ -53,6 +54,7 @@ async def replay(d: Run, snap: RunSnapshot) -> RunResult:
             "replayed; its entries are in the session when the run had one",
             hint="run the task again with if_run_exists='restart', or under a new run_id",
         )
+    started, finished = _replayed_timing(d, snap) or (None, None)
     result = RunResult(
         output=output,
         entries=list(snap.entries),
@@ -64,6 +66,8 @@ async def replay(d: Run, snap: RunSnapshot) -> RunResult:
         session_id=d.o.session_id,
         replayed=True,
         last_input_tokens=getattr(snap, "last_input_tokens", None),
+        started_at=started,
+        finished_at=finished,
     )
     await d.send(ev.RunCompleted(result))
     return result
@@ -92,6 +96,7 @@ async def replay_from_session(d: Run, snapshot: RunSnapshot | None) -> RunResult
             return None  # refuse_if_settled refused it before anything was written
         agent = d.entry_agent
         output, _ = parse_output(agent, d.kit.output_type(agent), answer)
+        timing = _timing(d, [seg])
         result = RunResult(
             output=output,
             entries=list(seg.entries),
@@ -102,10 +107,47 @@ async def replay_from_session(d: Run, snapshot: RunSnapshot | None) -> RunResult
             run_id=d.run_id,
             session_id=o.session_id,
             replayed=True,
+            started_at=timing[0] if timing else None,
+            finished_at=timing[1] if timing else None,
         )
         await d.send(ev.RunCompleted(result))
         return result
     return None
+
+
+def _replayed_timing(d: Run, snap: RunSnapshot) -> tuple[float, float] | None:
+    """A replayed checkpoint's timing as its segment records it, known when the session was
+    read with the lease (``lovia.stores.pg_first_read``): the segment's, or, when the read
+    found none, the one ``finish_replay`` writes with it. None when unknown (no read)."""
+    if d.history_read is None:
+        return None
+    segments = d.history_read[0]
+    if any(seg.run_id == d.run_id for seg in segments):
+        return _timing(d, segments)
+    if snap.started_at is None or not snap.entries:
+        return None  # finish_replay records no timing (or no segment)
+    return snap.started_at, snap.updated_at
+
+
+def _timing(d: Run, segments: list[Any]) -> tuple[float, float] | None:
+    """The ``(started_at, finished_at)`` the run's segment recorded (its save wrote it),
+    carried into a replay's result as a run's own; None when it recorded none."""
+    for seg in segments:
+        if seg.run_id != d.run_id:
+            continue
+        timing = (seg.meta or {}).get(TIMING_META_KEY)
+        if not isinstance(timing, dict):
+            return None
+        start, finish = _seconds(timing.get("started_at")), _seconds(timing.get("finished_at"))
+        return None if start is None or finish is None else (start, finish)
+    return None
+
+
+def _seconds(value: Any) -> float | None:
+    """A recorded time, or None for anything else (a flag, NaN, text)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return float(value)
 
 
 async def refuse_if_in_session(d: Run, *, stored: bool) -> None:

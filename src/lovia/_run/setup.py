@@ -167,11 +167,11 @@ async def setup(d: Run, snapshot: RunSnapshot | None) -> None:
         d.recorder.saved = len(state.entries)
     if o.session is not None and o.session_id is not None:
         read, d.history_read = d.history_read, None
-        if (snapshot is not None or read is None) and type(o.session) is SQLiteSession:
+        if read is None and type(o.session) is SQLiteSession:
             # the built-in store hands over the entries without a Segment per stored run
             state.history, meta, state.session_version = await o.session._run_history(o.session_id)
         else:
-            if snapshot is not None or read is None:  # again on resume: the version moves on
+            if read is None:  # else read since this run's lease was taken: used as it is
                 read = await read_history(d)
             segments, state.session_version = read
             state.history = [e for seg in segments for e in seg.entries]

@@ -29,12 +29,14 @@ async def take(
     opts: CheckpointOptions, run_id: str, lease: RunLease, d: Run | None = None
 ) -> RunSnapshot | None:
     """``_take``; given the run, its session is read with the lease when the stores can
-    (``lease.history``), and a new run keeps that read for its setup (``d.history_read``)."""
+    (``lease.history``, only when this try took the lease), and the run keeps that read
+    (``d.history_read``): a new or resumed run's checks and setup use it instead of reading
+    again, a replay the timing its segment recorded."""
     o = d.o if d is not None else None
     stored = await _take(
         opts, run_id, lease, getattr(o, "session", None), getattr(o, "session_id", None)
     )
-    if d is not None and stored is None and lease.history is not None:
+    if d is not None and lease.history is not None:
         d.history_read = (lease.history.segments, lease.history.version)
     return stored
 

@@ -24,6 +24,11 @@ log = logging.getLogger("lovia.web")
 LOST = {"type": "RuntimeError", "message": "the run ended without a terminal event", "hint": None}
 """The error of a run whose task ended without a terminal event."""
 
+_VOIDS_PARTIAL = frozenset(
+    {"message_completed", "turn_started", "model_retrying", "output_discarded"}
+)
+"""Events after which the text streamed so far is no longer the model turn in flight."""
+
 
 async def pump_stream(
     run: LiveRun, handle: RunHandle, asks_a_person: Callable[[ApprovalRequired], bool]
@@ -37,8 +42,10 @@ async def pump_stream(
         data = event_dict(event)
         if event.type == "text_delta":
             run.partial_text += str(data.get("delta", ""))
-        elif event.type in ("message_completed", "turn_started", "output_discarded"):
-            run.partial_text = ""  # a stop keeps only what the model is saying now
+        elif event.type in _VOIDS_PARTIAL:
+            # a stop keeps only what the model is saying now: a retried attempt's text is
+            # void from its failure on (its output_discarded only comes after the backoff)
+            run.partial_text = ""
         if event.terminal:
             last = getattr(getattr(event, "result", None), "last_input_tokens", None)
             if isinstance(last, int) and isinstance(data.get("result"), dict):

@@ -31,7 +31,8 @@ def _seconds(value: Any) -> float | None:
 def result_timing(result: Any) -> dict[str, float] | None:
     """The ``timing`` event of a finished run from its result's dict (``RunResult.to_dict``:
     the ``started_at`` and ``finished_at`` its save wrote into its segment); None when it
-    carries none (a replay, a run resumed from a checkpoint that predates timing)."""
+    carries none (a replay that did not read its segment, a run resumed from a checkpoint
+    that predates timing)."""
     if not isinstance(result, dict):
         return None
     start, finish = _seconds(result.get("started_at")), _seconds(result.get("finished_at"))

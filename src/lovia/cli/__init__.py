@@ -163,8 +163,12 @@ def _answer_without_a_command(parser: argparse.ArgumentParser, argv: list[str]) 
     commands = [
         c for a in parser._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices
     ]
-    if not first or first.startswith("-") or first in commands:
+    if not first or first in commands:
         return None
+    if first.startswith("-"):  # lovia 0.9.119 took no other option before the command
+        known = [o for a in parser._actions for o in a.option_strings]
+        if first.partition("=")[0] in known:
+            return None
     message = f"lovia: error: unknown command {first!r}"
     if close := difflib.get_close_matches(first, commands, n=1):
         message += f" (did you mean {close[0]}?)"

@@ -31,7 +31,7 @@ __all__ = [
     "resolve",
 ]
 
-LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # 0.9.119's five
 _TOOLKIT_FLAGS = {  # dest: flag, for the warning when --app or --demo has no default agent
     "workspace": "--workspace",
     "readonly": "--readonly",

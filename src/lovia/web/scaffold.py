@@ -106,8 +106,9 @@ def starter_files(folder: str) -> dict[str, str]:
 
 
 class StartersExist(UserError):
-    """A starter file is there already: nothing was written. ``lovia web init-ui`` exits
-    1 for it, as 0.9.119's does (2 for the other errors, as every lovia command)."""
+    """A starter file (or a file named as the folder) is there already: nothing was written.
+    ``lovia web init-ui`` exits 1 for it, as 0.9.119's does (2 for the other errors, as every
+    lovia command)."""
 
     exit_status = 1
 
@@ -119,7 +120,7 @@ def write_starters(folder: str | Path, *, force: bool = False) -> list[Path]:
     where = Path(folder)
     files = starter_files(name)
     if where.exists() and not where.is_dir():
-        raise UserError(f"{name!r} is a file", hint="name a folder for the page's files")
+        raise StartersExist(f"{name!r} is a file", hint="name a folder for the page's files")
     there = [n for n in files if (where / n).exists()]
     if there and not force:
         raise StartersExist(
