@@ -55,7 +55,7 @@ REFUSED = [
     ("POST", "/api/sessions/u1/rewind", {"ref": "not-a-run:0"}, 404),
     ("POST", "/api/sessions/u1/rewind", {"user_turn": "first"}, 422),
     ("POST", "/api/sessions/u1/fork", {"ref": "not-a-run:0"}, 404),
-    ("POST", "/api/sessions/nope/fork", {}, 409),
+    ("POST", "/api/sessions/nope/fork", {}, 404),  # 0.9.119: session_not_found
     ("PATCH", "/api/sessions/nope", {"title": "x"}, 404),
     ("GET", "/api/sessions/u1/ui-data/abcdefghijklmnopqrst", None, 404),
     ("GET", "/api/sessions/u1/tool-images/c1/0", None, 404),

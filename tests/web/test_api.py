@@ -302,11 +302,12 @@ async def test_a_reconnecting_client_gets_the_snapshot_and_the_run_again(
     await client.post(f"/api/chat/cancel{sid('f')}")
     original = events_of(await sending)
     replayed = events_of(await following)
-    assert replayed[0]["event"] == "snapshot"
-    assert [m["content"] for m in replayed[0]["entries"]] == ["go"]
-    assert replayed[1:] == original[1:]  # every event of the run, through its end
+    assert replayed[0] == {"event": "session", "session_id": "f"}  # as 0.9.119 opens it
+    assert replayed[1]["event"] == "snapshot"
+    assert [m["content"] for m in replayed[1]["entries"]] == ["go"]
+    assert replayed[2:] == original[1:]  # every event of the run, through its end
     tail = events_of(await resumed)
-    assert [e["frame_id"] for e in tail[1:]] == [
+    assert [e["frame_id"] for e in tail[2:]] == [
         e["frame_id"] for e in original[1:] if int(e["frame_id"].split(":")[1]) > 2
     ]
     gone = await client.post(f"/api/chat/reconnect{sid('f')}")

@@ -146,6 +146,6 @@ async def test_a_reconnect_to_a_parked_chat_follows_the_run_its_approval_resumes
         assert (await client.post("/api/chat/approve", json=decision)).status_code == 200
         events = decode((await asyncio.wait_for(again, 10)).text)
         kinds = [e["event"] for e in events]
-        assert kinds[0] == "snapshot" and "approval_required" in kinds
+        assert kinds[:2] == ["session", "snapshot"] and "approval_required" in kinds
         assert kinds[-1] == "done" and events[-1]["output"] == f"ack {n}"
         assert any(e.get("result") == "paid" for e in events if e["event"] == "tool_result")

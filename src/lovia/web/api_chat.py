@@ -162,7 +162,7 @@ def chat_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure per 
         """Starts a run, or joins the chat's live run (the message is read at its next
         step; the stream then starts with ``snapshot`` and replays the run)."""
         chat_id, run, joined_at = await _send(deps, body, request, park=True)
-        head: list[tuple[str, Any]] = [("session", {"session_id": chat_id})]
+        head: list[tuple[str, Any]] = [_session(chat_id)]
         if joined_at is not None:
             head.append(("snapshot", await snapshot(deps, chat_id, "running")))
         return chat_stream(deps.supervisor, chat_id, run, head=head, joined=joined_at is not None)
@@ -185,7 +185,7 @@ def chat_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure per 
         sup = deps.supervisor
         live = sup.live.get(chat_id)
         if live is not None:
-            head = [("snapshot", await snapshot(deps, chat_id, "running"))]
+            head = [_session(chat_id), ("snapshot", await snapshot(deps, chat_id, "running"))]
             return chat_stream(sup, chat_id, live, head=head, after=after)
         pending = await sup.chats.pending_head(chat_id)
         if pending is None:
@@ -218,7 +218,7 @@ def chat_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure per 
             resume_run_id=pending.run_id,
             start=how,
         )
-        head = [("snapshot", await snapshot(deps, chat_id, "running"))]
+        head = [_session(chat_id), ("snapshot", await snapshot(deps, chat_id, "running"))]
         return chat_stream(sup, chat_id, run, head=head)
 
     @router.post("/api/chat/approve", summary="Approve or deny a call the chat's run waits for")
@@ -344,6 +344,7 @@ def _parked_stream(deps: RouterDeps, chat_id: str, pending: Any) -> StreamingRes
             started.cancel()
 
     async def frames() -> Any:
+        yield encode(*_session(chat_id))
         yield encode("snapshot", await snapshot(deps, chat_id, "awaiting_approval"))
         for p in pending.pending_approvals:
             if p.decision is None:
@@ -382,3 +383,8 @@ class _suppress_timeout:
 
     def __exit__(self, kind: Any, *_: Any) -> bool:
         return kind is not None and issubclass(kind, (asyncio.TimeoutError, UserError))
+
+
+def _session(chat_id: str) -> tuple[str, Any]:
+    """The ``session`` frame every chat stream opens with, a reconnect's too (as 0.9.119)."""
+    return ("session", {"session_id": chat_id})

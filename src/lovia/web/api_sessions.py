@@ -113,6 +113,14 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
                 "try again in a moment",
             )
 
+    async def known(chat_id: str) -> None:
+        """``404 session_not_found`` for a chat with no record here, a program's chat
+        (adopted here) counting, as 0.9.119 answered."""
+        if await store.get(chat_id) is None:
+            await store.adopt_sessions(every=0)
+        if await store.get(chat_id) is None:
+            raise WebError(404, "session_not_found", "session not found")
+
     @router.get(
         "/api/sessions",
         summary="Chats, pinned first, then the most recent",
@@ -159,15 +167,7 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
 
     @router.patch("/api/sessions/{session_id}", summary="Rename or pin a chat")
     async def patch(chat_id: ChatId, body: SessionPatch) -> dict[str, Any]:
-        if await store.get(chat_id) is None:
-            await store.adopt_sessions(every=0)
-        if await store.get(chat_id) is None:
-            raise WebError(
-                404,
-                "session_not_found",
-                "session not found",
-                "GET /api/sessions lists the chats there are",
-            )
+        await known(chat_id)
         if body.title is not None:
             await store.set_title(chat_id, body.title)
             deps.emit("session_retitled", {"session_id": chat_id, "title": body.title.strip()})
@@ -211,6 +211,7 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
     @router.post("/api/sessions/{session_id}/fork", summary="Copy a chat into a new one")
     async def fork(chat_id: ChatId, body: ForkRequest | None = None) -> dict[str, str]:
         ref = body.ref if body else None
+        await known(chat_id)
         if ref is None:
             await wound_down(chat_id)
             if chat_id in sup.live or sup.busy_here(chat_id):
@@ -224,8 +225,6 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
         new_id = body.new_id if body else None
         if new_id is not None and (new_id in sup.live or sup.busy_here(new_id)):
             raise fork_taken(ValueError(f"a run owns chat {new_id!r}"))
-        if await store.get(chat_id) is None:
-            await store.adopt_sessions(every=0)
         try:
             new = await store.fork(chat_id, ref=ref, new_id=new_id)
         except ForkTargetTaken as exc:
@@ -255,6 +254,7 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
 
     @router.post("/api/sessions/{session_id}/followups", summary="Questions to ask next")
     async def followups(chat_id: ChatId) -> dict[str, list[str]]:
+        await known(chat_id)
         return {"followups": await suggest(deps, chat_id)}
 
     @router.get("/api/sessions/{session_id}/export", summary="The chat as a file")

@@ -236,6 +236,23 @@ def schedule_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure 
             raise WebError(404, "agent_not_found", f"unknown agent {name!r}")
         return name or deps.default_agent or next(iter(deps.agents), None)
 
+    async def new_agent(spec: ScheduleSpec) -> str | None:
+        """The named agent, else the only one served, else the bound chat's (*extra*); with
+        several agents and neither, ``400 invalid_request`` as 0.9.119 answered."""
+        if spec.agent is not None or deps.default_agent is not None:
+            return agent_name(spec.agent)
+        meta = await store.get(spec.session_id) if spec.session_id else None
+        if meta is not None and meta.agent in deps.agents:
+            return meta.agent
+        if not deps.agents:
+            return None
+        raise WebError(
+            400,
+            "invalid_request",
+            "this server serves several agents: say which one a schedule runs",
+            f'add "agent": one of {", ".join(deps.agents)}',
+        )
+
     @router.get("/api/schedules", summary="Every schedule")
     async def list_all() -> list[dict[str, Any]]:
         return [await shown(r) for r in await store.list_schedules()]
@@ -247,7 +264,7 @@ def schedule_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure 
             raise WebError(404, "session_not_found", "session not found")
         row = ScheduleRow(
             id=uuid.uuid4().hex,
-            agent=agent_name(spec.agent),
+            agent=await new_agent(spec),
             input=spec.input,
             session_id=spec.session_id,
             trigger_kind=spec.trigger_kind,
