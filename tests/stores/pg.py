@@ -53,6 +53,24 @@ def drop_prefix(dsn: str, prefix: str) -> None:
             "AND starts_with(tablename, %s)",
             (prefix,),
         ).fetchall()
-        if rows:
-            tables = sql.SQL(", ").join(sql.Identifier(r[0]) for r in rows)
-            conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(tables))
+        if not rows:
+            return
+        tables = sql.SQL(", ").join(sql.Identifier(r[0]) for r in rows)
+        conn.execute("SET lock_timeout = '10s'")
+        for attempt in range(3):
+            # A connection of this test's stores still inside a transaction (a task the test
+            # did not wait for, caught between two statements) holds locks the DROP would
+            # wait on for ever: this thread is the one that task's event loop needs to go on.
+            # The prefix is this test's alone, so whoever holds a lock on its tables is its own.
+            conn.execute(
+                "SELECT pg_terminate_backend(l.pid) FROM pg_locks l"
+                " JOIN pg_class c ON c.oid = l.relation"
+                " WHERE starts_with(c.relname, %s) AND l.pid <> pg_backend_pid()",
+                (prefix,),
+            )
+            try:
+                conn.execute(sql.SQL("DROP TABLE IF EXISTS {} CASCADE").format(tables))
+                return
+            except psycopg.errors.LockNotAvailable:
+                if attempt == 2:
+                    raise
