@@ -164,3 +164,37 @@ def _charge_then_answer(messages: list[Message]) -> AssistantTurn:
 
 charging = {"charger": Agent("charger", model=Stateless(_charge_then_answer), tools=[charge])}
 """Asks to charge the amount the last message names, always as ``call_0``."""
+
+
+def _note(ledger: str) -> None:
+    with open(ledger, "a", encoding="utf-8") as f:
+        f.write("title\n")
+
+
+class Namer:
+    """Answers a chat message with ``ok`` and a title request with ``Kill Test Title``; each
+    title call is a line in the file LOVIA_TEST_TITLE_CALLS names, and with
+    LOVIA_TEST_BLOCK_TITLES set a title call waits a long time (so a test can kill the
+    server during it)."""
+
+    name = "namer"
+    model = "namer"
+    supports_json_schema = False
+
+    async def stream(self, entries: Any, **kwargs: Any) -> Any:
+        users = [e for e in entries if getattr(e, "role", None) == "user"]
+        asked = users[-1].text if users else ""
+        turn = text("ok")
+        if asked.startswith("Write a short title"):
+            ledger = os.environ.get("LOVIA_TEST_TITLE_CALLS")
+            if ledger:
+                _note(ledger)
+            if os.environ.get("LOVIA_TEST_BLOCK_TITLES"):
+                await asyncio.sleep(600)
+            turn = text("Kill Test Title")
+        async for delta in ScriptedProvider([turn]).stream(entries, **kwargs):
+            yield delta
+
+
+named = {"namer": Agent("namer", model=Namer())}
+"""Names its chats "Kill Test Title" (the durable title tests)."""

@@ -218,6 +218,12 @@ class RouterDeps:
                 "resumes them (POST /api/chat/reconnect)",
                 len(unfinished),
             )
+        try:
+            from .background import finish_background
+
+            await finish_background(self)
+        except Exception as exc:  # titles and follow-ups are never load-bearing
+            log.warning("could not finish the stored title/follow-up calls: %s", exc)
         self.spawn(self.scheduler.loop())
         try:
             yield

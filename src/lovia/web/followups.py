@@ -5,6 +5,12 @@
 model); ``followups=fn`` puts your own suggester (``async fn(FollowupRequest) -> [str]``) in
 its place. A suggester that fails, or finds nothing, gives ``[]``: the chips are never
 load-bearing.
+
+The built-in suggester's call is a checkpointed run in the chat store's checkpointer under
+``followups:<chat id>:<id of the run they follow>``: asked again for the same answer (a
+reload, a second tab) it replays the suggestions without a model call, and a call a killed
+server left is finished when a server starts again. A run of no chat: neither the chat list
+nor the run history shows it.
 """
 
 from __future__ import annotations
@@ -16,11 +22,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..messages import Message
+from ..transcript import InputEntry
 
 if TYPE_CHECKING:
     from .deps import RouterDeps
 
 __all__ = [
+    "FOLLOWUPS_RUN",
     "FOLLOWUP_INSTRUCTIONS",
     "FollowupFn",
     "FollowupRequest",
@@ -36,6 +44,8 @@ FOLLOWUP_INSTRUCTIONS = (
     "and language, each on its own line, each under twelve words, each about something the "
     "last answer did not already cover. Write NONE when the conversation is finished."
 )
+FOLLOWUPS_RUN = "followups:"
+"""The prefix of a follow-up run's id: the chat's id, ``:``, the id of the run they follow."""
 _LONGEST = 120
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\(?\d+[.):])\s*")
 
@@ -83,17 +93,63 @@ async def generate_followups(
     model: Any,
     instructions: str = FOLLOWUP_INSTRUCTIONS,
     limit: int = 3,
+    checkpointer: Any = None,
+    run_id: str | None = None,
+    lease_ttl: float = 30.0,
 ) -> list[str]:
-    """The built-in suggester: one call to ``model`` (anything ``Agent`` takes)."""
-    from ..agent import Agent
-    from ..runner import Runner
-
+    """The built-in suggester: one call to ``model`` (anything ``Agent`` takes); with a
+    ``checkpointer``, a run stored under ``run_id`` that resumes (or replays) one of that id."""
     exchange = _exchange(request.messages)
     if not exchange:
         return []
+    answer = await _ask(model, instructions, exchange, checkpointer, run_id, lease_ttl)
+    return parse_followups(answer, limit=limit)
+
+
+async def _ask(
+    model: Any,
+    instructions: str,
+    exchange: str,
+    checkpointer: Any,
+    run_id: str | None,
+    lease_ttl: float,
+) -> str:
+    from ..agent import Agent
+    from ..runner import Runner
+
     suggester = Agent(name="followups", model=model, instructions=instructions)
-    result = await Runner.run(suggester, exchange, max_turns=1)
-    return parse_followups(str(result.output or ""), limit=limit)
+    options: dict[str, Any] = {}
+    if checkpointer is not None:
+        from ..stores.run_options import CheckpointOptions
+
+        options["checkpoint"] = CheckpointOptions(
+            checkpointer, run_id, if_run_exists="resume", lease_ttl=lease_ttl
+        )
+    result = await Runner.run(suggester, exchange, max_turns=1, **options)
+    return str(result.output or "")
+
+
+async def finish_followups(deps: RouterDeps, run: Any) -> None:
+    """Finish a follow-up run (``run``: its ``RunSnapshot``) that a stopped server left, so
+    the next ask for them replays its answer."""
+    chat_id = run.run_id[len(FOLLOWUPS_RUN) :].rpartition(":")[0]
+    exchange = next((e.text for e in run.entries if isinstance(e, InputEntry)), "")
+    meta = await deps.store.get(chat_id)
+    agent = deps.agents.get(meta.agent or "") if meta else None
+    model = deps.followup_model or (agent.model if agent else None)
+    if not deps.followups or callable(deps.followups) or model is None or not exchange:
+        return
+    try:
+        await _ask(
+            model,
+            FOLLOWUP_INSTRUCTIONS,
+            exchange,
+            deps.store.checkpointer,
+            run.run_id,
+            deps.lease_ttl,
+        )
+    except Exception as exc:  # asked again, they are made then
+        log.info("could not finish the follow-ups of chat %s: %s", chat_id, exc)
 
 
 async def suggest(deps: RouterDeps, chat_id: str) -> list[str]:
@@ -113,7 +169,20 @@ async def suggest(deps: RouterDeps, chat_id: str) -> list[str]:
             return [str(i) for i in items or () if str(i).strip()]
         agent = deps.agents.get(name)
         model = deps.followup_model or (agent.model if agent else None)
-        return [] if model is None else await generate_followups(request, model=model)
+        if model is None:
+            return []
+        runs = [s.run_id for s in await deps.store.session.segments(chat_id)]
+        found = await generate_followups(
+            request,
+            model=model,
+            checkpointer=deps.store.checkpointer if runs else None,
+            run_id=f"{FOLLOWUPS_RUN}{chat_id}:{runs[-1]}" if runs else None,
+            lease_ttl=deps.lease_ttl,
+        )
+        older = [r for r in runs if r != runs[-1]]
+        if older:  # the chips of the answer before are not shown again: one run per chat
+            await deps.store.checkpointer.delete(f"{FOLLOWUPS_RUN}{chat_id}:{older[-1]}")
+        return found
     except Exception as exc:  # no chips rather than an error
         log.info("follow-up suggestions for chat %s failed: %s", chat_id, exc)
         return []

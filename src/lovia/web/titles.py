@@ -3,6 +3,12 @@
 The naming is one small model call per new chat, in the background, on ``title_model`` (by
 default the chat's agent's own model); it never delays the answer, and a title a person
 gave meanwhile is kept. A failed call leaves the first message as the title.
+
+The call is a checkpointed run in the chat store's checkpointer under the run id
+``title:<chat id>``: a server killed during it finishes it when it starts again (``resume``,
+under the run's lease, so of two servers on one database only one calls the model), and a
+finished one re-submitted replays its answer instead of calling the model again. It is a run
+of no chat: neither the chat list nor the run history shows it.
 """
 
 from __future__ import annotations
@@ -10,10 +16,15 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ..transcript import InputEntry
+
 if TYPE_CHECKING:
     from .deps import RouterDeps
 
-__all__ = ["TitleMaker", "clean_title", "generate_title"]
+__all__ = ["TITLE_RUN", "TitleMaker", "clean_title", "generate_title"]
+
+TITLE_RUN = "title:"
+"""The prefix of a title run's id; the chat's id follows it."""
 
 log = logging.getLogger("lovia.web")
 
@@ -33,14 +44,35 @@ def clean_title(text: str) -> str | None:
     return line[:80].strip() or None
 
 
-async def generate_title(model: Any, message: str) -> str | None:
-    """A title for a chat that starts with ``message``, from ``model``."""
+async def generate_title(
+    model: Any,
+    message: str,
+    *,
+    checkpointer: Any = None,
+    run_id: str | None = None,
+    lease_ttl: float = 30.0,
+) -> str | None:
+    """A title for a chat that starts with ``message``, from ``model``; with a
+    ``checkpointer`` the call is a run stored under ``run_id`` that an existing run of that
+    id resumes (or, finished, replays without a model call)."""
     from ..agent import Agent
     from ..runner import Runner
 
     namer = Agent(name="titles", model=model, instructions="You name conversations.")
-    result = await Runner.run(namer, _ASK + message[:2000], max_turns=1)
+    options: dict[str, Any] = {}
+    if checkpointer is not None:
+        from ..stores.run_options import CheckpointOptions
+
+        options["checkpoint"] = CheckpointOptions(
+            checkpointer, run_id, if_run_exists="resume", lease_ttl=lease_ttl
+        )
+    result = await Runner.run(namer, _ASK + message[:2000], max_turns=1, **options)
     return clean_title(str(result.output or ""))
+
+
+def asked_message(text: str) -> str | None:
+    """The chat's first message in a title run's stored input (``None`` when not one)."""
+    return text[len(_ASK) :] if text.startswith(_ASK) else None
 
 
 class TitleMaker:
@@ -54,6 +86,14 @@ class TitleMaker:
             return
         self.deps.spawn(self._name(chat_id, first))
 
+    def finish(self, chat_id: str, run: Any) -> None:
+        """Finish a title run (``run``: its ``RunSnapshot``) that a stopped server left."""
+        first = next(
+            (asked_message(e.text) for e in run.entries if isinstance(e, InputEntry)), None
+        )
+        if first and self.deps.titles:
+            self.deps.spawn(self._name(chat_id, first))
+
     async def _name(self, chat_id: str, first: str) -> None:
         deps = self.deps
         model = deps.title_model
@@ -65,7 +105,13 @@ class TitleMaker:
         if model is None:
             return
         try:
-            title = await generate_title(model, first)
+            title = await generate_title(
+                model,
+                first,
+                checkpointer=deps.store.checkpointer,
+                run_id=TITLE_RUN + chat_id,
+                lease_ttl=deps.lease_ttl,
+            )
         except Exception as exc:  # the first message stays the title
             log.info("could not name chat %s: %s", chat_id, exc)
             return
