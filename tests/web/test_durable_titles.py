@@ -169,3 +169,25 @@ async def test_title_and_followup_runs_are_neither_chats_nor_runs(tmp_path: Path
         assert await store.checkpointer.load(f"followups:c:{runs[1]}") is None  # replaced
         assert [c["id"] for c in (await client.get("/api/sessions")).json()] == ["c"]
     await store.close()
+
+
+async def test_deleting_a_chat_deletes_its_title_and_follow_up_runs(tmp_path: Path) -> None:
+    """The title and follow-up calls hold the chat's words (its first message, its last
+    exchange): a deleted chat leaves none of them behind."""
+    model = _ByPrompt()
+    store = ChatStore.sqlite(tmp_path / "w.db")
+    app = create_app({"a": Agent("a", model=model)}, store=store, followups=True)
+    async with make_client(app) as client:
+        body = {"message": "my secret plan", "session_id": "c"}
+        assert (await client.post("/api/chat", json=body)).status_code == 200
+        for _ in range(300):
+            if (await client.get("/api/sessions")).json()[0]["title"] == "Chat Named":
+                break
+            await asyncio.sleep(0.02)
+        assert (await client.post("/api/sessions/c/followups")).json()["followups"]
+        runs = [r["run_id"] for r in (await client.get("/api/runs/history")).json()]
+        side = ["title:c", f"followups:c:{runs[0]}"]
+        assert all([await store.checkpointer.load(r) is not None for r in side])
+        assert (await client.delete("/api/sessions/c")).status_code == 200
+        assert [await store.checkpointer.load(r) for r in side] == [None, None]
+    await store.close()

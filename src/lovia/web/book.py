@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..chats.book import ChatBook
+from .side_runs import side_runs
 
 if TYPE_CHECKING:
     from .store import ChatStore
@@ -22,5 +23,7 @@ class StoreBook(ChatBook):
 
     async def delete(self, chat_id: str) -> list[str]:
         run_ids = await super().delete(chat_id)
+        for side in side_runs(chat_id, run_ids):  # its title and follow-up calls
+            await self.store.checkpointer.delete(side)
         await self.store.delete(chat_id)
         return run_ids

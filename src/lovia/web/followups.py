@@ -27,6 +27,8 @@ from ..transcript import InputEntry
 if TYPE_CHECKING:
     from .deps import RouterDeps
 
+from .side_runs import FOLLOWUPS_RUN
+
 __all__ = [
     "FOLLOWUPS_RUN",
     "FOLLOWUP_INSTRUCTIONS",
@@ -44,7 +46,6 @@ FOLLOWUP_INSTRUCTIONS = (
     "and language, each on its own line, each under twelve words, each about something the "
     "last answer did not already cover. Write NONE when the conversation is finished."
 )
-FOLLOWUPS_RUN = "followups:"
 """The prefix of a follow-up run's id: the chat's id, ``:``, the id of the run they follow."""
 _LONGEST = 120
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\(?\d+[.):])\s*")

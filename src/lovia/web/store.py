@@ -299,13 +299,14 @@ class ChatStore:
         await self.tables.forget_runs()
 
     async def _forget(self, session_id: str) -> None:
-        """Clear a chat's transcript and the checkpoints of its runs."""
+        """Clear a chat's transcript and the checkpoints of its runs and side runs."""
         from ..chats.book import ChatBook
+        from .side_runs import side_runs
 
         active, _ = await self.tables.active_run(session_id)
-        if active:
-            await self.checkpointer.delete(active)
-        await ChatBook(self.session, self.checkpointer).delete(session_id)
+        runs = await ChatBook(self.session, self.checkpointer).delete(session_id)
+        for run_id in {*([active] if active else []), *side_runs(session_id, runs)}:
+            await self.checkpointer.delete(run_id)
 
     # -- UI component data ----------------------------------------------------------------------
 

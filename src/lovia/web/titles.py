@@ -21,9 +21,10 @@ from ..transcript import InputEntry
 if TYPE_CHECKING:
     from .deps import RouterDeps
 
+from .side_runs import TITLE_RUN
+
 __all__ = ["TITLE_RUN", "TitleMaker", "clean_title", "generate_title"]
 
-TITLE_RUN = "title:"
 """The prefix of a title run's id; the chat's id follows it."""
 
 log = logging.getLogger("lovia.web")
