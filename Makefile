@@ -36,11 +36,12 @@ WORKERS ?= 2
 TEST_POSTGRES_DSN ?= postgresql://postgres@127.0.0.1:5432/test
 
 # What CI runs (.ci/run is `make test` then `make lint`): Chromium for the browser tests, the
-# lovia 0.9.119 reference venv for tests/compat, PostgreSQL when reachable; the run ends with a
-# count of the skipped tests by reason.
+# lovia 0.9.119 reference venv for tests/compat and its examples for tests/examples, PostgreSQL
+# when reachable; the run ends with a count of the skipped tests by reason.
 test: install
 	bash scripts/install-browser.sh || echo "make test: no Chromium; the browser tests will skip"
 	bash scripts/reference-venv.sh || echo "make test: no lovia 0.9.119 reference venv; tests/compat will not compare against it live"
+	$(BIN)/python scripts/run_examples.py --download --fetch-only || echo "make test: no lovia 0.9.119 examples; tests/examples will skip"
 	@dsn="$$($(BIN)/python scripts/postgres-dsn.py '$(TEST_POSTGRES_DSN)')"; \
 	LOVIA_TEST_POSTGRES_DSN="$$dsn" $(BIN)/python -m pytest -q \
 		$(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile) $(PYTEST_ARGS)

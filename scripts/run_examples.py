@@ -473,7 +473,13 @@ def main() -> int:
     parser.add_argument("names", nargs="*", help=f"examples to run (default: {' '.join(EXAMPLES)})")
     parser.add_argument("--download", action="store_true", help="fetch 0.9.119's examples")
     parser.add_argument("--python", default=sys.executable, help="the interpreter to run them")
+    parser.add_argument(
+        "--fetch-only", action="store_true", help="with --download: fetch, print the folder, stop"
+    )
     args = parser.parse_args()
+    if args.download and args.fetch_only:
+        print(download_examples())
+        return 0
     if args.download:
         if args.folder is not None:
             args.names.insert(0, str(args.folder))
