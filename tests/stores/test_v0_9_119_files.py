@@ -432,5 +432,9 @@ async def test_processes_opening_a_0_9_119_file_at_once_migrate_it_once(db: Path
     outputs = [await asyncio.to_thread(p.communicate, timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, [err for _, err in outputs]
     assert [out.strip() for out, _ in outputs] == ["8 running"] * 4
-    assert sorted(os.listdir(db.parent)) == sorted([db.name, db.name + ".0.9.119.bak"])
+    # SQLite's own -wal/-shm may outlive four processes closing at the same moment (each saw
+    # another still open, so none removed them): the files that count are the database and
+    # one backup
+    left = [f for f in os.listdir(db.parent) if not f.endswith(("-wal", "-shm"))]
+    assert sorted(left) == sorted([db.name, db.name + ".0.9.119.bak"])
     assert not tables(db) & LEGACY_DATA

@@ -27,7 +27,7 @@ from ..transcript import InputEntry
 if TYPE_CHECKING:
     from .deps import RouterDeps
 
-from .side_runs import FOLLOWUPS_RUN
+from .side_runs import FOLLOWUPS_RUN, followups_run
 
 __all__ = [
     "FOLLOWUPS_RUN",
@@ -173,16 +173,18 @@ async def suggest(deps: RouterDeps, chat_id: str) -> list[str]:
         if model is None:
             return []
         runs = [s.run_id for s in await deps.store.session.segments(chat_id)]
+        run_id = followups_run(chat_id, runs[-1]) if runs else None
         found = await generate_followups(
             request,
             model=model,
-            checkpointer=deps.store.checkpointer if runs else None,
-            run_id=f"{FOLLOWUPS_RUN}{chat_id}:{runs[-1]}" if runs else None,
+            checkpointer=deps.store.checkpointer if run_id else None,
+            run_id=run_id,
             lease_ttl=deps.lease_ttl,
         )
         older = [r for r in runs if r != runs[-1]]
-        if older:  # the chips of the answer before are not shown again: one run per chat
-            await deps.store.checkpointer.delete(f"{FOLLOWUPS_RUN}{chat_id}:{older[-1]}")
+        before = followups_run(chat_id, older[-1]) if older else None
+        if before:  # the chips of the answer before are not shown again: one run per chat
+            await deps.store.checkpointer.delete(before)
         return found
     except Exception as exc:  # no chips rather than an error
         log.info("follow-up suggestions for chat %s failed: %s", chat_id, exc)

@@ -21,7 +21,7 @@ from ..transcript import InputEntry
 if TYPE_CHECKING:
     from .deps import RouterDeps
 
-from .side_runs import TITLE_RUN
+from .side_runs import TITLE_RUN, title_run
 
 __all__ = ["TITLE_RUN", "TitleMaker", "clean_title", "generate_title"]
 
@@ -106,11 +106,12 @@ class TitleMaker:
         if model is None:
             return
         try:
+            run_id = title_run(chat_id)
             title = await generate_title(
                 model,
                 first,
-                checkpointer=deps.store.checkpointer,
-                run_id=TITLE_RUN + chat_id,
+                checkpointer=deps.store.checkpointer if run_id else None,
+                run_id=run_id,
                 lease_ttl=deps.lease_ttl,
             )
         except Exception as exc:  # the first message stays the title
