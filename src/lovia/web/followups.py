@@ -34,6 +34,7 @@ __all__ = [
     "FOLLOWUP_INSTRUCTIONS",
     "FollowupFn",
     "FollowupRequest",
+    "coerce_suggestions",
     "generate_followups",
     "parse_followups",
     "suggest",
@@ -48,7 +49,10 @@ FOLLOWUP_INSTRUCTIONS = (
 )
 """The prefix of a follow-up run's id: the chat's id, ``:``, the id of the run they follow."""
 _LONGEST = 120
-_LIST_MARK = re.compile(r"^\s*(?:[-*•]|\(?\d+[.):])\s*")
+_LIST_MARK = re.compile(r"^\s*(?:[-*•·–—]|\(?\d+[.):])\s*")
+_QUOTES = "\"'`“”‘’«»"
+_USER_CHARS = 600
+_ANSWER_CHARS = 1200
 
 
 @dataclass
@@ -67,24 +71,49 @@ FollowupFn = Callable[[FollowupRequest], Awaitable[Sequence[str]]]
 def parse_followups(raw: str, *, limit: int = 3) -> list[str]:
     """A model's answer as questions: one per line, list marks and quotes removed, no
     duplicates, at most ``limit``."""
-    if raw.strip().upper() == "NONE":
-        return []
     out: list[str] = []
+    if limit < 1 or raw.strip().upper() == "NONE":
+        return out
     for line in raw.splitlines():
-        text = _LIST_MARK.sub("", line).strip().strip("\"'").strip()
-        if text and len(text) <= _LONGEST and text.lower() not in {o.lower() for o in out}:
+        text = _LIST_MARK.sub("", line).strip().strip(_QUOTES).strip()[:_LONGEST].strip()
+        if text and text.upper() != "NONE" and text.lower() not in {o.lower() for o in out}:
             out.append(text)
         if len(out) >= limit:
             break
     return out
 
 
+def coerce_suggestions(items: object) -> list[str]:
+    """What a suggester returned, as chips: a string is one chip, the items of any other
+    iterable each one (as text, stripped, blanks dropped); anything else none."""
+    if isinstance(items, str):
+        items = [items]
+    elif items is None or not hasattr(items, "__iter__"):
+        return []
+    chips = (str(item).strip() for item in items)
+    return [chip for chip in chips if chip]
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def _exchange(messages: Sequence[Message]) -> str:
-    lines = []
-    for message in messages[-6:]:
-        text = message.text if isinstance(getattr(message, "text", None), str) else ""
-        if message.role in ("user", "assistant") and text:
-            lines.append(f"{message.role.upper()}: {text[:1200]}")
+    """The last question and its answer, each cut to a bounded length; empty when the last
+    turn has no answer yet (nothing to follow up on)."""
+    said = [
+        (m.role, m.text)
+        for m in messages
+        if m.role in ("user", "assistant")
+        and isinstance(getattr(m, "text", None), str)
+        and m.text.strip()
+    ]
+    if not said or said[-1][0] != "assistant":
+        return ""
+    answer = said[-1][1]
+    question = next((text for role, text in reversed(said) if role == "user"), "")
+    lines = [f"USER: {_cut(question, _USER_CHARS)}"] if question else []
+    lines.append(f"ASSISTANT: {_cut(answer, _ANSWER_CHARS)}")
     return "\n\n".join(lines)
 
 
@@ -99,11 +128,17 @@ async def generate_followups(
     lease_ttl: float = 30.0,
 ) -> list[str]:
     """The built-in suggester: one call to ``model`` (anything ``Agent`` takes); with a
-    ``checkpointer``, a run stored under ``run_id`` that resumes (or replays) one of that id."""
+    ``checkpointer``, a run stored under ``run_id`` that resumes (or replays) one of that id.
+    ``[]`` without a model call when the last turn has no answer yet, and when the call
+    fails (logged): the chips are never load-bearing."""
     exchange = _exchange(request.messages)
-    if not exchange:
+    if not exchange or limit < 1:
         return []
-    answer = await _ask(model, instructions, exchange, checkpointer, run_id, lease_ttl)
+    try:
+        answer = await _ask(model, instructions, exchange, checkpointer, run_id, lease_ttl)
+    except Exception as exc:
+        log.info("follow-up suggestions for chat %s failed: %s", request.session_id, exc)
+        return []
     return parse_followups(answer, limit=limit)
 
 
@@ -166,8 +201,7 @@ async def suggest(deps: RouterDeps, chat_id: str) -> list[str]:
     )
     try:
         if callable(deps.followups):
-            items = await deps.followups(request)
-            return [str(i) for i in items or () if str(i).strip()]
+            return coerce_suggestions(await deps.followups(request))
         agent = deps.agents.get(name)
         model = deps.followup_model or (agent.model if agent else None)
         if model is None:

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from ..errors import ToolError
 from ..plugins import PluginInstance
+from ..run_context import RunContext  # runtime: the tools' hints are read when they are built
 from ..tools import tool
 
 if TYPE_CHECKING:
-    from ..run_context import RunContext
     from .store import ChatStore
 
 __all__ = ["Scheduling", "next_fire"]
@@ -45,6 +45,14 @@ def _epoch(expr: str) -> float:
             f"{expr!r} is not a time", hint="write an ISO 8601 time, e.g. 2026-05-01T09:00"
         ) from None
     return moment.timestamp() if moment.tzinfo else moment.astimezone().timestamp()
+
+
+def _is_number(expr: str) -> bool:
+    try:
+        float(expr)
+    except ValueError:
+        return False
+    return True
 
 
 def next_fire(kind: str, expr: str, after: float) -> float | None:
@@ -87,6 +95,65 @@ class Scheduling:
         return PluginInstance(tools=_tools(self.store), instructions=self.instructions)
 
 
+def _minutes(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="minutes")
+
+
+def _line(row: Any) -> str:
+    state = "active" if row.active else f"done ({row.finished_reason or 'inactive'})"
+    parts = [f"{row.id}: {row.trigger_kind} {row.trigger_expr}", state]
+    if row.active:
+        parts.append(f"next {_minutes(row.next_fire)}")
+    if row.until:
+        parts.append(f"until: {row.until}")
+    runs = f"{row.fire_count}/{row.max_fires}" if row.max_fires is not None else row.fire_count
+    parts.append(f"runs {runs}")
+    if row.expires_at is not None:
+        parts.append(f"ends {_minutes(row.expires_at)}")
+    return ", ".join(str(p) for p in parts) + f": {row.input[:80]}"
+
+
+def _plan(
+    kind: str,
+    trigger_expr: str,
+    until: str | None,
+    max_fires: int | None,
+    expires_at: str | None,
+    now: float,
+) -> tuple[str, float, str | None, float | None] | str:
+    """A schedule's stored trigger, first fire, stop condition and end; or why not (text
+    for the model)."""
+    expr = trigger_expr.strip()
+    try:
+        if kind == "at":  # stored as epoch seconds, as given or converted
+            expr = expr if _is_number(expr) else repr(_epoch(expr))
+        first = next_fire(kind, expr, now)
+    except ToolError as exc:
+        return f"Couldn't schedule that ({kind} {trigger_expr!r}): {exc}"
+    if first is None:
+        return "Couldn't schedule that: the 'at' time is past; give a time in the future."
+    stop = until.strip() if until else None
+    if stop and kind == "at":
+        return "A stop condition is for a repeating trigger (every or cron); 'at' runs once."
+    if max_fires is not None and max_fires < 1:
+        return "Nothing scheduled: max_fires must be 1 or more."
+    ends: float | None = None
+    if expires_at is not None and expires_at.strip():
+        try:
+            ends = _epoch(expires_at.strip())
+        except ToolError:
+            return (
+                f"Nothing scheduled: expires_at {expires_at!r} is not a time; write an "
+                "ISO 8601 time such as 2026-06-29T09:00."
+            )
+    if stop and max_fires is None and ends is None:
+        return (
+            "A stop condition needs a safety net: set max_fires or expires_at too, so the "
+            "schedule ends even if the condition never comes true."
+        )
+    return expr, first, stop, ends
+
+
 def _tools(store: ChatStore) -> list[Any]:
     from .store import ScheduleRow
 
@@ -99,56 +166,69 @@ def _tools(store: ChatStore) -> list[Any]:
         continue_session: Annotated[bool, "Run in this chat (else a new chat each time)."] = True,
         until: Annotated[str | None, "Stop once this is true (checked each time)."] = None,
         max_fires: Annotated[int | None, "Stop after this many runs."] = None,
+        expires_at: Annotated[str | None, "Stop after this time (ISO 8601 or epoch)."] = None,
     ) -> str:
         """Schedule a run for later: once (at), at an interval (every) or on a cron
-        expression. Give a stop condition or max_fires for anything repeating."""
+        expression. A stop condition (until) needs a safety net: max_fires or expires_at."""
         now = time.time()
-        first = next_fire(trigger_kind, trigger_expr, now)
-        if first is None:
-            raise ToolError("that time is past", hint="give a time in the future")
-        if until and max_fires is None and trigger_kind != "at":
-            raise ToolError("a stop condition needs a safety net", hint="set max_fires too")
+        text = instruction.strip()
+        if not text:
+            return "Nothing scheduled: the instruction is empty; say what the run should do."
+        plan = _plan(trigger_kind, trigger_expr, until, max_fires, expires_at, now)
+        if isinstance(plan, str):
+            return plan
+        expr, first, stop, ends = plan
         row = ScheduleRow(
             id=uuid.uuid4().hex[:12],
             agent=ctx.agent.name if ctx.agent is not None else None,
-            input=instruction,
+            input=text,
             session_id=ctx.session_id if continue_session else None,
             trigger_kind=trigger_kind,
-            trigger_expr=trigger_expr,
+            trigger_expr=expr,
             next_fire=first,
             active=True,
             last_session_id=None,
             created_at=now,
             updated_at=now,
-            until=until,
+            until=stop,
             max_fires=max_fires,
+            expires_at=ends,
         )
         await store.add_schedule(row)
         when = datetime.fromtimestamp(first).astimezone().isoformat(timespec="minutes")
-        return f"scheduled {row.id}: first run {when}"
+        ends_when = _minutes(ends) if ends is not None else None
+        limits = [f"stops when: {stop}"] if stop else []
+        limits += [f"at most {max_fires} runs"] if max_fires is not None else []
+        limits += [f"ends {ends_when}"] if ends_when else []
+        tail = f" ({'; '.join(limits)})" if limits else ""
+        return f"Scheduled {row.id}: first run {when}{tail}"
 
     @tool(name="list_schedules")
     async def list_schedules(ctx: RunContext[Any]) -> str:
-        """This chat's schedules: id, trigger, next run, active or not."""
+        """This chat's schedules: id, trigger, next run, stop condition, runs so far, and
+        whether each is active or done (and why)."""
         rows = [r for r in await store.list_schedules() if r.session_id == ctx.session_id]
         if not rows:
-            return "no schedules in this chat"
-        return "\n".join(
-            f"{r.id}: {r.trigger_kind} {r.trigger_expr}, next "
-            f"{datetime.fromtimestamp(r.next_fire).astimezone().isoformat(timespec='minutes')}"
-            f", {'active' if r.active else 'inactive'}: {r.input[:80]}"
-            for r in rows
-        )
+            return "No schedules in this chat."
+        return "\n".join(_line(r) for r in rows)
 
     @tool(name="cancel_schedule")
     async def cancel_schedule(
-        ctx: RunContext[Any], schedule_id: Annotated[str, "The schedule's id."]
+        ctx: RunContext[Any],
+        schedule_id: Annotated[str, "The schedule's id (from list_schedules)."],
+        reason: Annotated[str, "Why it stops (kept with the schedule)."] = "cancelled",
     ) -> str:
-        """Stop a schedule of this chat (it is kept, inactive)."""
+        """Stop a schedule of this chat, e.g. once its stop condition is met (it is kept,
+        inactive, with the reason)."""
         row = await store.get_schedule(schedule_id)
         if row is None or (row.session_id is not None and row.session_id != ctx.session_id):
-            raise ToolError(f"no schedule {schedule_id!r} in this chat", hint="list_schedules")
-        await store.set_schedule_active(schedule_id, active=False, finished_reason="cancelled")
-        return f"cancelled {schedule_id}"
+            return f"No schedule {schedule_id!r} in this chat; list_schedules shows their ids."
+        if not row.active:
+            why = f" ({row.finished_reason})" if row.finished_reason else ""
+            return f"Schedule {schedule_id} is already inactive{why}."
+        await store.set_schedule_active(
+            schedule_id, active=False, finished_reason=reason.strip() or "cancelled"
+        )
+        return f"Schedule {schedule_id} stopped."
 
     return [schedule_run, list_schedules, cancel_schedule]
