@@ -205,3 +205,19 @@ async def test_a_suggesters_answer_is_coerced_over_http() -> None:
             res = await c.post(f"/api/sessions/{sid}/followups")
             assert res.status_code == 200
             assert res.json() == {"followups": chips}
+
+
+async def test_generate_title_takes_0_9_119s_form() -> None:
+    from lovia.web.titles import generate_title
+
+    named = ScriptedProvider([text('"Title: Debugging A Memory Leak."')])
+    assert await generate_title("why?", "look", model=named) == "Debugging A Memory Leak"
+    blank = ScriptedProvider([text("unused")])
+    assert await generate_title("", None, model=blank) == "New chat"
+    assert blank.calls == []
+    failing = ScriptedProvider([])
+    assert await generate_title("hello there friend", "hi", model=failing) == "hello there friend"
+    # this project's form is unchanged: (model, message) -> the title or None
+    assert (
+        await generate_title(ScriptedProvider([text("Trip Plans")]), "plan a trip") == "Trip Plans"
+    )

@@ -46,16 +46,47 @@ def clean_title(text: str) -> str | None:
 
 
 async def generate_title(
-    model: Any,
-    message: str,
+    first: Any,
+    second: Any = None,
     *,
+    model: Any = None,
     checkpointer: Any = None,
     run_id: str | None = None,
     lease_ttl: float = 30.0,
 ) -> str | None:
-    """A title for a chat that starts with ``message``, from ``model``; with a
-    ``checkpointer`` the call is a run stored under ``run_id`` that an existing run of that
-    id resumes (or, finished, replays without a model call)."""
+    """A title for a chat, from a model (anything ``Agent`` takes).
+
+    ``generate_title(model, message)``: a title for a chat that starts with ``message``,
+    ``None`` when the model gives none; with a ``checkpointer`` the call is a run stored
+    under ``run_id`` that an existing run of that id resumes (or, finished, replays without
+    a model call).
+
+    ``generate_title(user_message, assistant_reply, model=model)`` (0.9.119's form): a title
+    for that first exchange, always a string: the message itself (cut) when the call fails
+    or answers nothing, ``"New chat"`` without a call when the message is blank.
+    """
+    if model is None:
+        return await _ask(first, _ASK + str(second or "")[:2000], checkpointer, run_id, lease_ttl)
+    from .store import title_text
+
+    message = str(first or "")
+    fallback = title_text(message) or "New chat"
+    if not message.strip():
+        return fallback
+    ask = _ASK + message[:2000]
+    if isinstance(second, str) and second.strip():
+        ask += "\n\nFirst answer (for context):\n" + second[:1000]
+    try:
+        title = await _ask(model, ask, checkpointer, run_id, lease_ttl)
+    except Exception as exc:  # a title is never load-bearing
+        log.info("could not generate a title: %s", exc)
+        return fallback
+    return title or fallback
+
+
+async def _ask(
+    model: Any, ask: str, checkpointer: Any, run_id: str | None, lease_ttl: float
+) -> str | None:
     from ..agent import Agent
     from ..runner import Runner
 
@@ -67,7 +98,7 @@ async def generate_title(
         options["checkpoint"] = CheckpointOptions(
             checkpointer, run_id, if_run_exists="resume", lease_ttl=lease_ttl
         )
-    result = await Runner.run(namer, _ASK + message[:2000], max_turns=1, **options)
+    result = await Runner.run(namer, ask, max_turns=1, **options)
     return clean_title(str(result.output or ""))
 
 
