@@ -221,3 +221,47 @@ async def test_generate_title_takes_0_9_119s_form() -> None:
     assert (
         await generate_title(ScriptedProvider([text("Trip Plans")]), "plan a trip") == "Trip Plans"
     )
+
+
+async def test_a_schedule_api_refuses_blank_input_and_takes_a_past_at_time() -> None:
+    app = create_app(Agent(name="bot", model=ScriptedProvider([])), titles=False)
+    async with make_client(app) as c:
+        spec = {"input": "   ", "trigger_kind": "every", "trigger_expr": "60"}
+        assert (await c.post("/api/schedules", json=spec)).status_code == 422
+        past = {"input": "x", "trigger_kind": "at", "trigger_expr": "1700000000"}
+        made = await c.post("/api/schedules", json=past)
+        assert made.status_code == 200, made.text
+        # due at once, as in 0.9.119 (a time just past, such as now, is the common case)
+        assert made.json()["next_fire"] == 1_700_000_000
+        edit = await c.patch(f"/api/schedules/{made.json()['id']}", json={"input": " "})
+        assert edit.status_code == 422
+
+
+async def test_mark_fired_never_resurrects_a_stopped_schedule() -> None:
+    from lovia.web.store import ScheduleRow
+
+    store = ChatStore.in_memory()
+    now = 1000.0
+    row = ScheduleRow(
+        id="a",
+        agent="bot",
+        input="do it",
+        session_id=None,
+        trigger_kind="every",
+        trigger_expr="3600",
+        next_fire=now,
+        active=True,
+        last_session_id=None,
+        created_at=now,
+        updated_at=now,
+        max_fires=3,
+    )
+    await store.add_schedule(row)
+    await store.mark_fired("a", next_fire=now + 60, active=True, last_session_id="s1")
+    fired = await store.get_schedule("a")
+    assert fired is not None and fired.active and fired.fire_count == 1
+    await store.set_schedule_active("a", active=False, finished_reason="condition met")
+    await store.mark_fired("a", next_fire=now + 120, active=True, last_session_id="s2")
+    after = await store.get_schedule("a")
+    assert after is not None and not after.active
+    assert after.finished_reason == "condition met" and after.fire_count == 2

@@ -138,10 +138,14 @@ class RunAndScheduleTables:
         last_session_id: str | None,
         finished_reason: str | None,
     ) -> None:
+        # a schedule stopped meanwhile (by the run this fire started, say) stays stopped,
+        # with its reason: a fire's bookkeeping never resurrects it
         await self._write(
-            "UPDATE chat_schedules SET next_fire = ?, active = ?, last_session_id = "
-            "COALESCE(?, last_session_id), finished_reason = ?, fire_count = fire_count + 1, "
-            "updated_at = ? WHERE id = ?",
+            "UPDATE chat_schedules SET next_fire = ?, "
+            "active = CASE WHEN active = 1 THEN ? ELSE 0 END, "
+            "last_session_id = COALESCE(?, last_session_id), "
+            "finished_reason = CASE WHEN active = 1 THEN ? ELSE finished_reason END, "
+            "fire_count = fire_count + 1, updated_at = ? WHERE id = ?",
             (next_fire, int(active), last_session_id, finished_reason, time.time(), schedule_id),
         )
 

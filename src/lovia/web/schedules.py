@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..chats.supervisor import ChatBusy
 from ..errors import LoviaError
@@ -34,6 +34,12 @@ __all__ = ["Scheduler", "schedule_routes"]
 log = logging.getLogger("lovia.web")
 
 Kind = Literal["cron", "every", "at"]
+
+
+def _said(text: str | None) -> str | None:
+    if text is not None and not text.strip():
+        raise ValueError("the input is blank: say what the scheduled run should do")
+    return text
 
 
 class ScheduleSpec(BaseModel):
@@ -52,6 +58,8 @@ class ScheduleSpec(BaseModel):
     expires_at: float | None = None
     context: dict[str, Any] | None = None
 
+    _input_said = field_validator("input")(_said)
+
 
 class SchedulePatch(BaseModel):
     """Any subset of a schedule's fields; a field sent as ``null`` is cleared (``session_id``
@@ -69,10 +77,14 @@ class SchedulePatch(BaseModel):
     max_fires: int | None = Field(default=None, ge=1)
     expires_at: float | None = None
 
+    _input_said = field_validator("input")(_said)
+
 
 def _first(kind: str, expr: str, now: float) -> float:
+    """The first fire of a new or re-timed schedule: an ``at`` time already past is due at
+    once (the next tick fires it), as in 0.9.119."""
     try:
-        found = next_fire(kind, expr, now)
+        found = next_fire(kind, expr, float("-inf") if kind == "at" else now)
     except LoviaError as exc:
         raise WebError(422, "invalid_request", exc.message, exc.hint or None) from None
     if found is None:
