@@ -265,3 +265,55 @@ async def test_mark_fired_never_resurrects_a_stopped_schedule() -> None:
     after = await store.get_schedule("a")
     assert after is not None and not after.active
     assert after.finished_reason == "condition met" and after.fire_count == 2
+
+
+async def _asked(channel: Any, registry: Any, act: Any) -> str:
+    """The ask_human result of a run whose question ``act(registry)`` settles."""
+    import asyncio
+
+    from lovia.tools import ask_human
+
+    agent = Agent(
+        name="bot",
+        model=ScriptedProvider([call("ask_human", {"question": "anyone?"}), text("ok")]),
+        tools=[ask_human(channel)],
+    )
+    run = asyncio.ensure_future(
+        Runner.run(agent, "go", session=InMemorySession(), session_id="chat-1")
+    )
+    async for _asked_now in channel.questions():  # the run has asked
+        break
+    await act(registry)
+    result = await run
+    (out,) = [e.output for e in result.entries if isinstance(e, ToolResultEntry)]
+    return out
+
+
+async def test_question_registry_cancel_session_timeout_and_close() -> None:
+    from lovia.tools import HumanChannel
+    from lovia.web import QuestionRegistry
+
+    channel = HumanChannel()
+    registry = QuestionRegistry(channel)
+
+    async def cancel(r: Any) -> None:
+        r.cancel_session("chat-1")
+
+    assert "run cancelled" in await _asked(channel, registry, cancel)
+
+    timed = QuestionRegistry(channel, timeout=0.05)
+    timed.start()
+
+    async def wait(r: Any) -> None:
+        return None
+
+    assert "no answer within" in await _asked(channel, timed, wait)
+    await timed.aclose()  # the server shuts down: the channel takes no more questions
+    assert channel.pending == []
+
+    channel = HumanChannel()
+    assert "shutting down" in await _asked(channel, QuestionRegistry(channel), _close)
+
+
+async def _close(registry: Any) -> None:
+    await registry.aclose()

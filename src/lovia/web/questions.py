@@ -53,6 +53,10 @@ class QuestionRegistry:
             self.channel.cancel(question.id, reason)
         return len(waiting)
 
+    def cancel_session(self, session_id: str, reason: str = "run cancelled") -> None:
+        """``cancel_chat`` under 0.9.119's name (and its default reason)."""
+        self.cancel_chat(session_id, reason)
+
     def start(self) -> None:
         """Watch for questions nobody answers in time (with a ``timeout``)."""
         if self.timeout is not None and self._task is None:
@@ -65,11 +69,17 @@ class QuestionRegistry:
             for question in list(self.channel.pending):
                 seen = self._asked.setdefault(question.id, now)
                 if now - seen >= self.timeout:
-                    self.channel.cancel(question.id, "no answer in time")
+                    self.channel.cancel(question.id, f"no answer within {self.timeout:g} s")
                     self._asked.pop(question.id, None)
             await asyncio.sleep(min(1.0, self.timeout / 4))
 
     async def aclose(self) -> None:
+        """Stop watching, fail every open question (the server is shutting down: the tool
+        gets an error instead of waiting) and close the channel to new ones, as 0.9.119
+        did."""
+        close = getattr(self.channel, "close", None)
+        if callable(close):
+            close("the server is shutting down")
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
