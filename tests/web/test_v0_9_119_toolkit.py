@@ -317,3 +317,10 @@ async def test_question_registry_cancel_session_timeout_and_close() -> None:
 
 async def _close(registry: Any) -> None:
     await registry.aclose()
+
+
+def test_create_app_refuses_an_empty_mapping_without_a_config_runtime() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="config_runtime"):
+        create_app({}, store=ChatStore.in_memory())
