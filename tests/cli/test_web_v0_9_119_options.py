@@ -305,12 +305,22 @@ def test_check_probes_the_model_server_and_serves_nothing(tmp_path: Path) -> Non
     assert not (tmp_path / ".lovia").exists()
 
 
-def test_an_app_built_for_0_9_119s_app_flag_is_refused_with_a_hint(tmp_path: Path) -> None:
-    (tmp_path / "built.py").write_text("from fastapi import FastAPI\napp = FastAPI()\n")
+def test_an_app_built_with_create_app_is_served_as_it_is(tmp_path: Path, start: Any) -> None:
+    """0.9.119's ``--app`` also takes an app built with ``create_app()``: served as built
+    (its own agents, storage and options), the flags that would build one left unused."""
+    (tmp_path / "built.py").write_text(
+        "from lovia import Agent\n"
+        "from lovia.testing import ScriptedProvider\n"
+        "from lovia.web import ChatStore, create_app\n"
+        "app = create_app(Agent(name='built', model=ScriptedProvider([])),"
+        " store=ChatStore.in_memory(), title='Mine')\n"
+    )
     env = clean_env(PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
-    done = lovia_web("--app", "built:app", "--port", "0", cwd=tmp_path, env=env)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "is a FastAPI, not an Agent" in done.stderr and "uvicorn MODULE:ATTR" in done.stderr
+    server = start("--app", "built:app", "--port", "0", "--title", "Other", env=env)
+    assert "serving the app built:app as it was built" in server.banner
+    assert [a["name"] for a in httpx.get(f"{server.url}/api/agents").json()] == ["built"]
+    assert "ignoring options it was built without" in server.stop()
+    assert not (tmp_path / ".lovia").exists()  # its own (in-memory) store, not --db's
 
 
 def tool_names(request: dict[str, Any]) -> set[str]:

@@ -111,6 +111,12 @@ def load_agents(app: str | None, demo: bool) -> dict[str, Agent]:
 
 
 def _import_agents(spec: str) -> dict[str, Agent]:
+    return agents_of(import_target(spec), spec)
+
+
+def import_target(spec: str) -> Any:
+    """What ``--app MODULE:ATTR`` names: the attribute, called first when it is a factory
+    (a callable that is neither an Agent nor an ASGI app)."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UserError(f"--app {spec!r} is not MODULE:ATTR", hint="e.g. --app myapp:agent")
@@ -143,20 +149,24 @@ def _import_agents(spec: str) -> dict[str, Agent]:
                 f"--app {module_name}:agent",
             )
         value = getattr(value, part)
-    if callable(value) and not isinstance(value, Agent) and not _is_asgi_app(value):
+    if callable(value) and not isinstance(value, Agent) and not is_asgi_app(value):
         value = value()
+    return value
+
+
+def agents_of(value: Any, spec: str) -> dict[str, Agent]:
+    """The agents an ``--app`` target gives: one Agent or a ``{name: agent}`` mapping."""
     if isinstance(value, Agent):
         return {value.name: value}
     if isinstance(value, Mapping) and value and all(isinstance(a, Agent) for a in value.values()):
         return {str(k): v for k, v in value.items()}
     raise UserError(
         f"--app {spec!r} is a {type(value).__name__}, not an Agent or a {{name: agent}} mapping",
-        hint="point --app at the Agent itself; an app you built (as for lovia 0.9.119's "
-        "create_app) runs with uvicorn MODULE:ATTR instead",
+        hint="point --app at an Agent, a {name: agent} mapping or an app create_app built",
     )
 
 
-def _is_asgi_app(value: Any) -> bool:
+def is_asgi_app(value: Any) -> bool:
     """An ASGI app (a FastAPI or Starlette instance, as 0.9.119's ``--app`` took): callable,
     but not a factory to call without arguments."""
     if inspect.isroutine(value) or inspect.isclass(value):

@@ -14,7 +14,10 @@ from ..errors import UserError
 from .common import (
     DEFAULT_DB,
     add_agent_options,
+    agents_of,
     check_stores,
+    import_target,
+    is_asgi_app,
     load_agents,
     open_stores,
     shown_db,
@@ -137,6 +140,9 @@ def run_web(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
     if args.check:
         return check_agents(tune_agents(load_agents(args.app, args.demo), args))
+    target = import_target(args.app) if args.app else None
+    if target is not None and is_asgi_app(target):
+        return _serve_built(target, args)
     token: str | None = args.token
     if token is None and not is_loopback(args.host):
         token = generate_token()
@@ -144,7 +150,8 @@ def run_web(args: argparse.Namespace) -> int:
     sock = listen(args.host, args.port)
     try:
         port = int(sock.getsockname()[1])
-        agents = tune_agents(load_agents(args.app, args.demo), args)
+        found = agents_of(target, args.app) if args.app else load_agents(None, args.demo)
+        agents = tune_agents(found, args)
         default = not (args.app or args.demo)
         if default:  # the assistant lovia web builds itself gets its toolkit
             agents = {name: equip(agent, args) for name, agent in agents.items()}
@@ -190,6 +197,48 @@ def run_web(args: argparse.Namespace) -> int:
         try:
             server.run(sockets=[sock])
         except KeyboardInterrupt:  # a second Ctrl-C during shutdown: done all the same
+            pass
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    finally:
+        sock.close()
+    return 0
+
+
+def _serve_built(app: Any, args: argparse.Namespace) -> int:
+    """``--app`` naming an app already built (``create_app(...)``): served as it is, with
+    its own storage, auth and page; the flags that would have built it are not used."""
+    import sys
+
+    import uvicorn
+
+    from ..web.serving import header_timeout_protocol
+
+    print(
+        "lovia web: --app names an app already built: serving it as it is, ignoring options it "
+        "was built without (--db, --token, --title, --max-turns and the toolkit's flags)",
+        file=sys.stderr,
+    )
+    sock = listen(args.host, args.port)
+    try:
+        port = int(sock.getsockname()[1])
+        config = uvicorn.Config(
+            app,
+            host=args.host,
+            port=port,
+            log_level="warning" if args.log_level in ("debug", "info") else args.log_level,
+            timeout_graceful_shutdown=3,
+            http=header_timeout_protocol(args.request_timeout),
+            root_path=args.root_path,
+        )
+        server = uvicorn.Server(config)
+        previous = signal.signal(signal.SIGINT, server.handle_exit)
+        shown = f"[{args.host}]" if ":" in args.host else args.host
+        print(f"lovia web: open http://{shown}:{port}/", flush=True)
+        print(f"lovia web: serving the app {args.app} as it was built", flush=True)
+        try:
+            server.run(sockets=[sock])
+        except KeyboardInterrupt:
             pass
         finally:
             signal.signal(signal.SIGINT, previous)
