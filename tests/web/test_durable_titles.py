@@ -249,3 +249,23 @@ async def test_title_and_follow_up_runs_an_earlier_version_left_are_finished_at_
         assert (await client.delete(chat_path("c"))).status_code == 200
         assert await _runs_of_no_chat(store) == []
     await store.close()
+
+
+async def test_start_up_reads_the_unfinished_runs_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runs a stopped server left, of chats (offered to resume) and of none (titles and
+    follow-ups to finish), come from one read of the run heads."""
+    reads: list[Any] = []
+    real = SQLiteCheckpointer.list_run_heads
+
+    async def counted(self: SQLiteCheckpointer, **kwargs: Any) -> Any:
+        reads.append(kwargs)
+        return await real(self, **kwargs)
+
+    monkeypatch.setattr(SQLiteCheckpointer, "list_run_heads", counted)
+    store = ChatStore.sqlite(tmp_path / "w.db")
+    app = create_app({"a": Agent("a", model=_ByPrompt())}, store=store, followups=True)
+    async with app.router.lifespan_context(app):
+        assert len(reads) == 1  # was 2: the supervisor's, then the sweep's own
+    await store.close()

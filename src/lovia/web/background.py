@@ -10,8 +10,10 @@ when asked for).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..stores.checkpoint import RunInfo
 from .followups import finish_followups
 from .side_runs import SIDE_RUN_PREFIXES, is_title_run
 from .titles import TitleMaker
@@ -24,12 +26,13 @@ __all__ = ["finish_background"]
 log = logging.getLogger("lovia.web")
 
 
-async def finish_background(deps: RouterDeps) -> int:
-    """Start finishing the unfinished title and follow-up runs; returns how many."""
-    heads = await deps.supervisor.chats.pending_background(SIDE_RUN_PREFIXES)
+async def finish_background(deps: RouterDeps, unfinished: Sequence[RunInfo]) -> int:
+    """Start finishing the title and follow-up runs among ``unfinished`` (the heads of the
+    stored runs that did not complete, ``ChatBook.unfinished_runs``); returns how many."""
     started = 0
-    for head in heads:
-        if head.status == "failed":
+    for head in unfinished:
+        side = not head.session_id and head.run_id.startswith(SIDE_RUN_PREFIXES)
+        if not side or head.status == "failed":
             continue
         run = await deps.store.checkpointer.load(head.run_id)
         if run is None or not run.entries or run.status == "completed":
