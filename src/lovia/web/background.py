@@ -19,14 +19,14 @@ from .side_runs import SIDE_RUN_PREFIXES, is_title_run
 from .titles import TitleMaker
 
 if TYPE_CHECKING:
-    from .deps import RouterDeps
+    from .side_deps import SideDeps
 
 __all__ = ["finish_background"]
 
 log = logging.getLogger("lovia.web")
 
 
-async def finish_background(deps: RouterDeps, unfinished: Sequence[RunInfo]) -> int:
+async def finish_background(deps: SideDeps, unfinished: Sequence[RunInfo]) -> int:
     """Start finishing the title and follow-up runs among ``unfinished`` (the heads of the
     stored runs that did not complete, ``ChatBook.unfinished_runs``); returns how many."""
     started = 0

@@ -234,7 +234,7 @@ class RouterDeps:
             await sup.close()
             if self.queue is not None:
                 await self.queue.shutdown()
-            from .api_memory import drain_memories
+            from .memories import drain_memories
 
             await drain_memories(self.agents.values())  # the last run's notes are kept
             self._bus.close()

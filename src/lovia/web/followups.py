@@ -26,7 +26,7 @@ from ..messages import Message
 from ..transcript import InputEntry
 
 if TYPE_CHECKING:
-    from .deps import RouterDeps
+    from .side_deps import SideDeps
 
 from .side_runs import chat_note, chat_of, followups_run
 
@@ -133,7 +133,7 @@ async def _ask(
     return str(result.output or "")
 
 
-async def finish_followups(deps: RouterDeps, run: Any) -> None:
+async def finish_followups(deps: SideDeps, run: Any) -> None:
     """Finish a follow-up run (``run``: its ``RunSnapshot``) that a stopped server left, so
     the next ask for them replays its answer (resumed, it goes on from its stored input)."""
     chat_id = chat_of(run.run_id, run.entries)
@@ -157,7 +157,7 @@ async def finish_followups(deps: RouterDeps, run: Any) -> None:
         log.info("could not finish the follow-ups of chat %s: %s", chat_id, exc)
 
 
-async def suggest(deps: RouterDeps, chat_id: str) -> list[str]:
+async def suggest(deps: SideDeps, chat_id: str) -> list[str]:
     """The chat's suggestions under ``deps``' settings; ``[]`` when off or on failure."""
     if not deps.followups:
         return []

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..transcript import InputEntry
 
 if TYPE_CHECKING:
-    from .deps import RouterDeps
+    from .side_deps import SideDeps
 
 from .side_runs import chat_note, chat_of, title_run
 
@@ -80,9 +80,9 @@ def asked_message(text: str) -> str | None:
 
 
 class TitleMaker:
-    """Names new chats in the background for a ``RouterDeps``."""
+    """Names new chats in the background for the server (``deps``: its ``RouterDeps``)."""
 
-    def __init__(self, deps: RouterDeps) -> None:
+    def __init__(self, deps: SideDeps) -> None:
         self.deps = deps
 
     def start(self, chat_id: str, first: str | None) -> None:
