@@ -8,13 +8,16 @@ from ..cli import main as cli_main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``lovia web`` with ``argv`` (default: this process's arguments); its exit status,
-    returned (``2`` for a bad flag, ``0`` after ``--help``), as 0.9.119's ``main`` did."""
+    """``lovia web`` with ``argv`` (default: this process's arguments); its exit status.
+    A refused value is returned (``2``), as 0.9.119's ``main`` returned it; ``--help`` and
+    ``--version`` end with ``SystemExit(0)``, as there."""
     try:
         return cli_main(["web", *(sys.argv[1:] if argv is None else argv)])
     except SystemExit as exc:
-        if exc.code is None or isinstance(exc.code, int):
-            return exc.code or 0
+        if not exc.code:
+            raise
+        if isinstance(exc.code, int):
+            return exc.code
         print(exc.code, file=sys.stderr)
         return 1
 
