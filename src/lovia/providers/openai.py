@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,8 @@ from .base import ToolSpec
 
 if TYPE_CHECKING:
     from ..settings import ModelSettings
+
+_log = logging.getLogger("lovia.providers")
 
 __all__ = ["OpenAIChatProvider", "to_chat_messages"]
 
@@ -402,7 +405,13 @@ async def _raw_chunks(client: Any, kwargs: dict[str, Any], where: str) -> AsyncG
             if text.startswith("[DONE]"):
                 yield None  # the end the server marks (compatible servers may omit finish_reason)
                 break
-            chunk = json.loads(text)
+            try:
+                chunk = json.loads(text)
+            except ValueError:
+                # a keep-alive ("data: ping"), an empty data line or a garbled one: no chunk
+                # of the answer, skipped as 0.9.119 did; a cut answer still fails below
+                _log.debug("%s: skipped a stream line that is not JSON: %.80r", where, text)
+                continue
             error = chunk.get("error") if isinstance(chunk, dict) else None
             if error:
                 message = error.get("message") if isinstance(error, dict) else None
