@@ -43,3 +43,26 @@ async def test_a_stream_cut_after_a_garbled_line_is_retried(
     seen = [type(ev).__name__ async for ev in handle if not isinstance(ev, events.TextDelta)]
     assert (await handle.result()).output == "whole"
     assert "ModelRetrying" in seen and "OutputDiscarded" in seen
+
+
+async def test_a_dropped_connection_is_marked_retryable_for_a_custom_retry_on(
+    server: ProtocolServer, openai_model: OpenAIChatProvider
+) -> None:
+    # 0.9.119 marked an interrupted stream retryable=True; a retry_on that reads the flag
+    # retries it
+    seen: list[object] = []
+
+    def retry_on(exc: BaseException) -> bool:
+        seen.append(getattr(exc, "retryable", None))
+        return getattr(exc, "retryable", None) is True
+
+    server.add(
+        Reply(
+            events=[openai_chunk({"content": "par"}), openai_chunk({"content": "t"})], cut_after=1
+        ),
+        Reply(events=openai_text_stream("whole")),
+    )
+    policy = RetryPolicy(backoff_base=0.0, backoff_max=0.0, retry_on=retry_on)
+    result = await Runner.run(Agent("a", model=openai_model, retry=policy), "hi")
+    assert result.output == "whole"
+    assert seen == [True]
