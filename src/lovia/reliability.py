@@ -156,7 +156,9 @@ class RunBudget:
                 )
         if self.max_seconds is not None:
             elapsed = now - self._started_at
-            if elapsed > self.max_seconds:
+            # a limit of 0 (or less) is used up at the first check, before any model call,
+            # as in 0.9.119 (whose second check before that call already saw time pass)
+            if elapsed > self.max_seconds or self.max_seconds <= 0:
                 raise BudgetExceeded(
                     f"elapsed {elapsed:.1f}s exceeds budget {self.max_seconds:.1f}s",
                     hint="raise RunBudget(max_seconds=...)",

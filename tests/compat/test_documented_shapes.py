@@ -52,3 +52,16 @@ def test_run_budget_is_a_dataclass_whose_copy_starts_fresh() -> None:
     fresh = dataclasses.replace(used, max_tool_calls=5)
     assert fresh.tool_calls == 0
     assert Runner.run_sync(agent(), "go", budget=fresh).output == "done"
+
+
+def test_a_zero_second_budget_stops_the_run_before_any_model_call() -> None:
+    # as 0.9.119 did: RunBudget(max_seconds=0) leaves no time for a first call
+    model = ScriptedProvider([text("never")])
+    try:
+        Runner.run_sync(Agent(name="a", model=model), "go", budget=RunBudget(max_seconds=0))
+    except BudgetExceeded as exc:
+        assert str(exc).startswith("elapsed 0.0s exceeds budget 0.0s")
+        assert exc.hint
+    else:
+        raise AssertionError("the budget did not stop the run")
+    assert model.calls == []
