@@ -136,7 +136,10 @@ class AgentKit:
                 log.warning("a provider failed to close: %r", exc)
 
     def policy(self, agent: Agent) -> ContextPolicy:
-        return self.o.context_policy or agent.context_policy
+        """The run's context policy: the run's own, else the entry agent's for the whole run,
+        after handoffs too (posture lives on the agent the run started with, as in 0.9.119)."""
+        del agent  # the active agent does not change it
+        return self.o.context_policy or self.entry_agent.context_policy
 
     def output_type(self, agent: Agent) -> Any:
         return self.o.output_type if self.o.output_type is not None else agent.output_type
