@@ -1,0 +1,136 @@
+"""Options 0.9.119's web pages document, served by a real uvicorn on 127.0.0.1 and asked over
+HTTP as a program of that release asks: ``cors_origins``, a ``CORSMiddleware`` of the app's
+own beside ``auth=``, ..."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+import httpx
+from fastapi import HTTPException, Request
+from fastapi.middleware.cors import CORSMiddleware
+
+from lovia import Agent
+from lovia.testing import ScriptedProvider, text
+
+from .conftest import detail_of, web_app
+
+ALLOWED = "https://chat.example.com"
+EVIL = "https://evil.example"
+
+
+class Served:
+    """uvicorn serving ``app`` on 127.0.0.1 in a thread; ``url`` is where it listens."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> Served:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
+
+def _agent(answers: int = 4) -> Agent:
+    return Agent(name="bot", model=ScriptedProvider([text("ok") for _ in range(answers)]))
+
+
+def _page_of(origin: str) -> dict[str, str]:
+    """The headers a browser puts on a fetch from a page of ``origin`` to this server."""
+    return {"Origin": origin, "Sec-Fetch-Site": "cross-site"}
+
+
+def test_cors_origins_lets_the_pages_of_those_origins_write() -> None:
+    """``create_app(cors_origins=[...])`` names the browser origins the API serves: a page of
+    one of them sends messages (as in 0.9.119), another site's page still may not."""
+    with Served(web_app(_agent(), cors_origins=[ALLOWED])) as served:
+        with httpx.Client(base_url=served.url, timeout=30) as client:
+            sent = client.post("/api/chat", json={"message": "hi"}, headers=_page_of(ALLOWED))
+            assert sent.status_code == 200, sent.text
+            assert sent.json()["output"] == "ok"
+            assert sent.headers["access-control-allow-origin"] == ALLOWED
+            # the preflight a page's JSON POST sends first
+            preflight = client.options(
+                "/api/chat",
+                headers={
+                    "Origin": ALLOWED,
+                    "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "content-type",
+                },
+            )
+            assert preflight.status_code == 200
+            assert preflight.headers["access-control-allow-origin"] == ALLOWED
+            refused = client.post("/api/chat", json={"message": "hi"}, headers=_page_of(EVIL))
+            assert refused.status_code == 403
+            assert detail_of(refused.json())["code"] == "local_origin_required"
+            assert "access-control-allow-origin" not in refused.headers
+            chats = client.get("/api/sessions").json()
+            assert len(chats) == 1  # the refused message wrote nothing
+
+
+def test_auth_with_a_cors_middleware_of_the_apps_own_serves_that_front_end() -> None:
+    """The cross-origin front end 0.9.119's web-server page shows: ``auth=`` reading a
+    session cookie, and ``app.add_middleware(CORSMiddleware, allow_origins=[...],
+    allow_credentials=True)`` added after ``create_app``. That origin's page writes with its
+    cookie; another site's page, sending the same cookie, does not."""
+
+    async def by_cookie(request: Request) -> None:
+        if request.cookies.get("acme_session") != "alice":
+            raise HTTPException(status_code=401)
+
+    app = web_app(_agent(), auth=by_cookie)
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origins=[ALLOWED],
+        allow_credentials=True,
+        allow_methods=["*"],
+        allow_headers=["*"],
+    )
+    with Served(app) as served:
+        with httpx.Client(base_url=served.url, timeout=30) as client:
+            client.cookies.set("acme_session", "alice")
+            sent = client.post("/api/chat", json={"message": "hi"}, headers=_page_of(ALLOWED))
+            assert sent.status_code == 200, sent.text
+            assert sent.headers["access-control-allow-origin"] == ALLOWED
+            assert sent.headers["access-control-allow-credentials"] == "true"
+            chat = sent.json()["session_id"]
+            renamed = client.patch(
+                f"/api/sessions/{chat}", json={"title": "mine"}, headers=_page_of(ALLOWED)
+            )
+            assert renamed.status_code == 200, renamed.text
+            refused = client.post("/api/chat", json={"message": "hi"}, headers=_page_of(EVIL))
+            assert refused.status_code == 403
+            assert detail_of(refused.json())["code"] == "local_origin_required"
+            client.cookies.clear()
+            anonymous = client.post("/api/chat", json={"message": "hi"}, headers=_page_of(ALLOWED))
+            assert anonymous.status_code == 401
+
+
+def test_a_wildcard_origin_opens_no_writes() -> None:
+    """``cors_origins=["*"]`` sends CORS headers to every site, but names no site whose page
+    may drive the agent: a write from another site's page stays refused."""
+    with Served(web_app(_agent(), cors_origins=["*"])) as served:
+        with httpx.Client(base_url=served.url, timeout=30) as client:
+            read = client.get("/api/info", headers={"Origin": EVIL})
+            assert read.status_code == 200
+            assert read.headers["access-control-allow-origin"] == "*"
+            refused = client.post("/api/chat", json={"message": "hi"}, headers=_page_of(EVIL))
+            assert refused.status_code == 403
