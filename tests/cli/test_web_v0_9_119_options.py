@@ -116,7 +116,7 @@ def test_a_toolkit_option_that_cannot_work_is_refused(
         ([], {"LOVIA_PORT": "eighty"}, "LOVIA_PORT='eighty'"),
         ([], {"LOVIA_MAX_TURNS": "0"}, "LOVIA_MAX_TURNS='0'"),
         ([], {"LOVIA_LOG_LEVEL": "loud"}, "LOVIA_LOG_LEVEL='loud'"),
-        ([], {"LOVIA_ROOT_PATH": "lovia"}, "LOVIA_ROOT_PATH 'lovia' is not a path prefix"),
+        ([], {"LOVIA_ROOT_PATH": "/lo?via"}, "LOVIA_ROOT_PATH '/lo?via' is not a path prefix"),
         (["--root-path", "/a b"], {}, "is not a path prefix"),
         (["--token", " "], {}, "--token is empty"),
         (["--instructions-file", "missing.md"], {}, "no instructions file at 'missing.md'"),
@@ -142,6 +142,13 @@ def test_root_path_serves_the_page_under_a_proxy_prefix(start: Any, tmp_path: Pa
     assert 'src="static/app.js"' in page and 'href="static/style.css"' in page
     assert httpx.get(f"{server.url}/api/info").json()["configured"] is True
     assert httpx.get(f"{server.url}/static/api.js").status_code == 200
+    # written without its slashes it is the same prefix, as 0.9.119 read it
+    bare = start("--demo", "--port", "0", "--db", str(tmp_path / "q.db"),
+                 env=clean_env(LOVIA_ROOT_PATH="lovia"))  # fmt: skip
+    assert httpx.get(f"{bare.url}/api/info").json()["configured"] is True
+    assert 'src="static/app.js"' in httpx.get(f"{bare.url}/").text
+    servers = httpx.get(f"{bare.url}/api/openapi.json").json()["servers"]
+    assert servers == [{"url": "/lovia"}]
 
 
 def test_variables_configure_the_server_and_flags_win(start: Any, tmp_path: Path) -> None:
