@@ -15,6 +15,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from lovia import Agent
 from lovia.testing import ScriptedProvider, text
+from lovia.web import ChatUI
 
 from .conftest import detail_of, web_app
 
@@ -134,3 +135,13 @@ def test_a_wildcard_origin_opens_no_writes() -> None:
             assert read.headers["access-control-allow-origin"] == "*"
             refused = client.post("/api/chat", json={"message": "hi"}, headers=_page_of(EVIL))
             assert refused.status_code == 403
+
+
+def test_chat_ui_takes_its_arguments_in_0_9_119s_order() -> None:
+    """``ChatUI``'s fields are 0.9.119's, in its order: a call that passes them by position
+    (``default_lang`` before ``messages``) means what it meant there."""
+    ui = ChatUI("Ask Acme", None, (), None, None, (), (), None, None, "ja", {"ja": {"x.y": "z"}})
+    assert (ui.default_lang, dict(ui.messages)) == ("ja", {"ja": {"x.y": "z"}})
+    with Served(web_app(_agent(), ui=ui)) as served:
+        page = httpx.get(served.url + "/", timeout=30).text
+    assert '"default_lang": "ja"' in page and '"x.y": "z"' in page and "Ask Acme" in page
