@@ -145,3 +145,32 @@ def test_chat_ui_takes_its_arguments_in_0_9_119s_order() -> None:
     with Served(web_app(_agent(), ui=ui)) as served:
         page = httpx.get(served.url + "/", timeout=30).text
     assert '"default_lang": "ja"' in page and '"x.y": "z"' in page and "Ask Acme" in page
+
+
+def test_a_run_waiting_for_approval_is_listed_with_its_source() -> None:
+    """``GET /api/runs`` lists a run waiting on a person's decision as
+    ``blocked_on_approval`` with why it started (``source``), as ``run_started`` said it."""
+    from lovia import tool
+    from lovia.testing import call
+
+    @tool(needs_approval=True)
+    def pay() -> str:
+        """Pay."""
+        return "paid"
+
+    agent = Agent(name="bot", model=ScriptedProvider([call("pay", {}), text("done")]), tools=[pay])
+    with Served(web_app(agent)) as served:
+        with httpx.Client(base_url=served.url, timeout=30) as client:
+            body = {"message": "pay it", "session_id": "c1"}
+            with client.stream("POST", "/api/chat/stream", json=body) as stream:
+                for line in stream.iter_lines():
+                    if line == "event: approval_required":
+                        break
+            deadline = time.monotonic() + 20
+            while True:
+                runs = client.get("/api/runs").json()
+                if runs and runs[0]["status"] == "blocked_on_approval":
+                    break
+                assert time.monotonic() < deadline, runs
+                time.sleep(0.05)
+            assert [(r["session_id"], r["source"]) for r in runs] == [("c1", "user")]
