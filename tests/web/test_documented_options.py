@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import HTTPException, Request
 from fastapi.middleware.cors import CORSMiddleware
 
@@ -174,3 +175,37 @@ def test_a_run_waiting_for_approval_is_listed_with_its_source() -> None:
                 assert time.monotonic() < deadline, runs
                 time.sleep(0.05)
             assert [(r["session_id"], r["source"]) for r in runs] == [("c1", "user")]
+
+
+def test_an_upload_over_the_limit_is_file_too_large(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0.9.119's HTTP API names the upload limit's refusal ``413 file_too_large``: a file over
+    ``LOVIA_MAX_UPLOAD_MB`` gets that code however far over it is, its body refused before it
+    is read whole; one under it is saved."""
+    from lovia.workspace import Workspace
+
+    monkeypatch.setenv("LOVIA_MAX_UPLOAD_MB", "1")
+    agent = Agent(name="bot", model=ScriptedProvider([]), workspace=Workspace.local(tmp_path))
+    with Served(web_app(agent)) as served:
+        with httpx.Client(base_url=served.url, timeout=60) as client:
+            for size in (1024 * 1024 + 1, 3 * 1024 * 1024):  # over, and over the framing too
+                file = {"file": ("big.txt", b"x" * size, "text/plain")}
+                refused = client.post("/api/workspace/upload", files=file)
+                assert refused.status_code == 413, refused.text
+                assert detail_of(refused.json())["code"] == "file_too_large"
+            file = {"file": ("small.txt", b"x" * 1000, "text/plain")}
+            saved = client.post("/api/workspace/upload", files=file)
+            assert saved.status_code == 200 and saved.json()["path"] == "uploads/small.txt"
+    assert not (tmp_path / "uploads" / "big.txt").exists()
+
+
+def test_a_422_names_a_list_items_place_by_number() -> None:
+    """A body that does not fit is ``422`` with FastAPI's ``loc``: the place of an item in a
+    list is a number, as in 0.9.119 (``["body", "attachments", 0, "mime"]``)."""
+    with Served(web_app(_agent())) as served:
+        body = {"message": "see", "attachments": [{"path": "uploads/a.md"}]}
+        refused = httpx.post(served.url + "/api/chat", json=body, timeout=30)
+    assert refused.status_code == 422
+    locs = [problem["loc"] for problem in refused.json()["detail"]]
+    assert ["body", "attachments", 0, "mime"] in locs
