@@ -5,10 +5,11 @@ default the chat's agent's own model); it never delays the answer, and a title a
 gave meanwhile is kept. A failed call leaves the first message as the title.
 
 The call is a checkpointed run in the chat store's checkpointer under the run id
-``title:<chat id>``: a server killed during it finishes it when it starts again (``resume``,
-under the run's lease, so of two servers on one database only one calls the model), and a
-finished one re-submitted replays its answer instead of calling the model again. It is a run
-of no chat: neither the chat list nor the run history shows it.
+``title:<chat id>`` (``web.side_runs``: a fixed-length one for a long id): a server killed
+during it finishes it when it starts again (``resume``, under the run's lease, so of two
+servers on one database only one calls the model), and a finished one re-submitted replays
+its answer instead of calling the model again. It is a run of no chat: neither the chat
+list nor the run history shows it.
 """
 
 from __future__ import annotations
@@ -19,13 +20,11 @@ from typing import TYPE_CHECKING, Any
 from ..transcript import InputEntry
 
 if TYPE_CHECKING:
-    from .deps import RouterDeps
+    from .side_deps import SideDeps
 
-from .side_runs import TITLE_RUN, title_run
+from .side_runs import title_run
 
-__all__ = ["TITLE_RUN", "TitleMaker", "clean_title", "generate_title"]
-
-"""The prefix of a title run's id; the chat's id follows it."""
+__all__ = ["TitleMaker", "clean_title", "generate_title"]
 
 log = logging.getLogger("lovia.web")
 
@@ -67,7 +66,8 @@ async def generate_title(
         options["checkpoint"] = CheckpointOptions(
             checkpointer, run_id, if_run_exists="resume", lease_ttl=lease_ttl
         )
-    result = await Runner.run(namer, _ASK + message[:2000], max_turns=1, **options)
+    asked = InputEntry(role="user", content=_ASK + message[:2000])
+    result = await Runner.run(namer, [asked], max_turns=1, **options)
     return clean_title(str(result.output or ""))
 
 
@@ -77,9 +77,9 @@ def asked_message(text: str) -> str | None:
 
 
 class TitleMaker:
-    """Names new chats in the background for a ``RouterDeps``."""
+    """Names new chats in the background for the server (``deps``: its ``RouterDeps``)."""
 
-    def __init__(self, deps: RouterDeps) -> None:
+    def __init__(self, deps: SideDeps) -> None:
         self.deps = deps
 
     def start(self, chat_id: str, first: str | None) -> None:
@@ -88,10 +88,10 @@ class TitleMaker:
         self.deps.spawn(self._name(chat_id, first))
 
     def finish(self, chat_id: str, run: Any) -> None:
-        """Finish a title run (``run``: its ``RunSnapshot``) that a stopped server left."""
-        first = next(
-            (asked_message(e.text) for e in run.entries if isinstance(e, InputEntry)), None
-        )
+        """Finish ``chat_id``'s title run (``run``: its ``RunSnapshot``) that a stopped
+        server left."""
+        asked = (asked_message(e.text) for e in run.entries if isinstance(e, InputEntry))
+        first = next((m for m in asked if m is not None), None)
         if first and self.deps.titles:
             self.deps.spawn(self._name(chat_id, first))
 
@@ -106,12 +106,11 @@ class TitleMaker:
         if model is None:
             return
         try:
-            run_id = title_run(chat_id)
             title = await generate_title(
                 model,
                 first,
-                checkpointer=deps.store.checkpointer if run_id else None,
-                run_id=run_id,
+                checkpointer=deps.store.checkpointer,
+                run_id=title_run(chat_id),
                 lease_ttl=deps.lease_ttl,
             )
         except Exception as exc:  # the first message stays the title
