@@ -1,0 +1,86 @@
+"""Attacks through what tools return, opened in Debian's Chromium against a real server: an
+image a tool (or an MCP server, which only has to say ``image/...``) declares as SVG in
+another spelling, or as HTML, must run nothing on the page's origin when a person opens its
+URL (a link in the model's answer can point there)."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from lovia import Agent, tool
+from lovia.parts import ImagePart, TextPart
+from lovia.testing import ScriptedProvider, call, text
+
+from .test_browser import Server, browser
+
+__all__ = ["browser"]  # the fixture, used by name
+
+SCRIPTED = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" onload="document.title=\'PWNED\'">'
+    b'<script>document.title="PWNED"</script></svg>'
+)
+PAGE = b"<!doctype html><title>x</title><script>document.title='PWNED'</script>"
+PNG = b"\x89PNG\r\n\x1a\n-not-really"
+KINDS = [
+    ("image/svg+xml; charset=utf-8", SCRIPTED),
+    ("IMAGE/SVG+XML", SCRIPTED),
+    ("image/svg+xml", SCRIPTED),
+    ("text/html", PAGE),
+    ("image/x-unknown", PAGE),
+]
+
+
+@tool(returns_images=True)
+async def snap() -> list[Any]:
+    """Images of every kind above, in order, then a PNG."""
+    parts: list[Any] = [TextPart("shots")]
+    for mime, data in [*KINDS, ("image/png", PNG)]:
+        parts.append(ImagePart(data=base64.b64encode(data).decode(), mime_type=mime))
+    return parts
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Any:
+    turns = [call("snap", {}, call_id="c1"), text("done")]
+    agent = Agent("shooter", model=ScriptedProvider(turns), tools=[snap])
+    with Server(tmp_path / "media.db", agents={"shooter": agent}) as running:
+        body = {"message": "snap", "session_id": "shots"}
+        with httpx.Client(base_url=running.url, timeout=30) as client:
+            with client.stream("POST", "api/chat/stream", json=body) as streamed:
+                assert streamed.status_code == 200
+                assert "event: done" in "".join(streamed.iter_text())
+        yield running
+
+
+def test_a_tool_image_that_could_run_script_is_a_download_that_runs_nothing(
+    browser: Any, served: Server
+) -> None:
+    base = f"{served.url}api/sessions/shots/tool-images/c1"
+    with httpx.Client(timeout=30) as client:
+        for index, (mime, data) in enumerate(KINDS):
+            answer = client.get(f"{base}/{index}")
+            assert answer.status_code == 200 and answer.content == data
+            assert answer.headers["content-disposition"] == "attachment", mime
+            assert "sandbox" in answer.headers["content-security-policy"]
+            assert answer.headers["x-content-type-options"] == "nosniff"
+        png = client.get(f"{base}/{len(KINDS)}")
+        assert png.headers["content-type"] == "image/png" and png.content == PNG
+        assert "content-disposition" not in png.headers  # a raster image still shows inline
+    context = browser.new_context()  # the server's own headers, as a person's browser gets them
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(served.url)
+    page.wait_for_selector("body[data-ready=true]")
+    for index in range(len(KINDS)):
+        try:
+            page.goto(f"{base}/{index}")
+        except Exception as exc:  # a download aborts the navigation
+            assert "Download is starting" in str(exc) or "ERR_ABORTED" in str(exc), exc
+        page.wait_for_timeout(200)  # give a script the chance to run; the check is its absence
+        assert page.title() != "PWNED", KINDS[index][0]
+    context.close()
