@@ -1,7 +1,8 @@
 """Attacks through what tools return, opened in Debian's Chromium against a real server: an
 image a tool (or an MCP server, which only has to say ``image/...``) declares as SVG in
 another spelling, or as HTML, must run nothing on the page's origin when a person opens its
-URL (a link in the model's answer can point there)."""
+URL (a link in the model's answer can point there); a chart the model draws (show_chart) may
+not run script or take the page elsewhere when its title is clicked."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from lovia import Agent, tool
 from lovia.parts import ImagePart, TextPart
 from lovia.testing import ScriptedProvider, call, text
+from lovia.web import show_chart
 
 from .test_browser import Server, browser
 
@@ -84,3 +86,41 @@ def test_a_tool_image_that_could_run_script_is_a_download_that_runs_nothing(
         page.wait_for_timeout(200)  # give a script the chance to run; the check is its absence
         assert page.title() != "PWNED", KINDS[index][0]
     context.close()
+
+
+def _chart(link: str) -> dict[str, Any]:
+    title = {"text": "CLICK", "link": link, "target": "self", "left": 0, "top": 0}
+    return {
+        "title": {**title, "textStyle": {"fontSize": 40}},
+        "xAxis": {"type": "category", "data": ["a", "b"]},
+        "yAxis": {"type": "value"},
+        "series": [{"type": "bar", "data": [1, 2]}],
+    }
+
+
+@pytest.mark.parametrize(
+    "link", ["javascript:window.__xss=1", " JavaScript:window.__xss=2", "https://example.org/x"]
+)
+def test_a_charts_title_link_runs_nothing_and_leaves_the_page_where_it_is(
+    browser: Any, tmp_path: Path, link: str
+) -> None:
+    turns = [call("show_chart", {"option": _chart(link)}, call_id="k1"), text("drawn")]
+    agent = Agent("charter", model=ScriptedProvider(turns), tools=[show_chart])
+    with Server(tmp_path / "chart.db", agents={"charter": agent}) as served:
+        context = browser.new_context(viewport={"width": 1200, "height": 800}, bypass_csp=True)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto(served.url)
+        page.wait_for_selector("body[data-ready=true]")
+        page.fill("#input", "draw")
+        page.press("#input", "Enter")
+        page.wait_for_selector(".chart-box[data-drawn=true]")
+        at = page.url
+        box = page.locator(".chart-box").bounding_box()
+        assert box is not None
+        page.mouse.click(box["x"] + 40, box["y"] + 20)  # on the title's text
+        page.wait_for_timeout(500)  # give a handler the chance to run; the check is its absence
+        assert page.url == at
+        assert page.evaluate("window.__xss ?? null") is None
+        assert page.locator(".chart-box[data-drawn=true]").count() == 1  # still this page
+        context.close()
