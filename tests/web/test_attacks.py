@@ -300,3 +300,24 @@ def test_an_attachment_the_agent_may_not_read_never_reaches_the_model(tmp_path: 
     images = [p for p in parts if getattr(p, "type", None) == "image"]
     assert len(images) == 1
     assert base64.b64decode(images[0].data) == PNG_HEAD  # the allowed image, not the secret
+
+
+def test_without_a_token_cors_headers_let_no_other_site_read_the_chats(tmp_path: Path) -> None:
+    """``cors_origins=["*"]`` without a token: the CORS headers would let any site's page
+    read every chat; a read whose Origin is not loopback is refused (writes already were),
+    while a loopback page (a dev server on another port) and scripts still read."""
+    agent = Agent("echo", model=ScriptedProvider([text("hi")]))
+    with Server(tmp_path / "cors.db", agents={"echo": agent}, cors_origins=["*"]) as served:
+        with httpx.Client(base_url=served.url, timeout=30) as client:
+            assert client.post("api/chat", json=message("c1", "hello")).status_code == 200
+            for origin in ("https://evil.example", "null", "http://127.0.0.1.evil.example"):
+                read = client.get("api/sessions", headers={"Origin": origin})
+                assert read.status_code == 403, (origin, read.text)
+                assert detail_of(read.json())["code"] == "local_origin_required"
+                assert "c1" not in read.text
+                one = client.get(chat_path("c1"), headers={"Origin": origin})
+                assert one.status_code == 403 and "hello" not in one.text
+            local = client.get("api/sessions", headers={"Origin": "http://localhost:5173"})
+            assert local.status_code == 200 and local.headers["access-control-allow-origin"]
+            assert [c["id"] for c in local.json()] == ["c1"]
+            assert [c["id"] for c in client.get("api/sessions").json()] == ["c1"]

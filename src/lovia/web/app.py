@@ -206,7 +206,7 @@ def create_app(  # noqa: C901 - one keyword per option
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout=body_timeout)
     app.add_middleware(ApiPaths)  # an id's '/' travels in its '~' form; escapes are UTF-8
     if token is None and auth is None:  # only loopback pages may talk to it
-        app.add_middleware(LoopbackOnly)
+        app.add_middleware(LoopbackOnly, cors=bool(cors_origins))
     else:  # a cookie reaches every port of the host: writes must come from this origin
         app.add_middleware(SameOriginWrites)
     if cors_origins:

@@ -120,12 +120,17 @@ class LoopbackOnly:
     carries its Origin, so it cannot start, stop or delete anything either; nor can a page
     served on another port of this host (another local program's), which browsers send as
     ``same-site``. Clients that are not browsers send no ``Sec-Fetch-Site`` and pass.
+
+    With ``cors=True`` (the app sends CORS headers, ``create_app(cors_origins=...)``) a read
+    whose ``Origin`` is not loopback is refused too: the CORS headers would otherwise let any
+    listed site's page (every site's, for ``"*"``) read the chats without a token.
     """
 
     SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, *, cors: bool = False) -> None:
         self.app = app
+        self.cors = cors
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":  # the app has no websockets; lifespan passes through
@@ -153,7 +158,8 @@ class LoopbackOnly:
             return
         origin = headers.get(b"origin")
         unsafe = scope.get("method", "GET") not in self.SAFE_METHODS
-        if unsafe and origin is not None and not _is_loopback_origin(origin.decode("latin-1")):
+        checked = unsafe or self.cors
+        if checked and origin is not None and not _is_loopback_origin(origin.decode("latin-1")):
             await _refuse(send, 403, "requests from other sites are refused")
             return
         if unsafe and _from_another_origin(headers):
