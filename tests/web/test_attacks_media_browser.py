@@ -124,3 +124,29 @@ def test_a_charts_title_link_runs_nothing_and_leaves_the_page_where_it_is(
         assert page.evaluate("window.__xss ?? null") is None
         assert page.locator(".chart-box[data-drawn=true]").count() == 1  # still this page
         context.close()
+
+
+def test_model_links_name_no_download_and_no_image_map_area(browser: Any, tmp_path: Path) -> None:
+    """A link in the answer that would save this origin's bytes (a tool image, say) under a
+    name the text chose, or an image map's area (a link the page does not open in a new
+    tab), is not kept as such: the link stays a plain link, the area goes."""
+    probe = (
+        '<a href="/api/sessions/x/tool-images/c1/0" download="setup.exe">report</a> '
+        '<map><area href="#chat=other" shape="rect" coords="0,0,9,9"></map>'
+    )
+    agent = Agent("echo", model=ScriptedProvider([text(probe)]))
+    with Server(tmp_path / "links.db", agents={"echo": agent}) as served:
+        context = browser.new_context(bypass_csp=True)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto(served.url)
+        page.wait_for_selector("body[data-ready=true]")
+        page.fill("#input", "links")
+        page.press("#input", "Enter")
+        answer = page.locator("[data-testid=answer]", has_text="report")
+        answer.wait_for()
+        link = answer.locator("a", has_text="report")
+        assert link.get_attribute("download") is None
+        assert link.get_attribute("target") == "_blank"
+        assert answer.locator("area, map").count() == 0
+        context.close()
