@@ -305,9 +305,11 @@ def test_an_attachment_the_agent_may_not_read_never_reaches_the_model(tmp_path: 
 def test_without_a_token_cors_headers_let_no_other_site_read_the_chats(tmp_path: Path) -> None:
     """``cors_origins=["*"]`` without a token: the CORS headers would let any site's page
     read every chat; a read whose Origin is not loopback is refused (writes already were),
-    while a loopback page (a dev server on another port) and scripts still read."""
+    while a loopback page (a dev server on another port), an origin the app names and
+    scripts still read."""
     agent = Agent("echo", model=ScriptedProvider([text("hi")]))
-    with Server(tmp_path / "cors.db", agents={"echo": agent}, cors_origins=["*"]) as served:
+    origins = ["*", "https://front.example"]
+    with Server(tmp_path / "cors.db", agents={"echo": agent}, cors_origins=origins) as served:
         with httpx.Client(base_url=served.url, timeout=30) as client:
             assert client.post("api/chat", json=message("c1", "hello")).status_code == 200
             for origin in ("https://evil.example", "null", "http://127.0.0.1.evil.example"):
@@ -320,4 +322,6 @@ def test_without_a_token_cors_headers_let_no_other_site_read_the_chats(tmp_path:
             local = client.get("api/sessions", headers={"Origin": "http://localhost:5173"})
             assert local.status_code == 200 and local.headers["access-control-allow-origin"]
             assert [c["id"] for c in local.json()] == ["c1"]
+            named = client.get("api/sessions", headers={"Origin": "https://front.example"})
+            assert [c["id"] for c in named.json()] == ["c1"]
             assert [c["id"] for c in client.get("api/sessions").json()] == ["c1"]
