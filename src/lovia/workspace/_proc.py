@@ -43,7 +43,7 @@ REAP_GRACE = 2.0
 _READ = 65536
 _POLL = 0.05
 
-_POSIX_ENV = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "LANG", "TZ"})
+_POSIX_ENV = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "LANG", "TZ", "TERM"})
 _WINDOWS_ENV = frozenset(
     {
         "PATH",
@@ -71,7 +71,8 @@ _WINDOWS_ENV = frozenset(
 
 def base_env(environ: Mapping[str, str], os_name: str) -> dict[str, str]:
     """The host variables a command gets by default: what finding programs, the user's home,
-    temporary files and the locale need, and nothing else (no keys, tokens or proxies)."""
+    temporary files, the locale and the terminal type need, and nothing else (no keys, tokens
+    or proxies)."""
     if os_name == "nt":  # names are case-insensitive there; the child gets them upper-case
         upper = {k.upper(): v for k, v in environ.items()}
         return {k: v for k, v in upper.items() if k in _WINDOWS_ENV or _locale(k)}
