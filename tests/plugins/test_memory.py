@@ -5,6 +5,7 @@ recall, dreaming and the per-session Notes snapshot."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -241,3 +242,24 @@ async def test_memory_errors_say_what_0_9_119_said(tmp_path: Path) -> None:
         Memory(tmp_path, index=KeywordIndex(tmp_path / "x.db"), embedder=Buckets())
     with pytest.raises(UserError, match="no model"):
         await Memory(tmp_path, index=None).dream()
+
+
+async def test_notes_that_come_out_the_same_are_not_rewritten(tmp_path: Path) -> None:
+    # a digest with no facts writes nothing (0.9.119 leaves MEMORY.md alone): the dream's
+    # cadence reads the file's mtime as "Notes changed since the last dream"
+    folder = tmp_path / "memory"
+    model = ScriptedProvider([text("ok"), text(digest(summary="Small talk."))])
+    agent = Agent(name="a", model=model, plugins=[Memory(folder, expand_query=False)])
+    await Runner.run(agent, "Hello there.")
+    assert not (folder / "MEMORY.md").exists()
+    mem = Memory(folder)
+    assert await mem.remember("Prefers tea")
+    notes = folder / "MEMORY.md"
+    os.utime(notes, (1_000_000, 1_000_000))  # a write would move it to now
+    assert not await mem.remember("Prefers tea")  # known already
+    assert not await mem.forget("nothing of the kind")
+    assert notes.stat().st_mtime == 1_000_000
+    notes.write_text(notes.read_text() + "\nnot a bullet\n")
+    # a deliberate edit always writes the normalised body, even with the same facts
+    await mem.replace_notes(await mem.notes_body())
+    assert "not a bullet" not in notes.read_text()
