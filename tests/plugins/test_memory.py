@@ -263,3 +263,29 @@ async def test_notes_that_come_out_the_same_are_not_rewritten(tmp_path: Path) ->
     # a deliberate edit always writes the normalised body, even with the same facts
     await mem.replace_notes(await mem.notes_body())
     assert "not a bullet" not in notes.read_text()
+
+
+async def test_side_queries_take_0_9_119_answers(tmp_path: Path) -> None:
+    # a script written for 0.9.119 answers the dream with {"facts": [...]} and the query
+    # expansion with {"terms": [...]}; each is one model call, and an empty answer is no change
+    memory = Memory(tmp_path, auto_curate=False, summarize_recall=False)
+    await memory.replace_notes("- [2024-01] Likes tea\n- [2024-02] Likes tea a lot")
+    assert await memory.dream(ScriptedProvider([text("{}")])) == (2, 2)
+    rewrite = ScriptedProvider([text(json.dumps({"facts": ["[2024-02] Likes tea a lot"]}))])
+    assert await memory.dream(rewrite) == (2, 1)
+    assert len(rewrite.calls) == 1
+    assert await memory.notes_body() == "- [2024-02] Likes tea a lot"
+
+    said = ScriptedProvider([text("The capital of Atlantis is Poseidonia.")])
+    await Runner.run(Agent(name="a", model=said, plugins=[memory]), "Atlantis?")
+    model = ScriptedProvider(
+        [
+            call("recall", {"query": "undersea city"}),
+            text(json.dumps({"terms": ["Atlantis", "Poseidonia"]})),
+            text("done"),
+        ]
+    )
+    result = await Runner.run(Agent(name="a", model=model, plugins=[memory]), "the city?")
+    found = next(e for e in result.entries if e.type == "tool_result").output
+    assert "Poseidonia" in found and result.output == "done"
+    assert len(model.calls) == 3
