@@ -194,6 +194,7 @@ def test_a_saved_report_loads_back_and_compares(tmp_path: Path) -> None:
         ["gone"],
     )
     assert not diff and "regressed: a" in str(diff)
+    assert str(diff).startswith("baseline: REGRESSIONS\n")  # 0.9.119's header, which CI logs grep
     assert str(loaded.compare(loaded)) == "baseline: no changes"
     with pytest.raises(UserValueError, match="duplicate case names"):
         Report(cases=[case("a", True), case("a", True)]).compare(loaded)
