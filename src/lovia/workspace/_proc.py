@@ -197,12 +197,19 @@ class _Capture:
 
     def text(self, limit: int) -> tuple[str, bool]:
         text = self.head.decode("utf-8", errors="replace")
+        kept = len(text)
         if self.tail:
+            tail = self.tail.decode("utf-8", errors="replace")
+            kept += len(tail)
             if self.dropped:
                 text += f"\n[... {self.dropped:,} bytes of output dropped ...]\n"
-            text += self.tail.decode("utf-8", errors="replace")
+            text += tail
         clipped, cut = clip_text(
-            text, limit, keep_tail=True, hint="filter the command's output (grep, head, tail)"
+            text,
+            limit,
+            keep_tail=True,
+            hint="filter the command's output (grep, head, tail)",
+            total=kept + self.dropped,  # the whole output's size, not what was kept of it
         )
         return clipped, cut or self.dropped > 0
 
