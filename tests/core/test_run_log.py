@@ -142,3 +142,21 @@ async def test_a_streamed_run_tags_its_tools_too() -> None:
     async for _ in handle:
         pass
     assert seen == ["streamed"] and CURRENT_AGENT.get() is None
+
+
+async def test_a_failed_run_is_an_error_and_a_stopped_one_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # 0.9.119's levels: the run's status decides (failed -> ERROR, interrupted -> WARNING)
+    agent = Agent(name="a", model=ScriptedProvider([]))  # out of answers: a bug, not a stop
+    with caplog.at_level(logging.WARNING, logger=LOOP), pytest.raises(AssertionError):
+        await Runner.run(agent, "go")
+    [failed] = [r for r in caplog.records if r.name == LOOP]
+    assert failed.getMessage().startswith("run.failed: agent='a'")
+    assert failed.levelno == logging.ERROR
+    caplog.clear()
+    agent = Agent(name="a", model=ScriptedProvider([call("noop", {})]), tools=[noop])
+    with caplog.at_level(logging.WARNING, logger=LOOP), pytest.raises(MaxTurnsExceeded):
+        await Runner.run(agent, "go", max_turns=1)
+    [stopped] = [r for r in caplog.records if r.name == LOOP]
+    assert stopped.levelno == logging.WARNING
