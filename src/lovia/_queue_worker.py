@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any
 
 from ._queue_deltas import DeltaSender
+from ._run.persist import segment_meta
 from ._run.resume import reachable_agents
 from ._run.runner import Runner
 from .agent import Agent
@@ -390,7 +391,7 @@ async def _keep_both(checkpointer: Any, session: Any, run_id: str, session_id: s
     conflicted = snap is not None and (snap.error or {}).get("type") == "SessionConflict"
     if snap is None or (snap.status != "completed" and not conflicted):
         return
-    meta = {"context_state": snap.context_state} if snap.context_state else None
+    meta = segment_meta(snap.context_state or {}, (snap.started_at, snap.updated_at))
     await session.append(session_id, snap.entries, run_id=run_id, meta=meta)
 
 

@@ -285,3 +285,52 @@ async def test_a_watched_run_announces_each_saved_step(queue_dsn: str) -> None:
     assert plain == 3  # queued, running, completed
     assert watched == plain + 3  # and each saved step
     assert calls == ["plain", "watched"]
+
+
+class _CallThenAnswer:
+    """A scripted model chosen by the transcript, so concurrent runs share it: a call of
+    ``wait_both`` first, then the answer."""
+
+    name = model = "call-then-answer"
+    supports_json_schema = False
+
+    async def stream(self, entries: Any, **kwargs: Any) -> Any:
+        done = any(isinstance(e, ToolResultEntry) for e in entries)
+        turn = text("answered") if done else call("wait_both", {}, call_id="c1")
+        async for delta in ScriptedProvider([turn]).stream(entries, **kwargs):
+            yield delta
+
+
+async def test_two_runs_of_one_session_at_once_both_kept_with_their_timing(
+    queue_dsn: str,
+) -> None:
+    """Two queued runs of one session computed at once: the second to append conflicts, and
+    the worker keeps both in the session (S5); the one kept after the conflict records its
+    timing in its segment like any other (the page shows each run's duration from it)."""
+    arrived: list[str] = []
+    both_in = asyncio.Event()
+
+    @tool
+    async def wait_both(ctx: RunContext[Any]) -> str:
+        """Wait until both runs are inside their tool call."""
+        arrived.append(ctx.run_id)
+        if len(arrived) == 2:
+            both_in.set()
+        await asyncio.wait_for(both_in.wait(), 20)
+        return "ok"
+
+    agent = Agent("support", model=_CallThenAnswer(), tools=[wait_both])  # type: ignore[arg-type]
+    async with AgentQueue(agent, queue_dsn) as queue:
+        await queue.submit_many(
+            [{"run_id": r, "input": "go", "session_id": "shared"} for r in ("k1", "k2")]
+        )
+        await queue.run_worker(wait=False, install_signal_handlers=False, concurrency=2)
+        for run_id in ("k1", "k2"):
+            assert (await queue.state(run_id) or {})["state"] == "completed"
+    assert sorted(arrived) == ["k1", "k2"]  # each tool ran once
+    async with PostgresSession(queue_dsn) as session:
+        segments = await session.segments("shared")
+    assert sorted(s.run_id for s in segments) == ["k1", "k2"]
+    for segment in segments:
+        timing = (segment.meta or {}).get("timing") or {}
+        assert 0 < timing.get("started_at", 0) <= timing.get("finished_at", 0), segment.meta

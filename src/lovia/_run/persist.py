@@ -32,7 +32,7 @@ from ..transcript import InputEntry, TranscriptEntry, entry_to_dict
 if TYPE_CHECKING:
     from .state import RunState
 
-__all__ = ["RunRecorder", "stopped_not_failed"]
+__all__ = ["RunRecorder", "segment_meta", "stopped_not_failed"]
 
 log = logging.getLogger("lovia.run")
 INFLIGHT_WAIT_S = 120.0
@@ -259,11 +259,7 @@ class RunRecorder:
         session = self.session
         if session is None or self.session_id is None or not entries:
             return
-        meta: dict[str, Any] = {STATE_META_KEY: context_state}
-        if timing is not None and timing[0] is not None:
-            meta[TIMING_META_KEY] = {"started_at": timing[0], "finished_at": timing[1]}
-        if notice is not None:
-            meta[NOTICE_META_KEY] = notice
+        meta = segment_meta(context_state, timing, notice)
         with appending_at(self.session_id, session_version):
             await session.append(self.session_id, list(entries), run_id=self.run_id, meta=meta)
         if self.tracer is not None:
@@ -319,6 +315,22 @@ class RunRecorder:
             await asyncio.wait_for(self.save(state, "interrupted"), CANCELLED_SAVE_WAIT_S)
         except BaseException as exc:  # cancelled again, or the store is gone, or slow
             log.warning("could not mark run %s interrupted: %r", self.run_id, exc)
+
+
+def segment_meta(
+    context_state: dict[str, Any],
+    timing: tuple[float | None, float | None] | None = None,
+    notice: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A run's segment meta: the context state the next run carries on from, the run's
+    timing (first start to append, Unix seconds) when known, and its last compaction's
+    notice when there was one."""
+    meta: dict[str, Any] = {STATE_META_KEY: context_state}
+    if timing is not None and timing[0] is not None and timing[1] is not None:
+        meta[TIMING_META_KEY] = {"started_at": timing[0], "finished_at": timing[1]}
+    if notice is not None:
+        meta[NOTICE_META_KEY] = notice
+    return meta
 
 
 def stopped_not_failed(error: BaseException) -> bool:

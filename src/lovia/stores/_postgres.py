@@ -3,7 +3,8 @@ component, and one execute seam.
 
 Every statement goes through ``PostgresDatabase.read`` / ``write`` (the one execute seam), so
 tracing, counting and error translation live here. Table names are composed from a
-validated prefix with ``psycopg.sql.Identifier``; values are always bound parameters.
+validated prefix (plain identifier characters only, double-quoted); values are always bound
+parameters.
 Connections are in autocommit mode: a read is one statement, a write is one explicit
 transaction.
 """
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import psycopg
-from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
@@ -133,7 +133,10 @@ class PostgresDatabase:
         self.component = component
         self.migrations = migrations
         self.version = max(migrations)
-        self.names = {t: sql.Identifier(prefix + t) for t in ("meta", *tables)}
+        # the prefix is checked to be a plain identifier (lower-case letters, digits, '_'),
+        # so double quotes alone make each table's name exact: no escaping to do per call
+        self._quoted = {t: f'"{prefix}{t}"' for t in ("meta", "run_leases", *tables)}
+        self._queries: dict[str, bytes] = {}
         # min_size 0: the pool never connects in the background on its own, so a store a
         # program forgets to close cannot keep asyncio.run() from returning (its shutdown
         # waits on every task, and a pool filling itself may be in a connect just then)
@@ -179,9 +182,15 @@ class PostgresDatabase:
     def pool(self) -> AsyncConnectionPool[Any]:
         return self._pool
 
-    def q(self, text: str) -> sql.Composed:
-        """``text`` with ``{table}`` placeholders replaced by this store's prefixed tables."""
-        return sql.SQL(text).format(**self.names)
+    def q(self, text: str) -> bytes:
+        """``text`` with ``{table}`` placeholders replaced by this store's prefixed tables
+        (``{run_leases}`` too), rendered once per store: a run's statements are the same few
+        texts every time, and composing them per call cost more worker CPU than any other
+        step of a store call."""
+        query = self._queries.get(text)
+        if query is None:
+            query = self._queries[text] = text.format_map(self._quoted).encode()
+        return query
 
     # -- the execute seam -------------------------------------------------------------------
 

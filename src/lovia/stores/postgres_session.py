@@ -13,8 +13,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from psycopg import sql
-
 from ..transcript import TranscriptEntry
 from ._codec import LIST_SESSIONS, decode_segment, encode_segment
 from ._postgres import Conn, Migrations, PostgresStore
@@ -137,7 +135,7 @@ class PostgresSession(PostgresStore, SessionMaintenance):
 
         return self._history_of(session_id, await self._db.read(read))
 
-    def _history_query(self, session_id: str) -> tuple[sql.Composed, tuple[str, str]]:
+    def _history_query(self, session_id: str) -> tuple[bytes, tuple[str, str]]:
         """``history``'s one statement (one snapshot: the version and the segments agree)
         and its parameters; ``pg_first_read`` sends it with a run's lease and load."""
         validate_id(session_id, "session_id")
@@ -161,9 +159,7 @@ class PostgresSession(PostgresStore, SessionMaintenance):
         now = time.time()
         held = held_lease(rid)
         fenced = held is not None and await self._has_leases()
-        statement = sql.SQL(_APPEND_FENCED if fenced else _APPEND).format(
-            **self._db.names, run_leases=sql.Identifier(self._db.prefix + "run_leases")
-        )
+        statement = self._db.q(_APPEND_FENCED if fenced else _APPEND)
         owner, token = held if held is not None else (None, None)
         params = {
             "sid": sid,
