@@ -7,7 +7,8 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,19 @@ def start_web(
     base = f"http://127.0.0.1:{port}"
     wait_until_ready(proc, lambda: _healthy(base), "the server")
     return proc, base
+
+
+@contextmanager
+def serving(
+    command: list[str], *, env: dict[str, str] | None = None, quiet: bool = False
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``start_web`` for a ``with`` block: the process and its base URL, stopped
+    (``stop_web``) when the block ends, also when the test killed it meanwhile."""
+    proc, base = start_web(command, env=env, quiet=quiet)
+    try:
+        yield proc, base
+    finally:
+        stop_web(proc)
 
 
 def _healthy(base: str) -> bool:

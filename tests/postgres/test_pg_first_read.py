@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from lovia import Agent, CheckpointOptions, PostgresSession, Runner, UserError
+from lovia import Agent, PostgresSession, UserError
 from lovia.session import TIMING_META_KEY
 from lovia.stores.checkpoint import RunHead
 from lovia.stores.open import open_stores
 from lovia.testing import ScriptedProvider, text
 from lovia.transcript import AssistantTextEntry, InputEntry
 
+from ..run.session_reads import SESSION, answered, reached_the_model, run_in, stopped
 from ..stores.pg import drop_prefix, fresh_prefix, postgres_dsn
 
 
@@ -33,7 +34,8 @@ async def stores() -> AsyncIterator[tuple[Any, Any]]:
 
 @pytest.fixture
 def history_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The session ids ``PostgresSession.history`` was asked for, one round trip each."""
+    """The session ids ``PostgresSession.history`` was asked for, one round trip each (the
+    test empties it when its setup is done)."""
     asked: list[str] = []
     read = PostgresSession.history
 
@@ -45,97 +47,69 @@ def history_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return asked
 
 
+def _inputs(entries: Any) -> list[Any]:
+    return [e.content for e in entries if isinstance(e, InputEntry)]
+
+
+async def _refused_kept(session: Any, cp: Any, history_reads: list[str], input: Any) -> None:
+    """Run "kept" (kept in u1 with its question, no answer) is refused on ``input``,
+    from the read that took its lease: no model call, no history read of its own."""
+    await session.append(SESSION, [InputEntry(content="go")], run_id="kept", meta={})
+    history_reads.clear()
+    model = ScriptedProvider([text("an answer nobody keeps")])
+    with pytest.raises(UserError, match="kept"):
+        await run_in(Agent("a", model=model), input, session, cp, "kept")
+    assert model.calls == [] and history_reads == []
+
+
+def _timing(segment: Any) -> dict[str, Any]:
+    found: dict[str, Any] = (segment.meta or {})[TIMING_META_KEY]
+    return found
+
+
 async def test_a_new_run_reads_its_session_only_with_its_lease(
     stores: tuple[Any, Any], history_reads: list[str]
 ) -> None:
     session, cp = stores
-    agent = Agent("a", model=ScriptedProvider([text("one"), text("two")]))
-    await Runner.run(
-        agent, "hi", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "r0")
-    )
+    await answered(session, cp)
     history_reads.clear()  # the tables are ready now: the lease's round trip can carry it
-    result = await Runner.run(
-        agent, "again", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "r1")
-    )
+    model = ScriptedProvider([text("two")])
+    result = await run_in(Agent("a", model=model), "again", session, cp, "r1")
     assert result.output == "two"
     assert history_reads == []  # was ["u1"]: read again on its own before the run started
-    assert [m.content for m in await session.load("u1") if isinstance(m, InputEntry)] == [
-        "hi",
-        "again",
-    ]
+    assert _inputs(await session.load(SESSION)) == ["hi", "again"]
 
 
 async def test_a_kept_run_without_an_answer_is_refused_from_the_read_with_the_lease(
     stores: tuple[Any, Any], history_reads: list[str]
 ) -> None:
     session, cp = stores
-    agent = Agent("a", model=ScriptedProvider([text("one")]))
-    await Runner.run(
-        agent, "hi", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "r0")
-    )
-    await session.append("u1", [InputEntry(content="go")], run_id="kept", meta={})
-    history_reads.clear()
-    model = ScriptedProvider([text("an answer nobody keeps")])
-    with pytest.raises(UserError, match="kept"):
-        await Runner.run(
-            agent.clone(model=model),
-            "go again",
-            session=session,
-            session_id="u1",
-            checkpoint=CheckpointOptions(cp, "kept"),
-        )
-    assert model.calls == [] and history_reads == []
+    await answered(session, cp)
+    await _refused_kept(session, cp, history_reads, "go again")
     assert await cp.load("kept") is None
-
-
-async def _interrupted(cp: Any, run_id: str, question: str) -> None:
-    """``run_id`` stored as a run stopped before its first model call, in session u1."""
-    head = RunHead("a", status="interrupted", session_id="u1", started_at=1000.0)
-    await cp.append(run_id, [InputEntry(role="user", content=question)], head)
 
 
 async def test_a_resumed_run_reads_its_session_only_with_its_lease(
     stores: tuple[Any, Any], history_reads: list[str]
 ) -> None:
     session, cp = stores
-    agent = Agent("a", model=ScriptedProvider([text("one")]))
-    await Runner.run(
-        agent, "hi", session=session, session_id="u1", checkpoint=CheckpointOptions(cp, "r0")
-    )
-    await _interrupted(cp, "r1", "again")
+    await answered(session, cp)
+    await stopped(cp, "r1", "again")
     history_reads.clear()
     model = ScriptedProvider([text("two")])
-    result = await Runner.run(
-        agent.clone(model=model),
-        [],
-        session=session,
-        session_id="u1",
-        checkpoint=CheckpointOptions(cp, "r1"),
-    )
+    result = await run_in(Agent("a", model=model), [], session, cp, "r1")
     assert result.output == "two"
     assert history_reads == []  # was ["u1", "u1"]: refuse_if_settled's read, then setup's
-    [request] = model.calls
-    assert "hi" in str(request) and "one" in str(request)  # the history reached the model
-    assert [s.run_id for s in await session.segments("u1")] == ["r0", "r1"]
+    assert reached_the_model(model)  # the history reached the model
+    assert [s.run_id for s in await session.segments(SESSION)] == ["r0", "r1"]
 
 
 async def test_a_resumed_run_kept_without_an_answer_is_refused_from_the_read_with_the_lease(
     stores: tuple[Any, Any], history_reads: list[str]
 ) -> None:
     session, cp = stores
-    await _interrupted(cp, "kept", "go")
-    await session.append("u1", [InputEntry(content="go")], run_id="kept", meta={})
-    history_reads.clear()
-    model = ScriptedProvider([text("an answer nobody keeps")])
-    with pytest.raises(UserError, match="kept"):
-        await Runner.run(
-            Agent("a", model=model),
-            [],
-            session=session,
-            session_id="u1",
-            checkpoint=CheckpointOptions(cp, "kept"),
-        )
-    assert model.calls == [] and history_reads == []
+    await stopped(cp, "kept", "go")
+    await _refused_kept(session, cp, history_reads, [])
     assert (await cp.load("kept")).status == "interrupted"  # type: ignore[union-attr]
 
 
@@ -143,15 +117,12 @@ async def test_a_replayed_run_carries_the_timing_its_segment_recorded(
     stores: tuple[Any, Any], history_reads: list[str]
 ) -> None:
     session, cp = stores
-    agent = Agent("a", model=ScriptedProvider([text("one")]))
-    opts = CheckpointOptions(cp, "r0")
-    await Runner.run(agent, "hi", session=session, session_id="u1", checkpoint=opts)
+    await answered(session, cp)
     history_reads.clear()
-    again = Agent("a", model=ScriptedProvider([]))
-    result = await Runner.run(again, "hi", session=session, session_id="u1", checkpoint=opts)
+    result = await run_in(Agent("a", model=ScriptedProvider([])), "hi", session, cp, "r0")
     assert result.replayed and result.output == "one"
-    [segment] = await session.segments("u1")
-    recorded = (segment.meta or {})[TIMING_META_KEY]
+    [segment] = await session.segments(SESSION)
+    recorded = _timing(segment)
     assert (result.started_at, result.finished_at) == (
         recorded["started_at"],
         recorded["finished_at"],
@@ -165,21 +136,15 @@ async def test_a_replay_that_appends_its_segment_carries_the_timing_it_wrote(
     # the run completed, then stopped before its session append (a crash): the replay
     # appends the segment, and its result carries the timing that segment records
     session, cp = stores
-    await session.append("u1", [InputEntry(content="hi")], run_id="r0", meta={})
+    await session.append(SESSION, [InputEntry(content="hi")], run_id="r0", meta={})
     entries = [InputEntry(role="user", content="go"), AssistantTextEntry(content="done")]
-    head = RunHead("a", status="completed", session_id="u1", started_at=1000.0, output="done")
+    head = RunHead("a", status="completed", session_id=SESSION, started_at=1000.0, output="done")
     await cp.append("r1", entries, head)
     history_reads.clear()
-    result = await Runner.run(
-        Agent("a", model=ScriptedProvider([])),
-        "go",
-        session=session,
-        session_id="u1",
-        checkpoint=CheckpointOptions(cp, "r1"),
-    )
+    result = await run_in(Agent("a", model=ScriptedProvider([])), "go", session, cp, "r1")
     assert result.replayed and result.output == "done"
-    segment = (await session.segments("u1"))[-1]
-    recorded = (segment.meta or {})[TIMING_META_KEY]
+    segment = (await session.segments(SESSION))[-1]
+    recorded = _timing(segment)
     assert segment.run_id == "r1" and recorded["started_at"] == 1000.0
     assert (result.started_at, result.finished_at) == (1000.0, recorded["finished_at"])
     assert history_reads == []

@@ -5,13 +5,9 @@ processes on two ports."""
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +15,7 @@ import pytest
 
 from lovia.stores import open_stores
 from tests.stores.pg import drop_prefix, fresh_prefix, postgres_dsn
+from tests.web_server import ROOT, serving
 
 web = pytest.importorskip("lovia.web")
 
@@ -76,16 +73,8 @@ async def test_a_chat_written_through_one_app_is_seen_and_continued_by_the_other
     assert inputs == ["hello from a", "and from b"]
 
 
-ROOT = Path(__file__).resolve().parents[2]
 SERVER = [sys.executable, "-m", "uvicorn", "--factory", "tests.postgres.web_app:make_app"]
 SERVER += ["--host", "127.0.0.1", "--log-level", "warning"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -94,39 +83,13 @@ def two_servers() -> Iterator[tuple[str, str]]:
     dsn = postgres_dsn()
     prefix = fresh_prefix()
     env = {**os.environ, "LOVIA_TEST_PREFIX": prefix, "PYTHONPATH": str(ROOT)}
-    ports = [_free_port(), _free_port()]
-    procs = [
-        subprocess.Popen(
-            [*SERVER, "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for port in ports
-    ]
     try:
-        bases = [f"http://127.0.0.1:{port}" for port in ports]
-        for base, proc in zip(bases, procs, strict=True):
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if httpx.get(f"{base}/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
-        yield bases[0], bases[1]
+        with (
+            serving(SERVER, env=env, quiet=True) as (_, a),
+            serving(SERVER, env=env, quiet=True) as (_, b),
+        ):
+            yield a, b
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
         drop_prefix(dsn, prefix)
 
 

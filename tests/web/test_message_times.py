@@ -27,27 +27,52 @@ def _exchange(question: str, answer: str) -> list[Any]:
     return [InputEntry(role="user", content=question), AssistantTextEntry(content=answer)]
 
 
+def _bot(client_for: Any, store: ChatStore, *replies: Any, tools: Any = ()) -> Any:
+    """A client of a web app over ``store`` whose agent "bot" answers ``replies``."""
+    agent = Agent(name="bot", model=ScriptedProvider(list(replies)), tools=list(tools))
+    return client_for(web_app(agent, store=store))
+
+
 async def _entries(client_for: Any, store: ChatStore) -> list[dict[str, Any]]:
-    client = client_for(web_app(Agent(name="bot", model=ScriptedProvider([])), store=store))
-    response = await client.get("/api/sessions/s")
+    response = await _bot(client_for, store).get("/api/sessions/s")
     assert response.status_code == 200
     return list(response.json()["entries"])
 
 
-async def test_a_timed_run_spreads_its_messages_from_its_start_to_its_end(
-    client_for: Any,
-) -> None:
+def _stamps(messages: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
+    return [(m["role"], m["timestamp"], m["duration"]) for m in messages]
+
+
+@pytest.fixture
+async def chat() -> ChatStore:
+    """A store in memory with chat "s" of agent "bot", no message yet."""
     store = ChatStore.in_memory()
     await store.upsert("s", agent="bot")
-    entries = [
-        InputEntry(role="user", content="go"),
-        ToolCallEntry(call_id="c1", name="look", arguments="{}"),
-        ToolResultEntry(call_id="c1", output="seen"),
-        AssistantTextEntry(content="done"),
-    ]
-    await store.session.append("s", entries, run_id="r1", meta=_timed(100.0, 160.0))
-    got = await _entries(client_for, store)
-    assert [(m["role"], m["timestamp"], m["duration"]) for m in got] == [
+    return store
+
+
+_LOOKED = [
+    InputEntry(role="user", content="go"),
+    ToolCallEntry(call_id="c1", name="look", arguments="{}"),
+    ToolResultEntry(call_id="c1", output="seen"),
+]
+"""A run that asked, called a tool and has its result."""
+
+
+def _assert_streamed_as_recorded(events: list[dict[str, Any]], segment: Any) -> None:
+    """The stream ends with ``timing``, then ``done``; the timing is what ``segment`` holds."""
+    assert [e["event"] for e in events][-2:] == ["timing", "done"]  # timing precedes done
+    recorded = (segment.meta or {})[TIMING_META_KEY]
+    assert events[-2]["finished_at"] == recorded["finished_at"]
+    assert events[-2]["duration"] == recorded["finished_at"] - recorded["started_at"]
+
+
+async def test_a_timed_run_spreads_its_messages_from_its_start_to_its_end(
+    client_for: Any, chat: ChatStore
+) -> None:
+    entries = [*_LOOKED, AssistantTextEntry(content="done")]
+    await chat.session.append("s", entries, run_id="r1", meta=_timed(100.0, 160.0))
+    assert _stamps(await _entries(client_for, chat)) == [
         ("user", 100.0, None),
         ("assistant", 120.0, None),
         ("tool", 140.0, None),
@@ -56,31 +81,23 @@ async def test_a_timed_run_spreads_its_messages_from_its_start_to_its_end(
 
 
 async def test_a_run_stopped_after_a_tool_result_ends_on_its_last_answer(
-    client_for: Any,
+    client_for: Any, chat: ChatStore
 ) -> None:
-    store = ChatStore.in_memory()
-    await store.upsert("s", agent="bot")
-    entries = [
-        InputEntry(role="user", content="go"),
-        ToolCallEntry(call_id="c1", name="look", arguments="{}"),
-        ToolResultEntry(call_id="c1", output="seen"),
-    ]
-    await store.session.append("s", entries, run_id="r1", meta=_timed(10.0, 40.0))
-    got = await _entries(client_for, store)
-    assert [(m["role"], m["timestamp"], m["duration"]) for m in got] == [
+    await chat.session.append("s", _LOOKED, run_id="r1", meta=_timed(10.0, 40.0))
+    assert _stamps(await _entries(client_for, chat)) == [
         ("user", 10.0, None),
         ("assistant", 40.0, 30.0),
         ("tool", 40.0, None),
     ]
 
 
-async def test_untimed_runs_fall_between_their_neighbours_in_order(client_for: Any) -> None:
-    store = ChatStore.in_memory()
-    await store.upsert("s", agent="bot")
-    await store.session.append("s", _exchange("a", "b"), run_id="old")  # no timing kept
-    await store.session.append("s", _exchange("c", "d"), run_id="r1", meta=_timed(100.0, 110.0))
-    await store.session.append("s", _exchange("e", "f"), run_id="r2")
-    got = await _entries(client_for, store)
+async def test_untimed_runs_fall_between_their_neighbours_in_order(
+    client_for: Any, chat: ChatStore
+) -> None:
+    await chat.session.append("s", _exchange("a", "b"), run_id="old")  # no timing kept
+    await chat.session.append("s", _exchange("c", "d"), run_id="r1", meta=_timed(100.0, 110.0))
+    await chat.session.append("s", _exchange("e", "f"), run_id="r2")
+    got = await _entries(client_for, chat)
     stamps = [m["timestamp"] for m in got]
     # the chat was created now, after the timed run's clock: order wins over the bound
     assert stamps == sorted(stamps)
@@ -95,10 +112,8 @@ async def test_a_real_run_is_timed_and_survives_a_restart(client_for: Any, tmp_p
         """Look."""
         return "seen"
 
-    model = ScriptedProvider([call("look", {}), text("done")])
     path = tmp_path / "chats.db"
-    store = ChatStore.sqlite(path)
-    client = client_for(web_app(Agent(name="bot", model=model, tools=[look]), store=store))
+    client = _bot(client_for, ChatStore.sqlite(path), call("look", {}), text("done"), tools=[look])
     answer = await client.post("/api/chat", json={"message": "go", "session_id": "s"})
     assert answer.status_code == 200, answer.text
     live = (await client.get("/api/sessions/s")).json()["entries"]
@@ -121,34 +136,25 @@ def test_a_chat_store_given_a_path_says_how_to_open_one(tmp_path: Any) -> None:
     assert not (tmp_path / "chats.db").exists()  # refused: nothing made
 
 
+_HI = {"message": "hi", "session_id": "s"}
+
+
 async def test_the_streams_timing_is_what_the_run_recorded(client_for: Any) -> None:
     store = ChatStore.in_memory()
-    model = ScriptedProvider([text("hello")])
-    client = client_for(web_app(Agent(name="bot", model=model), store=store))
-    response = await client.post("/api/chat/stream", json={"message": "hi", "session_id": "s"})
-    events = events_of(response)
-    names = [e["event"] for e in events]
-    assert names[-2:] == ["timing", "done"]  # timing precedes done
+    response = await _bot(client_for, store, text("hello")).post("/api/chat/stream", json=_HI)
     [segment] = await store.session.segments("s")
-    recorded = (segment.meta or {})[TIMING_META_KEY]
-    timing = events[-2]
-    assert timing["finished_at"] == recorded["finished_at"]
-    assert timing["duration"] == recorded["finished_at"] - recorded["started_at"]
+    _assert_streamed_as_recorded(events_of(response), segment)
 
 
-async def test_a_run_that_recorded_no_timing_streams_none(client_for: Any) -> None:
+async def test_a_run_that_recorded_no_timing_streams_none(client_for: Any, chat: ChatStore) -> None:
     # a run resumed from a checkpoint written before runs were timed (no start recorded)
-    store = ChatStore.in_memory()
-    await store.upsert("s", agent="bot")
     head = RunHead("bot", status="interrupted", session_id="s")
-    await store.checkpointer.append("r1", [InputEntry(role="user", content="hi")], head)
-    client = client_for(
-        web_app(Agent(name="bot", model=ScriptedProvider([text("hello")])), store=store)
-    )
+    await chat.checkpointer.append("r1", [InputEntry(role="user", content="hi")], head)
+    client = _bot(client_for, chat, text("hello"))
     response = await client.post(f"/api/chat/reconnect{sid('s')}")
     names = [e["event"] for e in events_of(response)]
     assert names[-1] == "done" and "timing" not in names
-    [segment] = await store.session.segments("s")
+    [segment] = await chat.session.segments("s")
     assert TIMING_META_KEY not in (segment.meta or {})
 
 
@@ -170,12 +176,6 @@ async def test_the_streams_timing_comes_without_reading_the_chat_back(client_for
 
     store.session.append = append  # type: ignore[method-assign]
     store.session.segments = segments  # type: ignore[method-assign]
-    model = ScriptedProvider([text("hello")])
-    client = client_for(web_app(Agent(name="bot", model=model), store=store))
-    response = await client.post("/api/chat/stream", json={"message": "hi", "session_id": "s"})
-    events = events_of(response)
-    assert [e["event"] for e in events][-2:] == ["timing", "done"]
+    response = await _bot(client_for, store, text("hello")).post("/api/chat/stream", json=_HI)
     [segment] = await real_segments("s")
-    recorded = (segment.meta or {})[TIMING_META_KEY]
-    assert events[-2]["finished_at"] == recorded["finished_at"]
-    assert events[-2]["duration"] == recorded["finished_at"] - recorded["started_at"]
+    _assert_streamed_as_recorded(events_of(response), segment)

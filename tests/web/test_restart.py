@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,48 +21,20 @@ from lovia import (
 )
 from lovia.web import ChatStore
 
+from ..web_server import serving
 from .apps import agents
 from .conftest import events_of, sid, web_app
 
-ROOT = Path(__file__).resolve().parents[2]
 LOVIA = Path(sys.executable).with_name("lovia")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture
 def killed_server(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """``lovia web`` in a subprocess, killed (SIGKILL) while a tool of chat "r" runs."""
     db = tmp_path / "lovia.db"
-    port = _free_port()
     env = {**os.environ, "LOVIA_TEST_BLOCK": "1"}
     command = [str(LOVIA), "web", "--app", "tests.web.apps:agents", "--db", str(db)]
-    proc = subprocess.Popen(
-        [*command, "--port", str(port), "--lease-ttl", "1"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                out = proc.stdout.read().decode() if proc.stdout else ""
-                raise RuntimeError(f"lovia web did not start: {out}")
-            time.sleep(0.1)
-        run_id = ""
+    with serving([*command, "--lease-ttl", "1"], env=env) as (proc, base):
         body = {"message": "go", "session_id": "r"}
         with httpx.stream("POST", f"{base}/api/chat/stream", json=body, timeout=30) as response:
             run_id = response.headers["x-lovia-run-id"]
@@ -74,13 +43,7 @@ def killed_server(tmp_path: Path) -> Iterator[tuple[Path, str]]:
                     break
         proc.send_signal(signal.SIGKILL)  # a crash: nothing gets to mark the run
         proc.wait(timeout=10)
-        yield db, run_id
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
+    yield db, run_id
 
 
 async def test_a_new_app_on_the_same_database_resumes_the_interrupted_run(

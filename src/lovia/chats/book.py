@@ -86,13 +86,12 @@ class ChatBook:
     async def pending_runs(self) -> list[RunInfo]:
         """Runs of a chat that did not complete, newest first: their heads, not their
         entries (read with ``load`` when needed), so the cost does not grow with runs' size."""
-        return [r for r in await self._heads(PENDING_STATUSES, None) if r.session_id]
+        return [r for r in await self.unfinished_runs() if r.session_id]
 
-    async def pending_background(self, prefixes: tuple[str, ...]) -> list[RunInfo]:
-        """Runs of no chat that did not complete whose id starts with one of ``prefixes``
-        (a server's own background work), newest first."""
-        heads = await self._heads(PENDING_STATUSES, None)
-        return [r for r in heads if not r.session_id and r.run_id.startswith(prefixes)]
+    async def unfinished_runs(self) -> list[RunInfo]:
+        """Every run that did not complete, newest first: ``pending_runs`` and the runs of
+        no chat (a server's own background work), in one read."""
+        return await self._heads(PENDING_STATUSES, None)
 
     async def pending_head(self, chat_id: str) -> RunInfo | None:
         """The head of the chat's newest run that did not complete; only that chat's runs

@@ -133,8 +133,7 @@ class PostgresDatabase:
         self.component = component
         self.migrations = migrations
         self.version = max(migrations)
-        # the prefix is checked to be a plain identifier (lower-case letters, digits, '_'),
-        # so double quotes alone make each table's name exact: no escaping to do per call
+        # the prefix is plain identifier characters (checked): double quotes make names exact
         self._quoted = {t: f'"{prefix}{t}"' for t in ("meta", "run_leases", *tables)}
         self._queries: dict[str, bytes] = {}
         # min_size 0: the pool never connects in the background on its own, so a store a
@@ -184,9 +183,7 @@ class PostgresDatabase:
 
     def q(self, text: str) -> bytes:
         """``text`` with ``{table}`` placeholders replaced by this store's prefixed tables
-        (``{run_leases}`` too), rendered once per store: a run's statements are the same few
-        texts every time, and composing them per call cost more worker CPU than any other
-        step of a store call."""
+        (``{run_leases}`` too), rendered once per store rather than composed per call."""
         query = self._queries.get(text)
         if query is None:
             query = self._queries[text] = text.format_map(self._quoted).encode()

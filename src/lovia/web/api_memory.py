@@ -5,7 +5,6 @@ lines, normalised, duplicates dropped, stamped with the month)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -13,12 +12,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import LoviaError
 from .errors import WebError
+from .memories import memory_of
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from .deps import RouterDeps
 
-__all__ = ["drain_memories", "memory_of", "memory_routes"]
+__all__ = ["memory_routes"]
 
 AgentName = Annotated[str | None, Query(max_length=200)]
 
@@ -26,27 +26,6 @@ AgentName = Annotated[str | None, Query(max_length=200)]
 class NotesBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     content: str = Field(max_length=1_000_000)
-
-
-def memory_of(agent: Agent) -> Any:
-    """The agent's ``Memory`` plugin, or ``None``."""
-    for plugin in agent.plugins or ():
-        if getattr(plugin, "name", "") == "memory" and hasattr(plugin, "replace_notes"):
-            return plugin
-    return None
-
-
-async def drain_memories(agents: Any) -> None:
-    """Let each agent's Memory finish the curation it runs in the background (on shutdown:
-    the last run's notes are written, not dropped)."""
-    for agent in agents:
-        memory = memory_of(agent)
-        drain = getattr(memory, "drain", None)
-        if drain is not None:
-            try:
-                await asyncio.wait_for(drain(), timeout=30)
-            except Exception:  # a curation that fails is the plugin's to log
-                pass
 
 
 def memory_routes(deps: RouterDeps) -> APIRouter:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..chats.book import ChatBook
-from .side_runs import side_runs
 
 if TYPE_CHECKING:
     from .store import ChatStore
@@ -22,8 +21,7 @@ class StoreBook(ChatBook):
         self.store = store
 
     async def delete(self, chat_id: str) -> list[str]:
-        run_ids = await super().delete(chat_id)
-        for side in side_runs(chat_id, run_ids):  # its title and follow-up calls
-            await self.store.checkpointer.delete(side)
-        await self.store.delete(chat_id)
+        """``ChatStore.delete``: the chat, the chats it owns, their runs and side runs."""
+        run_ids = list(await self.store.delete(chat_id))
+        self._seen.pop(chat_id, None)
         return run_ids

@@ -208,20 +208,21 @@ class RouterDeps:
         try:
             await self.store.sweep_stale_runs()
             await self.store.adopt_sessions(every=0)
-            unfinished = await sup.chats.pending_runs()
+            unfinished = await sup.chats.unfinished_runs()
         except Exception as exc:  # the API still serves what it can read
             log.warning("could not read the stored runs at startup: %s", exc)
             unfinished = []
-        if unfinished:
+        chats = sum(1 for run in unfinished if run.session_id)
+        if chats:
             log.warning(
                 "%d run(s) did not finish before the last shutdown or crash; a reconnect "
                 "resumes them (POST /api/chat/reconnect)",
-                len(unfinished),
+                chats,
             )
         try:
             from .background import finish_background
 
-            await finish_background(self)
+            await finish_background(self, unfinished)
         except Exception as exc:  # titles and follow-ups are never load-bearing
             log.warning("could not finish the stored title/follow-up calls: %s", exc)
         self.spawn(self.scheduler.loop())
@@ -233,7 +234,7 @@ class RouterDeps:
             await sup.close()
             if self.queue is not None:
                 await self.queue.shutdown()
-            from .api_memory import drain_memories
+            from .memories import drain_memories
 
             await drain_memories(self.agents.values())  # the last run's notes are kept
             self._bus.close()

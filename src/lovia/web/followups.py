@@ -7,7 +7,8 @@ its place. A suggester that fails, or finds nothing, gives ``[]``: the chips are
 load-bearing.
 
 The built-in suggester's call is a checkpointed run in the chat store's checkpointer under
-``followups:<chat id>:<id of the run they follow>``: asked again for the same answer (a
+``followups:<chat id>:<id of the run they follow>`` (``web.side_runs``: a fixed-length one
+for a long id): asked again for the same answer (a
 reload, a second tab) it replays the suggestions without a model call, and a call a killed
 server left is finished when a server starts again. A run of no chat: neither the chat list
 nor the run history shows it.
@@ -25,12 +26,11 @@ from ..messages import Message
 from ..transcript import InputEntry
 
 if TYPE_CHECKING:
-    from .deps import RouterDeps
+    from .side_deps import SideDeps
 
-from .side_runs import FOLLOWUPS_RUN, followups_run
+from .side_runs import chat_note, chat_of, followups_run
 
 __all__ = [
-    "FOLLOWUPS_RUN",
     "FOLLOWUP_INSTRUCTIONS",
     "FollowupFn",
     "FollowupRequest",
@@ -46,7 +46,6 @@ FOLLOWUP_INSTRUCTIONS = (
     "and language, each on its own line, each under twelve words, each about something the "
     "last answer did not already cover. Write NONE when the conversation is finished."
 )
-"""The prefix of a follow-up run's id: the chat's id, ``:``, the id of the run they follow."""
 _LONGEST = 120
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\(?\d+[.):])\s*")
 
@@ -99,18 +98,22 @@ async def generate_followups(
     lease_ttl: float = 30.0,
 ) -> list[str]:
     """The built-in suggester: one call to ``model`` (anything ``Agent`` takes); with a
-    ``checkpointer``, a run stored under ``run_id`` that resumes (or replays) one of that id."""
+    ``checkpointer``, a run stored under ``run_id`` that resumes (or replays) one of that id,
+    its input noting the chat (``side_runs.chat_note``)."""
     exchange = _exchange(request.messages)
     if not exchange:
         return []
-    answer = await _ask(model, instructions, exchange, checkpointer, run_id, lease_ttl)
+    asked: list[InputEntry] = [InputEntry(role="user", content=exchange)]
+    if checkpointer is not None:
+        asked.insert(0, chat_note(request.session_id))
+    answer = await _ask(model, instructions, asked, checkpointer, run_id, lease_ttl)
     return parse_followups(answer, limit=limit)
 
 
 async def _ask(
     model: Any,
     instructions: str,
-    exchange: str,
+    asked: list[InputEntry],
     checkpointer: Any,
     run_id: str | None,
     lease_ttl: float,
@@ -126,25 +129,26 @@ async def _ask(
         options["checkpoint"] = CheckpointOptions(
             checkpointer, run_id, if_run_exists="resume", lease_ttl=lease_ttl
         )
-    result = await Runner.run(suggester, exchange, max_turns=1, **options)
+    result = await Runner.run(suggester, asked, max_turns=1, **options)
     return str(result.output or "")
 
 
-async def finish_followups(deps: RouterDeps, run: Any) -> None:
+async def finish_followups(deps: SideDeps, run: Any) -> None:
     """Finish a follow-up run (``run``: its ``RunSnapshot``) that a stopped server left, so
-    the next ask for them replays its answer."""
-    chat_id = run.run_id[len(FOLLOWUPS_RUN) :].rpartition(":")[0]
-    exchange = next((e.text for e in run.entries if isinstance(e, InputEntry)), "")
+    the next ask for them replays its answer (resumed, it goes on from its stored input)."""
+    chat_id = chat_of(run.run_id, run.entries)
+    if chat_id is None or not deps.followups or callable(deps.followups):
+        return
     meta = await deps.store.get(chat_id)
     agent = deps.agents.get(meta.agent or "") if meta else None
     model = deps.followup_model or (agent.model if agent else None)
-    if not deps.followups or callable(deps.followups) or model is None or not exchange:
+    if model is None:
         return
     try:
         await _ask(
             model,
             FOLLOWUP_INSTRUCTIONS,
-            exchange,
+            [],
             deps.store.checkpointer,
             run.run_id,
             deps.lease_ttl,
@@ -153,7 +157,7 @@ async def finish_followups(deps: RouterDeps, run: Any) -> None:
         log.info("could not finish the follow-ups of chat %s: %s", chat_id, exc)
 
 
-async def suggest(deps: RouterDeps, chat_id: str) -> list[str]:
+async def suggest(deps: SideDeps, chat_id: str) -> list[str]:
     """The chat's suggestions under ``deps``' settings; ``[]`` when off or on failure."""
     if not deps.followups:
         return []
@@ -173,18 +177,18 @@ async def suggest(deps: RouterDeps, chat_id: str) -> list[str]:
         if model is None:
             return []
         runs = [s.run_id for s in await deps.store.session.segments(chat_id)]
-        run_id = followups_run(chat_id, runs[-1]) if runs else None
+        if not runs:
+            return []
         found = await generate_followups(
             request,
             model=model,
-            checkpointer=deps.store.checkpointer if run_id else None,
-            run_id=run_id,
+            checkpointer=deps.store.checkpointer,
+            run_id=followups_run(chat_id, runs[-1]),
             lease_ttl=deps.lease_ttl,
         )
         older = [r for r in runs if r != runs[-1]]
-        before = followups_run(chat_id, older[-1]) if older else None
-        if before:  # the chips of the answer before are not shown again: one run per chat
-            await deps.store.checkpointer.delete(before)
+        if older:  # the chips of the answer before are not shown again: one run per chat
+            await deps.store.checkpointer.delete(followups_run(chat_id, older[-1]))
         return found
     except Exception as exc:  # no chips rather than an error
         log.info("follow-up suggestions for chat %s failed: %s", chat_id, exc)

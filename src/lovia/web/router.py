@@ -17,12 +17,12 @@ from .api_chat import chat_routes
 from .api_config import config_routes
 from .api_forks import fork_routes
 from .api_memory import memory_routes
+from .api_schedules import schedule_routes
 from .api_server import server_routes
 from .api_sessions import session_routes
 from .api_workspace import workspace_routes
 from .config_probe import probe_routes
 from .deps import RouterDeps
-from .schedules import schedule_routes
 
 __all__ = ["build_api_router"]
 

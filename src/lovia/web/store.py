@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from ..chats.book import ChatBook
 from ..errors import UserError, UserTypeError
 from ..stores.capabilities import Closes, ListsSessions, has_capability
 from ..stores.chat_rows import ChatMeta, RunRow, ScheduleRow
@@ -31,6 +32,7 @@ from ..stores.memory import InMemoryCheckpointer, InMemorySession
 from ..stores.session_protocol import Segment, Session
 from ..transcript import InputEntry
 from .adoption import SessionWatch, adopt_all
+from .side_runs import side_runs
 
 __all__ = ["ChatMeta", "ChatStore", "RunRow", "ScheduleRow", "ref_offset"]
 
@@ -278,13 +280,13 @@ class ChatStore:
             await self.session.clear(fork_id)
             raise
 
-    async def delete(self, session_id: str, *, schedules: bool = True) -> None:
-        """Delete the chat and the chats it owns: transcripts, run checkpoints, rows (and
-        the schedules bound to them, unless ``schedules=False``)."""
-        tree = list(await self.tables.tree(session_id))
-        for sid in tree:
-            await self._forget(sid)
+    async def delete(self, session_id: str, *, schedules: bool = True) -> Sequence[str]:
+        """Delete the chat and the chats it owns (transcripts, runs with their side runs, rows,
+        and their schedules unless ``schedules=False``); returns the chat's own run ids."""
+        tree = list(dict.fromkeys([session_id, *await self.tables.tree(session_id)]))
+        deleted = [await self._forget(sid) for sid in tree]
         await self.tables.delete(tree, schedules=schedules)
+        return deleted[0]
 
     async def delete_all(self) -> None:
         """Delete every chat (as ``delete``) the tables or the session store know."""
@@ -298,15 +300,13 @@ class ChatStore:
         await self.tables.delete(sorted(ids), schedules=True)
         await self.tables.forget_runs()
 
-    async def _forget(self, session_id: str) -> None:
-        """Clear a chat's transcript and the checkpoints of its runs and side runs."""
-        from ..chats.book import ChatBook
-        from .side_runs import side_runs
-
+    async def _forget(self, session_id: str) -> Sequence[str]:
+        """Clear a chat's transcript, its runs and side runs (the one path); its run ids."""
         active, _ = await self.tables.active_run(session_id)
         runs = await ChatBook(self.session, self.checkpointer).delete(session_id)
         for run_id in {*([active] if active else []), *side_runs(session_id, runs)}:
             await self.checkpointer.delete(run_id)
+        return runs
 
     # -- UI component data ----------------------------------------------------------------------
 

@@ -5,10 +5,11 @@ default the chat's agent's own model); it never delays the answer, and a title a
 gave meanwhile is kept. A failed call leaves the first message as the title.
 
 The call is a checkpointed run in the chat store's checkpointer under the run id
-``title:<chat id>``: a server killed during it finishes it when it starts again (``resume``,
-under the run's lease, so of two servers on one database only one calls the model), and a
-finished one re-submitted replays its answer instead of calling the model again. It is a run
-of no chat: neither the chat list nor the run history shows it.
+``title:<chat id>`` (``web.side_runs``: a fixed-length one for a long id): a server killed
+during it finishes it when it starts again (``resume``, under the run's lease, so of two
+servers on one database only one calls the model), and a finished one re-submitted replays
+its answer instead of calling the model again. It is a run of no chat: neither the chat
+list nor the run history shows it.
 """
 
 from __future__ import annotations
@@ -19,13 +20,11 @@ from typing import TYPE_CHECKING, Any
 from ..transcript import InputEntry
 
 if TYPE_CHECKING:
-    from .deps import RouterDeps
+    from .side_deps import SideDeps
 
-from .side_runs import TITLE_RUN, title_run
+from .side_runs import chat_note, chat_of, title_run
 
-__all__ = ["TITLE_RUN", "TitleMaker", "clean_title", "generate_title"]
-
-"""The prefix of a title run's id; the chat's id follows it."""
+__all__ = ["TitleMaker", "clean_title", "generate_title"]
 
 log = logging.getLogger("lovia.web")
 
@@ -52,10 +51,12 @@ async def generate_title(
     checkpointer: Any = None,
     run_id: str | None = None,
     lease_ttl: float = 30.0,
+    chat_id: str | None = None,
 ) -> str | None:
     """A title for a chat that starts with ``message``, from ``model``; with a
     ``checkpointer`` the call is a run stored under ``run_id`` that an existing run of that
-    id resumes (or, finished, replays without a model call)."""
+    id resumes (or, finished, replays without a model call). ``chat_id``: the chat named,
+    noted in the run's input (``side_runs.chat_note``)."""
     from ..agent import Agent
     from ..runner import Runner
 
@@ -67,7 +68,9 @@ async def generate_title(
         options["checkpoint"] = CheckpointOptions(
             checkpointer, run_id, if_run_exists="resume", lease_ttl=lease_ttl
         )
-    result = await Runner.run(namer, _ASK + message[:2000], max_turns=1, **options)
+    asked = InputEntry(role="user", content=_ASK + message[:2000])
+    notes = [] if chat_id is None else [chat_note(chat_id)]
+    result = await Runner.run(namer, [*notes, asked], max_turns=1, **options)
     return clean_title(str(result.output or ""))
 
 
@@ -77,9 +80,9 @@ def asked_message(text: str) -> str | None:
 
 
 class TitleMaker:
-    """Names new chats in the background for a ``RouterDeps``."""
+    """Names new chats in the background for the server (``deps``: its ``RouterDeps``)."""
 
-    def __init__(self, deps: RouterDeps) -> None:
+    def __init__(self, deps: SideDeps) -> None:
         self.deps = deps
 
     def start(self, chat_id: str, first: str | None) -> None:
@@ -87,12 +90,12 @@ class TitleMaker:
             return
         self.deps.spawn(self._name(chat_id, first))
 
-    def finish(self, chat_id: str, run: Any) -> None:
+    def finish(self, run: Any) -> None:
         """Finish a title run (``run``: its ``RunSnapshot``) that a stopped server left."""
-        first = next(
-            (asked_message(e.text) for e in run.entries if isinstance(e, InputEntry)), None
-        )
-        if first and self.deps.titles:
+        chat_id = chat_of(run.run_id, run.entries)
+        asked = (asked_message(e.text) for e in run.entries if isinstance(e, InputEntry))
+        first = next((m for m in asked if m is not None), None)
+        if chat_id is not None and first and self.deps.titles:
             self.deps.spawn(self._name(chat_id, first))
 
     async def _name(self, chat_id: str, first: str) -> None:
@@ -106,13 +109,13 @@ class TitleMaker:
         if model is None:
             return
         try:
-            run_id = title_run(chat_id)
             title = await generate_title(
                 model,
                 first,
-                checkpointer=deps.store.checkpointer if run_id else None,
-                run_id=run_id,
+                checkpointer=deps.store.checkpointer,
+                run_id=title_run(chat_id),
                 lease_ttl=deps.lease_ttl,
+                chat_id=chat_id,
             )
         except Exception as exc:  # the first message stays the title
             log.info("could not name chat %s: %s", chat_id, exc)
