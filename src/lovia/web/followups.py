@@ -28,7 +28,7 @@ from ..transcript import InputEntry
 if TYPE_CHECKING:
     from .side_deps import SideDeps
 
-from .side_runs import chat_note, chat_of, followups_run
+from .side_runs import followups_run
 
 __all__ = [
     "FOLLOWUP_INSTRUCTIONS",
@@ -98,14 +98,11 @@ async def generate_followups(
     lease_ttl: float = 30.0,
 ) -> list[str]:
     """The built-in suggester: one call to ``model`` (anything ``Agent`` takes); with a
-    ``checkpointer``, a run stored under ``run_id`` that resumes (or replays) one of that id,
-    its input noting the chat (``side_runs.chat_note``)."""
+    ``checkpointer``, a run stored under ``run_id`` that resumes (or replays) one of that id."""
     exchange = _exchange(request.messages)
     if not exchange:
         return []
     asked: list[InputEntry] = [InputEntry(role="user", content=exchange)]
-    if checkpointer is not None:
-        asked.insert(0, chat_note(request.session_id))
     answer = await _ask(model, instructions, asked, checkpointer, run_id, lease_ttl)
     return parse_followups(answer, limit=limit)
 
@@ -133,11 +130,11 @@ async def _ask(
     return str(result.output or "")
 
 
-async def finish_followups(deps: SideDeps, run: Any) -> None:
-    """Finish a follow-up run (``run``: its ``RunSnapshot``) that a stopped server left, so
-    the next ask for them replays its answer (resumed, it goes on from its stored input)."""
-    chat_id = chat_of(run.run_id, run.entries)
-    if chat_id is None or not deps.followups or callable(deps.followups):
+async def finish_followups(deps: SideDeps, chat_id: str, run: Any) -> None:
+    """Finish ``chat_id``'s follow-up run (``run``: its ``RunSnapshot``) that a stopped
+    server left, so the next ask for them replays its answer (resumed, it goes on from its
+    stored input)."""
+    if not deps.followups or callable(deps.followups):
         return
     meta = await deps.store.get(chat_id)
     agent = deps.agents.get(meta.agent or "") if meta else None

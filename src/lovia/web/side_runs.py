@@ -5,27 +5,26 @@ left), so nothing else finds them from the chat: deleting the chat deletes them 
 
 A run id names the chat while it fits the stores' 512 characters (``title:<chat>``,
 ``followups:<chat>:<run they follow>``: the ids earlier versions gave, so their runs are
-still found); a longer one is the kind and a SHA-256 of what it would have named
-(``title#<hex>``, ``followups#<hex>``), which no readable id can equal. Each run's stored
-input starts with a note naming its chat (``chat_note``), so the start-up sweep finds the
-chat of either form (``chat_of``).
+still found). A longer one names the chat by a SHA-256 of its id instead (``title#<key>``,
+``followups#<key>:<run>``, or ``followups#<hash>`` of both when even that is too long), which
+no readable id can equal; the start-up sweep finds such a run's chat by the keys of the
+chats it holds (``chat_of``). The model is never told the chat's id.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 from ..stores._checks import MAX_ID_CHARS
-from ..transcript import InputEntry
 
 __all__ = [
     "SIDE_RUN_PREFIXES",
-    "chat_note",
+    "chat_key",
     "chat_of",
     "followups_run",
     "is_title_run",
+    "needs_keys",
     "side_runs",
     "title_run",
 ]
@@ -34,25 +33,28 @@ _TITLE, _FOLLOWUPS = "title", "followups"
 SIDE_RUN_PREFIXES = tuple(f"{kind}{mark}" for kind in (_TITLE, _FOLLOWUPS) for mark in ":#")
 """What the id of every side run starts with (the start-up sweep looks for these)."""
 
-_NOTE = "This conversation's id (for reference only): "
+
+def _digest(*names: str) -> str:
+    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _run_id(kind: str, *names: str) -> str:
-    readable = ":".join((kind, *names))
-    if len(readable) <= MAX_ID_CHARS:
-        return readable
-    key = "\0".join(names).encode("utf-8", "surrogatepass")
-    return f"{kind}#{hashlib.sha256(key).hexdigest()}"
+def chat_key(chat_id: str) -> str:
+    """The fixed-length name of ``chat_id`` in the id of a side run too long to hold it."""
+    return _digest(chat_id)
 
 
 def title_run(chat_id: str) -> str:
     """The id of ``chat_id``'s title run."""
-    return _run_id(_TITLE, chat_id)
+    readable = f"{_TITLE}:{chat_id}"
+    return readable if len(readable) <= MAX_ID_CHARS else f"{_TITLE}#{chat_key(chat_id)}"
 
 
 def followups_run(chat_id: str, after: str) -> str:
     """The id of ``chat_id``'s follow-up run for the answer of run ``after``."""
-    return _run_id(_FOLLOWUPS, chat_id, after)
+    for run_id in (f"{_FOLLOWUPS}:{chat_id}:{after}", f"{_FOLLOWUPS}#{chat_key(chat_id)}:{after}"):
+        if len(run_id) <= MAX_ID_CHARS:
+            return run_id
+    return f"{_FOLLOWUPS}#{_digest(chat_id, after)}"
 
 
 def is_title_run(run_id: str) -> bool:
@@ -64,20 +66,22 @@ def side_runs(chat_id: str, run_ids: Iterable[str]) -> list[str]:
     return [title_run(chat_id), *(followups_run(chat_id, r) for r in run_ids)]
 
 
-def chat_note(chat_id: str) -> InputEntry:
-    """The first entry of a side run's input: the chat it is for."""
-    return InputEntry(role="system", content=_NOTE + chat_id)
+def needs_keys(run_id: str) -> bool:
+    """Whether ``chat_of`` needs the chats' keys to find the chat of side run ``run_id``."""
+    return run_id.startswith(SIDE_RUN_PREFIXES[1::2])
 
 
-def chat_of(run_id: str, entries: Sequence[Any]) -> str | None:
-    """The chat of the side run ``run_id`` from its stored ``entries`` (the note its input
-    starts with; a run an earlier version stored has none, and its id names the chat)."""
-    for entry in entries:
-        if isinstance(entry, InputEntry) and entry.role == "system":
-            if entry.text.startswith(_NOTE):
-                return entry.text[len(_NOTE) :]
-    if run_id.startswith(f"{_TITLE}:"):
-        return run_id[len(_TITLE) + 1 :]
-    if run_id.startswith(f"{_FOLLOWUPS}:"):
-        return run_id[len(_FOLLOWUPS) + 1 :].rpartition(":")[0]
-    return None
+def chat_of(run_id: str, keys: Mapping[str, str]) -> str | None:
+    """The chat of side run ``run_id``: named in a readable id, or found by its key in
+    ``keys`` (``{chat_key(chat): chat}`` of the stored chats; ``needs_keys`` says when it
+    is read). ``None``: a chat not stored any more, or a follow-up id hashed whole."""
+    kind, mark, rest = run_id.partition(":")
+    if mark and kind == _TITLE:
+        return rest
+    if mark and kind == _FOLLOWUPS:
+        return rest.rpartition(":")[0]
+    kind, mark, rest = run_id.partition("#")
+    if not mark or kind not in (_TITLE, _FOLLOWUPS):
+        return None
+    key, colon, _ = rest.partition(":")
+    return keys.get(key) if kind == _TITLE or colon else None

@@ -22,7 +22,7 @@ from ..transcript import InputEntry
 if TYPE_CHECKING:
     from .side_deps import SideDeps
 
-from .side_runs import chat_note, chat_of, title_run
+from .side_runs import title_run
 
 __all__ = ["TitleMaker", "clean_title", "generate_title"]
 
@@ -51,12 +51,10 @@ async def generate_title(
     checkpointer: Any = None,
     run_id: str | None = None,
     lease_ttl: float = 30.0,
-    chat_id: str | None = None,
 ) -> str | None:
     """A title for a chat that starts with ``message``, from ``model``; with a
     ``checkpointer`` the call is a run stored under ``run_id`` that an existing run of that
-    id resumes (or, finished, replays without a model call). ``chat_id``: the chat named,
-    noted in the run's input (``side_runs.chat_note``)."""
+    id resumes (or, finished, replays without a model call)."""
     from ..agent import Agent
     from ..runner import Runner
 
@@ -69,8 +67,7 @@ async def generate_title(
             checkpointer, run_id, if_run_exists="resume", lease_ttl=lease_ttl
         )
     asked = InputEntry(role="user", content=_ASK + message[:2000])
-    notes = [] if chat_id is None else [chat_note(chat_id)]
-    result = await Runner.run(namer, [*notes, asked], max_turns=1, **options)
+    result = await Runner.run(namer, [asked], max_turns=1, **options)
     return clean_title(str(result.output or ""))
 
 
@@ -90,12 +87,12 @@ class TitleMaker:
             return
         self.deps.spawn(self._name(chat_id, first))
 
-    def finish(self, run: Any) -> None:
-        """Finish a title run (``run``: its ``RunSnapshot``) that a stopped server left."""
-        chat_id = chat_of(run.run_id, run.entries)
+    def finish(self, chat_id: str, run: Any) -> None:
+        """Finish ``chat_id``'s title run (``run``: its ``RunSnapshot``) that a stopped
+        server left."""
         asked = (asked_message(e.text) for e in run.entries if isinstance(e, InputEntry))
         first = next((m for m in asked if m is not None), None)
-        if chat_id is not None and first and self.deps.titles:
+        if first and self.deps.titles:
             self.deps.spawn(self._name(chat_id, first))
 
     async def _name(self, chat_id: str, first: str) -> None:
@@ -115,7 +112,6 @@ class TitleMaker:
                 checkpointer=deps.store.checkpointer,
                 run_id=title_run(chat_id),
                 lease_ttl=deps.lease_ttl,
-                chat_id=chat_id,
             )
         except Exception as exc:  # the first message stays the title
             log.info("could not name chat %s: %s", chat_id, exc)
