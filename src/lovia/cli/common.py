@@ -25,9 +25,12 @@ __all__ = [
     "NO_MODEL_HINT",
     "add_agent_options",
     "add_db_option",
+    "agents_from",
     "check_stores",
     "counted",
     "db_stores",
+    "import_app",
+    "is_asgi_app",
     "load_agents",
     "no_model_hint",
     "open_stores",
@@ -111,6 +114,26 @@ def load_agents(app: str | None, demo: bool) -> dict[str, Agent]:
 
 
 def _import_agents(spec: str) -> dict[str, Agent]:
+    return agents_from(import_app(spec), spec)
+
+
+def agents_from(value: Any, spec: str) -> dict[str, Agent]:
+    """The agents ``--app spec`` named (``value``, from ``import_app``): an Agent or a
+    ``{name: agent}`` mapping; anything else is a ``UserError``."""
+    if isinstance(value, Agent):
+        return {value.name: value}
+    if isinstance(value, Mapping) and value and all(isinstance(a, Agent) for a in value.values()):
+        return {str(k): v for k, v in value.items()}
+    raise UserError(
+        f"--app {spec!r} is a {type(value).__name__}, not an Agent or a {{name: agent}} mapping",
+        hint="point --app at the Agent itself (lovia web --app also takes an app built with "
+        "create_app)",
+    )
+
+
+def import_app(spec: str) -> Any:
+    """What ``--app MODULE:ATTR`` names: the attribute, or what it returns when it is a
+    function (a factory) rather than an Agent or an ASGI app; not judged further."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UserError(f"--app {spec!r} is not MODULE:ATTR", hint="e.g. --app myapp:agent")
@@ -143,20 +166,12 @@ def _import_agents(spec: str) -> dict[str, Agent]:
                 f"--app {module_name}:agent",
             )
         value = getattr(value, part)
-    if callable(value) and not isinstance(value, Agent) and not _is_asgi_app(value):
+    if callable(value) and not isinstance(value, Agent) and not is_asgi_app(value):
         value = value()
-    if isinstance(value, Agent):
-        return {value.name: value}
-    if isinstance(value, Mapping) and value and all(isinstance(a, Agent) for a in value.values()):
-        return {str(k): v for k, v in value.items()}
-    raise UserError(
-        f"--app {spec!r} is a {type(value).__name__}, not an Agent or a {{name: agent}} mapping",
-        hint="point --app at the Agent itself; an app you built (as for lovia 0.9.119's "
-        "create_app) runs with uvicorn MODULE:ATTR instead",
-    )
+    return value
 
 
-def _is_asgi_app(value: Any) -> bool:
+def is_asgi_app(value: Any) -> bool:
     """An ASGI app (a FastAPI or Starlette instance, as 0.9.119's ``--app`` took): callable,
     but not a factory to call without arguments."""
     if inspect.isroutine(value) or inspect.isclass(value):
