@@ -127,13 +127,15 @@ def test_auth_with_a_cors_middleware_of_the_apps_own_serves_that_front_end() -> 
 
 
 def test_a_wildcard_origin_opens_no_writes() -> None:
-    """``cors_origins=["*"]`` sends CORS headers to every site, but names no site whose page
-    may drive the agent: a write from another site's page stays refused."""
+    """``cors_origins=["*"]`` sends CORS headers, but names no site whose page may drive the
+    agent: a write from another site's page stays refused, and without a token its reads
+    too (the headers would let it read every chat); a loopback page still reads."""
     with Served(web_app(_agent(), cors_origins=["*"])) as served:
         with httpx.Client(base_url=served.url, timeout=30) as client:
-            read = client.get("/api/info", headers={"Origin": EVIL})
+            read = client.get("/api/info", headers={"Origin": "http://localhost:5173"})
             assert read.status_code == 200
             assert read.headers["access-control-allow-origin"] == "*"
+            assert client.get("/api/info", headers={"Origin": EVIL}).status_code == 403
             refused = client.post("/api/chat", json={"message": "hi"}, headers=_page_of(EVIL))
             assert refused.status_code == 403
 

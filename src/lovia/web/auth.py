@@ -124,6 +124,11 @@ class LoopbackOnly:
     carries its Origin, so it cannot start, stop or delete anything either; nor can a page
     served on another port of this host (another local program's), which browsers send as
     ``same-site``. Clients that are not browsers send no ``Sec-Fetch-Site`` and pass.
+
+    When the app sends CORS headers (``create_app(cors_origins=...)``, or a
+    ``CORSMiddleware`` of its own), a read whose ``Origin`` is neither loopback nor an origin
+    the app allows by name is refused too: ``"*"`` would otherwise let every site's page read
+    the chats without a token.
     """
 
     SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -158,10 +163,11 @@ class LoopbackOnly:
             return
         origin = headers.get(b"origin")
         unsafe = scope.get("method", "GET") not in self.SAFE_METHODS
-        if unsafe and self.allowed(origin):  # a page of a site the app allows by name
+        if self.allowed(origin):  # a page of a site the app allows by name
             await self.app(scope, receive, send)
             return
-        if unsafe and origin is not None and not _is_loopback_origin(origin.decode("latin-1")):
+        checked = unsafe or self.allowed.cors()  # CORS headers would let the page read it
+        if checked and origin is not None and not _is_loopback_origin(origin.decode("latin-1")):
             await _refuse(send, 403, "requests from other sites are refused")
             return
         if unsafe and _from_another_origin(headers):
@@ -226,13 +232,25 @@ class AllowedOrigins:
     def __init__(self, origins: Callable[[], Iterable[str]]) -> None:
         self._origins = origins
         self._names: frozenset[str] | None = None
+        self._cors = False
+
+    def _load(self) -> frozenset[str]:
+        if self._names is None:
+            found = [o for o in self._origins() if o.strip()]
+            self._cors = bool(found)
+            self._names = frozenset(_origin_key(o) for o in found if o.strip() != "*")
+        return self._names
 
     def __call__(self, origin: bytes | None) -> bool:
         if origin is None:
             return False
-        if self._names is None:
-            self._names = frozenset(_origin_key(o) for o in self._origins() if o.strip() != "*")
-        return bool(self._names) and _origin_key(origin.decode("latin-1")) in self._names
+        names = self._load()
+        return bool(names) and _origin_key(origin.decode("latin-1")) in names
+
+    def cors(self) -> bool:
+        """Whether the app sends CORS headers to some origin (``"*"`` included)."""
+        self._load()
+        return self._cors
 
 
 def _origin_key(origin: str) -> str:
