@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import BudgetExceeded, RunCancelled, UserTypeError
@@ -88,6 +89,7 @@ class CancelToken:
         return f"CancelToken(cancelled={self._cancelled}, reason={self.reason!r})"
 
 
+@dataclass
 class RunBudget:
     """Hard limits on one run; ``None`` means unconstrained.
 
@@ -95,35 +97,28 @@ class RunBudget:
     already in flight when a limit trips finishes, then the run fails with ``BudgetExceeded``.
     ``max_tool_calls`` counts every requested call, rejected ones included. ``max_seconds`` is
     wall-clock time from the first check. A budget carries one run's counters: use a fresh
-    one per run. With a checkpoint, the counters are saved in the run's head and a resumed run
-    goes on from them.
+    one per run (``dataclasses.replace(budget)`` copies the limits without the counters).
+    With a checkpoint, the counters are saved in the run's head and a resumed run goes on
+    from them.
     """
 
-    __slots__ = (
-        "_started_at",
-        "_tool_calls",
-        "max_input_tokens",
-        "max_output_tokens",
-        "max_seconds",
-        "max_tool_calls",
-        "max_total_tokens",
-    )
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_total_tokens: int | None = None
+    max_tool_calls: int | None = None
+    max_seconds: float | None = None
+    _started_at: float | None = field(default=None, init=False, repr=False)
+    _tool_calls: int = field(default=0, init=False, repr=False)
 
-    def __init__(
-        self,
-        max_input_tokens: int | None = None,
-        max_output_tokens: int | None = None,
-        max_total_tokens: int | None = None,
-        max_tool_calls: int | None = None,
-        max_seconds: float | None = None,
-    ) -> None:
-        for name, value in (
-            ("max_input_tokens", max_input_tokens),
-            ("max_output_tokens", max_output_tokens),
-            ("max_total_tokens", max_total_tokens),
-            ("max_tool_calls", max_tool_calls),
-            ("max_seconds", max_seconds),
+    def __post_init__(self) -> None:
+        for name in (
+            "max_input_tokens",
+            "max_output_tokens",
+            "max_total_tokens",
+            "max_tool_calls",
+            "max_seconds",
         ):
+            value = getattr(self, name)
             # a negative limit is already used up: the first check fails the run with
             # BudgetExceeded, as in 0.9.119
             if value is not None and (
@@ -134,13 +129,6 @@ class RunBudget:
                     f"{type(value).__name__}",
                     hint="pass a number (or None for no limit)",
                 )
-        self.max_input_tokens = max_input_tokens
-        self.max_output_tokens = max_output_tokens
-        self.max_total_tokens = max_total_tokens
-        self.max_tool_calls = max_tool_calls
-        self.max_seconds = max_seconds
-        self._started_at: float | None = None
-        self._tool_calls = 0
 
     @property
     def tool_calls(self) -> int:
@@ -168,7 +156,9 @@ class RunBudget:
                 )
         if self.max_seconds is not None:
             elapsed = now - self._started_at
-            if elapsed > self.max_seconds:
+            # a limit of 0 (or less) is used up at the first check, before any model call,
+            # as in 0.9.119 (whose second check before that call already saw time pass)
+            if elapsed > self.max_seconds or self.max_seconds <= 0:
                 raise BudgetExceeded(
                     f"elapsed {elapsed:.1f}s exceeds budget {self.max_seconds:.1f}s",
                     hint="raise RunBudget(max_seconds=...)",
@@ -180,17 +170,3 @@ class RunBudget:
 
     def restore(self, state: dict[str, Any]) -> None:
         self._tool_calls = max(self._tool_calls, int(state.get("tool_calls", 0) or 0))
-
-    def __repr__(self) -> str:
-        limits = ", ".join(
-            f"{n}={getattr(self, n)!r}"
-            for n in (
-                "max_input_tokens",
-                "max_output_tokens",
-                "max_total_tokens",
-                "max_tool_calls",
-                "max_seconds",
-            )
-            if getattr(self, n) is not None
-        )
-        return f"RunBudget({limits})"

@@ -18,7 +18,8 @@ class ModelSettings:
     (``{"openai": {...}, "anthropic": {...}}``, also read under ``"openai-chat"`` and
     ``"claude"``) and wins over ``extra_body``; a ``None`` value there removes a field the
     provider would have sent. ``{"anthropic": {"cache_system": True}}`` asks Anthropic to cache
-    the tools, the system prompt and the conversation so far.
+    the tools, the system prompt and the conversation so far; ``"cache_ttl": "1h"`` does too,
+    with the one-hour cache (``"5m"``, the default lifetime, is the other value it takes).
     """
 
     # lovia 0.9.119's fields first, in its order (a positional call means the same), then ours.

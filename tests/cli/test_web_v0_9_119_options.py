@@ -116,7 +116,7 @@ def test_a_toolkit_option_that_cannot_work_is_refused(
         ([], {"LOVIA_PORT": "eighty"}, "LOVIA_PORT='eighty'"),
         ([], {"LOVIA_MAX_TURNS": "0"}, "LOVIA_MAX_TURNS='0'"),
         ([], {"LOVIA_LOG_LEVEL": "loud"}, "LOVIA_LOG_LEVEL='loud'"),
-        ([], {"LOVIA_ROOT_PATH": "lovia"}, "LOVIA_ROOT_PATH 'lovia' is not a path prefix"),
+        ([], {"LOVIA_ROOT_PATH": "/lo?via"}, "LOVIA_ROOT_PATH '/lo?via' is not a path prefix"),
         (["--root-path", "/a b"], {}, "is not a path prefix"),
         (["--token", " "], {}, "--token is empty"),
         (["--instructions-file", "missing.md"], {}, "no instructions file at 'missing.md'"),
@@ -142,6 +142,13 @@ def test_root_path_serves_the_page_under_a_proxy_prefix(start: Any, tmp_path: Pa
     assert 'src="static/app.js"' in page and 'href="static/style.css"' in page
     assert httpx.get(f"{server.url}/api/info").json()["configured"] is True
     assert httpx.get(f"{server.url}/static/api.js").status_code == 200
+    # written without its slashes it is the same prefix, as 0.9.119 read it
+    bare = start("--demo", "--port", "0", "--db", str(tmp_path / "q.db"),
+                 env=clean_env(LOVIA_ROOT_PATH="lovia"))  # fmt: skip
+    assert httpx.get(f"{bare.url}/api/info").json()["configured"] is True
+    assert 'src="static/app.js"' in httpx.get(f"{bare.url}/").text
+    servers = httpx.get(f"{bare.url}/api/openapi.json").json()["servers"]
+    assert servers == [{"url": "/lovia"}]
 
 
 def test_variables_configure_the_server_and_flags_win(start: Any, tmp_path: Path) -> None:
@@ -305,22 +312,84 @@ def test_check_probes_the_model_server_and_serves_nothing(tmp_path: Path) -> Non
     assert not (tmp_path / ".lovia").exists()
 
 
-def test_an_app_built_with_create_app_is_served_as_it_is(tmp_path: Path, start: Any) -> None:
-    """0.9.119's ``--app`` also takes an app built with ``create_app()``: served as built
-    (its own agents, storage and options), the flags that would build one left unused."""
-    (tmp_path / "built.py").write_text(
-        "from lovia import Agent\n"
-        "from lovia.testing import ScriptedProvider\n"
-        "from lovia.web import ChatStore, create_app\n"
-        "app = create_app(Agent(name='built', model=ScriptedProvider([])),"
-        " store=ChatStore.in_memory(), title='Mine')\n"
-    )
-    env = clean_env(PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
-    server = start("--app", "built:app", "--port", "0", "--title", "Other", env=env)
-    assert "serving the app built:app as it was built" in server.banner
-    assert [a["name"] for a in httpx.get(f"{server.url}/api/agents").json()] == ["built"]
-    assert "ignoring options it was built without" in server.stop()
-    assert not (tmp_path / ".lovia").exists()  # its own (in-memory) store, not --db's
+BUILT = """
+from lovia import Agent
+from lovia.testing import ScriptedProvider, text
+from lovia.web import create_app
+
+
+class Model:  # answers "ok" to every call: not a ScriptedProvider, so no feature is held back
+    name = model = "m"
+    supports_json_schema = False
+
+    async def stream(self, entries, **kwargs):
+        async for event in ScriptedProvider([text("ok")]).stream(entries, **kwargs):
+            yield event
+
+
+agent = Agent(name="bot", model=Model())
+app = create_app(agent, title="Built", token="tk", db_path="built.db")
+bare = create_app(agent, db_path="bare.db")
+
+
+def factory():
+    return create_app(agent, title="Made", db_path="made.db")
+"""
+
+
+def _built(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "built.py").write_text(BUILT)
+    return clean_env(PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+
+
+def test_an_app_built_with_create_app_is_served_as_built(start: Any, tmp_path: Path) -> None:
+    """0.9.119's ``--app`` takes an app built with ``create_app()``: its auth, storage and
+    title are the app's; the options lovia web would pass to ``create_app`` are ignored,
+    with a warning."""
+    env = _built(tmp_path)
+    server = start("--app", "built:app", "--port", "0", "--title", "Flag", "--db", "flag.db",
+                   env=env)  # fmt: skip
+    assert "?token=tk" in server.banner
+    assert httpx.get(f"{server.url}/api/info").status_code == 401
+    info = httpx.get(f"{server.url}/api/info", headers={"Authorization": "Bearer tk"}).json()
+    assert info["title"] == "Built" and info["agents"] == ["bot"]
+    sent = httpx.post(f"{server.url}/api/chat", json={"message": "hi"},
+                      headers={"Authorization": "Bearer tk"}, timeout=30)  # fmt: skip
+    assert sent.json()["output"] == "ok"
+    err = server.stop()
+    assert "ignoring --db, --title" in err or "ignoring --title, --db" in err, err
+    assert (tmp_path / "built.db").exists() and not (tmp_path / "flag.db").exists()
+    made = start("--app", "built:factory", "--port", "0", env=env)  # a factory returning one
+    assert httpx.get(f"{made.url}/api/info").json()["title"] == "Made"
+
+
+def test_a_built_app_without_auth_is_refused_off_loopback(tmp_path: Path) -> None:
+    """As ``serve()`` refuses it: an app from ``create_app`` with neither ``token`` nor
+    ``auth`` is not served on another address, and ``--token`` does not add one to it."""
+    env = _built(tmp_path)
+    for extra in ([], ["--token", "zz"]):
+        done = lovia_web("--app", "built:bare", "--host", "0.0.0.0", "--port", "0", *extra,
+                         cwd=tmp_path, env=env)  # fmt: skip
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert "refusing to serve an app built without authentication" in done.stderr
+        assert "lovia: hint:" in done.stderr
+
+
+def test_an_app_agent_gets_follow_ups_unless_turned_off(start: Any, tmp_path: Path) -> None:
+    """The bundled CLI opts in to follow-up suggestions on its own behalf for an ``--app``
+    agent too; ``--no-followups`` or ``LOVIA_FOLLOWUPS=0`` turns them off."""
+    env = _built(tmp_path)
+
+    def followups(*flags: str, **extra: str) -> bool:
+        server = start("--app", "built:agent", "--port", "0", "--db", str(tmp_path / "f.db"),
+                       *flags, env={**env, **extra})  # fmt: skip
+        on = httpx.get(f"{server.url}/api/info").json()["features"]["followups"]
+        server.stop()
+        return bool(on)
+
+    assert followups() is True
+    assert followups("--no-followups") is False
+    assert followups(LOVIA_FOLLOWUPS="0") is False
 
 
 def tool_names(request: dict[str, Any]) -> set[str]:

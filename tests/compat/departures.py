@@ -163,6 +163,17 @@ DEPARTURES: dict[str, dict[str, Departure]] = {
             reference="answer",
         ),
     },
+    "p95_documented_pages": {
+        "literal_json_string": Departure(
+            reason=(
+                'A final answer that is the JSON string the contract asks for ("yes") fits'
+                ' output_type=Literal["yes", "no"]; 0.9.119 decodes it and then parses the'
+                " word as JSON again, so it refuses the answer (a repair turn, then a failure)."
+            ),
+            ours=[["ok", "yes", 1], ["ok", "yes", 1]],
+            reference=[["refused", "Literal", 2], ["refused", "Literal", 1]],
+        ),
+    },
     "p94_guardrail_and_cancel_edges": {
         "input_guardrail_trip": Departure(
             reason=(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from pydantic import BaseModel
 
 from lovia import Agent, MaxTurnsExceeded, Runner, tool
 from lovia.log_config import CURRENT_AGENT
@@ -142,3 +143,37 @@ async def test_a_streamed_run_tags_its_tools_too() -> None:
     async for _ in handle:
         pass
     assert seen == ["streamed"] and CURRENT_AGENT.get() is None
+
+
+async def test_a_failed_run_is_an_error_and_a_stopped_one_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # 0.9.119's levels: the run's status decides (failed -> ERROR, interrupted -> WARNING)
+    agent = Agent(name="a", model=ScriptedProvider([]))  # out of answers: a bug, not a stop
+    with caplog.at_level(logging.WARNING, logger=LOOP), pytest.raises(AssertionError):
+        await Runner.run(agent, "go")
+    [failed] = [r for r in caplog.records if r.name == LOOP]
+    assert failed.getMessage().startswith("run.failed: agent='a'")
+    assert failed.levelno == logging.ERROR
+    caplog.clear()
+    agent = Agent(name="a", model=ScriptedProvider([call("noop", {})]), tools=[noop])
+    with caplog.at_level(logging.WARNING, logger=LOOP), pytest.raises(MaxTurnsExceeded):
+        await Runner.run(agent, "go", max_turns=1)
+    [stopped] = [r for r in caplog.records if r.name == LOOP]
+    assert stopped.levelno == logging.WARNING
+
+
+async def test_an_output_repair_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    # 0.9.119 warns run.output_repair each time it asks the model to fix its answer
+    class Answer(BaseModel):
+        n: int
+
+    agent = Agent(
+        name="a", model=ScriptedProvider([text("not json"), text('{"n": 1}')]), output_type=Answer
+    )
+    with caplog.at_level(logging.WARNING, logger=LOOP):
+        result = await Runner.run(agent, "go")
+    assert result.output == Answer(n=1)
+    [line] = [r for r in caplog.records if r.name == LOOP]
+    assert line.levelno == logging.WARNING
+    assert line.getMessage().startswith("run.output_repair: agent='a' attempt=1")

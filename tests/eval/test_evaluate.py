@@ -118,6 +118,25 @@ async def test_price_gives_a_cost_and_a_broken_price_gives_none() -> None:
     assert unpriced.cases[0].samples[0].cost is None and unpriced.passed
 
 
+async def test_a_failed_sample_is_priced_too() -> None:
+    # as in 0.9.119: with price= every sample has a number (summing costs never meets None)
+    @tool
+    async def slow() -> str:
+        await asyncio.sleep(30)
+        return "late"
+
+    agent = Agent(name="a", model=ScriptedProvider([call("slow", {})]), tools=[slow])
+    cases = [
+        Case("q", name="slow", timeout=0.1),
+        Case("e", name="empty", model=ScriptedProvider([])),
+    ]
+    report = await evaluate(agent, cases, price=lambda u: 0.5 + u.total_tokens)
+    samples = [c.samples[0] for c in report.cases]
+    assert [s.error is not None for s in samples] == [True, True]
+    assert [s.cost for s in samples] == [0.5, 0.5]
+    assert "$1.0000" in str(report)
+
+
 async def test_the_judge_grades_with_its_own_model() -> None:
     judge_model = ScriptedProvider([text("thinking..."), text(verdict(0.8, "names the river"))])
     judge = llm_judge("Mentions the Seine.", model=judge_model, threshold=0.75)
@@ -175,6 +194,7 @@ def test_a_saved_report_loads_back_and_compares(tmp_path: Path) -> None:
         ["gone"],
     )
     assert not diff and "regressed: a" in str(diff)
+    assert str(diff).startswith("baseline: REGRESSIONS\n")  # 0.9.119's header, which CI logs grep
     assert str(loaded.compare(loaded)) == "baseline: no changes"
     with pytest.raises(UserValueError, match="duplicate case names"):
         Report(cases=[case("a", True), case("a", True)]).compare(loaded)

@@ -22,6 +22,7 @@ from lovia import (
     Runner,
     ToolError,
     ToolResultEntry,
+    UserError,
     tool,
 )
 from lovia.plugins.mcp import MCP
@@ -95,6 +96,18 @@ def test_search_finds_nothing_politely() -> None:
             await instance.aclose()
 
     assert "No deferred MCP tool matched" in asyncio.run(go())
+
+
+@pytest.mark.parametrize("second_deferred", [True, False])
+def test_a_deferred_name_clash_is_refused_in_0_9_119s_words(second_deferred: bool) -> None:
+    # programs match 0.9.119's "deferred MCP tool name clash"
+    servers = MCP(
+        stdio(name=None, include_tools=["echo"], defer=True),
+        stdio(name=None, include_tools=["echo"], defer=second_deferred),
+    )
+    with pytest.raises(UserError, match="deferred MCP tool name clash") as refused:
+        asyncio.run(servers.setup(bare_context()))
+    assert "'echo'" in str(refused.value) or ": echo" in str(refused.value)
 
 
 @needs_agent_plugins

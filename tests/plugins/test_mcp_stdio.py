@@ -319,3 +319,21 @@ async def test_call_tool_calls_by_mcp_name_and_never_repeats_a_lost_call(tmp_pat
             await conn.call_tool("die", {})
         assert str(await conn.call_tool("files.read", {"path": "x"})) == "contents of x"
     assert log.read_text().splitlines() == ["add", "die", "files.read"]
+
+
+def test_an_mcp_sdk_older_than_2_3_is_named_when_a_server_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 0.9.119 also ran on the SDK 1.18+; this lovia needs 2.3 (its mcp_types package), and
+    # says so instead of failing inside a call
+    (tmp_path / "mcp").mkdir()
+    (tmp_path / "mcp" / "__init__.py").write_text("")  # an SDK without mcp_types
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "mcp_types"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "mcp_types", None)  # not installed
+    from lovia import UserError
+
+    with pytest.raises(UserError, match=r"SDK 2\.3") as refused:
+        asyncio.run(MCP(MCPServerStdio(command="unused")).setup(bare_context()))
+    assert "pip install -U 'lovia[mcp]'" in str(refused.value)

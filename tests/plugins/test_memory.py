@@ -5,6 +5,7 @@ recall, dreaming and the per-session Notes snapshot."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -241,3 +242,50 @@ async def test_memory_errors_say_what_0_9_119_said(tmp_path: Path) -> None:
         Memory(tmp_path, index=KeywordIndex(tmp_path / "x.db"), embedder=Buckets())
     with pytest.raises(UserError, match="no model"):
         await Memory(tmp_path, index=None).dream()
+
+
+async def test_notes_that_come_out_the_same_are_not_rewritten(tmp_path: Path) -> None:
+    # a digest with no facts writes nothing (0.9.119 leaves MEMORY.md alone): the dream's
+    # cadence reads the file's mtime as "Notes changed since the last dream"
+    folder = tmp_path / "memory"
+    model = ScriptedProvider([text("ok"), text(digest(summary="Small talk."))])
+    agent = Agent(name="a", model=model, plugins=[Memory(folder, expand_query=False)])
+    await Runner.run(agent, "Hello there.")
+    assert not (folder / "MEMORY.md").exists()
+    mem = Memory(folder)
+    assert await mem.remember("Prefers tea")
+    notes = folder / "MEMORY.md"
+    os.utime(notes, (1_000_000, 1_000_000))  # a write would move it to now
+    assert not await mem.remember("Prefers tea")  # known already
+    assert not await mem.forget("nothing of the kind")
+    assert notes.stat().st_mtime == 1_000_000
+    notes.write_text(notes.read_text() + "\nnot a bullet\n")
+    # a deliberate edit always writes the normalised body, even with the same facts
+    await mem.replace_notes(await mem.notes_body())
+    assert "not a bullet" not in notes.read_text()
+
+
+async def test_side_queries_take_0_9_119_answers(tmp_path: Path) -> None:
+    # a script written for 0.9.119 answers the dream with {"facts": [...]} and the query
+    # expansion with {"terms": [...]}; each is one model call, and an empty answer is no change
+    memory = Memory(tmp_path, auto_curate=False, summarize_recall=False)
+    await memory.replace_notes("- [2024-01] Likes tea\n- [2024-02] Likes tea a lot")
+    assert await memory.dream(ScriptedProvider([text("{}")])) == (2, 2)
+    rewrite = ScriptedProvider([text(json.dumps({"facts": ["[2024-02] Likes tea a lot"]}))])
+    assert await memory.dream(rewrite) == (2, 1)
+    assert len(rewrite.calls) == 1
+    assert await memory.notes_body() == "- [2024-02] Likes tea a lot"
+
+    said = ScriptedProvider([text("The capital of Atlantis is Poseidonia.")])
+    await Runner.run(Agent(name="a", model=said, plugins=[memory]), "Atlantis?")
+    model = ScriptedProvider(
+        [
+            call("recall", {"query": "undersea city"}),
+            text(json.dumps({"terms": ["Atlantis", "Poseidonia"]})),
+            text("done"),
+        ]
+    )
+    result = await Runner.run(Agent(name="a", model=model, plugins=[memory]), "the city?")
+    found = next(e for e in result.entries if e.type == "tool_result").output
+    assert "Poseidonia" in found and result.output == "done"
+    assert len(model.calls) == 3

@@ -62,3 +62,42 @@ async def test_a_raising_injector_is_skipped_and_logged(caplog: pytest.LogCaptur
     assert any(m.content == "KEEP-1" for m in model.calls[0])  # its sibling still injects
     failures = [r for r in caplog.records if "view injector" in r.getMessage()]
     assert len(failures) == 2 and all(r.exc_info for r in failures)
+
+
+async def test_tools_are_offered_in_0_9_119s_order(tmp_path: Any) -> None:
+    # the agent's own, the plugins' (in order), the workspace's, the handoffs', then the
+    # context policy's: scripts and tests written for 0.9.119 compare this list
+    from lovia import Skills, Todo, tool
+    from lovia.workspace import Workspace
+
+    @tool
+    def mine(x: str) -> str:
+        """Mine."""
+        return x
+
+    skill = tmp_path / "skills" / "s" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: s\ndescription: A skill.\n---\nBody.\n")
+    (tmp_path / "ws").mkdir()
+    model = ScriptedProvider([text("ok")])
+    agent = Agent(
+        name="a",
+        model=model,
+        tools=[mine],
+        plugins=[Todo(), Skills(str(tmp_path / "skills"))],
+        handoffs=[Agent(name="other", model=ScriptedProvider([]))],
+        workspace=Workspace.local(str(tmp_path / "ws"), mode="readonly"),
+    )
+    await Runner.run(agent, "go")
+    offered = [t["function"]["name"] for t in model.tools[0]]
+    assert offered == [
+        "mine",
+        "todo_write",
+        "load_skill",
+        "read_skill_file",
+        "read_file",
+        "list_files",
+        "grep_files",
+        "transfer_to_other",
+        "recall_tool_result",
+    ]

@@ -32,7 +32,9 @@ async def test_spawn_and_wait_give_the_report_once_and_count_its_tokens() -> Non
     parent = Agent(name="p", model=parent_model, plugins=[Subagents([child])])
     result = await Runner.run(parent, "go")
     assert "t1" in result_of(result.entries, "s")
-    assert result_of(result.entries, "w").startswith("[subagent t1: done] (agent=researcher)")
+    assert result_of(result.entries, "w").startswith(
+        "[subagent t1: done] agent=researcher elapsed="
+    )
     last_view = "\n".join(m.text for m in parent_model.calls[1])
     assert last_view.count("tides: twice a day") == 1  # withdrawn from the mailbox
     assert result.usage.total_tokens == 6  # the child's two tokens counted in the parent's
@@ -251,3 +253,36 @@ async def test_a_child_that_ends_after_the_parents_next_turn_still_counts_its_to
     result = await Runner.run(parent, "go")
     assert "tides: twice a day" in result_of(result.entries, "w")
     assert result.usage.total_tokens == 5 * 2  # four calls of the parent's, one of the child's
+
+
+async def test_0_9_119s_tool_schemas_report_header_and_delivery() -> None:
+    # spawn_subagent's agent is one of the catalog's names (required when there are several,
+    # absent for clones); wait_subagents waits whole seconds
+    def offered(model: ScriptedProvider) -> dict[str, Any]:
+        return {t["function"]["name"]: t["function"]["parameters"] for t in model.tools[0]}
+
+    a = Agent(name="researcher", model=ScriptedProvider([text("a " * 200)]))
+    b = Agent(name="writer", model=ScriptedProvider([]))
+    seen = []
+    for catalog in ([a, b], [a], []):
+        model = ScriptedProvider([text("ok")])
+        await Runner.run(Agent(name="p", model=model, plugins=[Subagents(catalog)]), "go")
+        seen.append(offered(model))
+    spawn = [s["spawn_subagent"] for s in seen]
+    assert spawn[0]["properties"]["agent"]["enum"] == ["researcher", "writer"]
+    assert spawn[0]["required"] == ["agent", "prompt"]
+    assert spawn[1]["properties"]["agent"]["type"] == "string"
+    assert spawn[1]["required"] == ["prompt"]
+    assert "agent" not in spawn[2]["properties"]
+    assert seen[0]["wait_subagents"]["properties"]["timeout_seconds"]["type"] == "integer"
+
+    # a child that answers at once is reported by the parent's next turn, as in 0.9.119;
+    # a long report keeps its head and its end
+    parent_model = ScriptedProvider([call("spawn_subagent", {"prompt": "p"}), text("done")])
+    parent = Agent(name="p", model=parent_model, plugins=[Subagents([a], max_result_chars=60)])
+    result = await Runner.run(parent, "go")
+    [report] = [e.content for e in result.entries if e.type == "input" and e.role == "user"][1:]
+    header, body = report.split("\n", 1)
+    assert header == "[subagent t1: done] agent=researcher elapsed=0s"
+    assert body.startswith("a " * 20) and "[340 chars truncated]" in body
+    assert body.endswith("a " * 10)

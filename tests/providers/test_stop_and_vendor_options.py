@@ -3,7 +3,9 @@ as programs written for lovia 0.9.119 set them, reach the wire of each provider.
 
 from __future__ import annotations
 
-from lovia import Agent, ModelSettings, Runner
+import pytest
+
+from lovia import Agent, ModelSettings, Runner, UserError
 from lovia.providers import AnthropicProvider, OpenAIChatProvider
 
 from .common import add
@@ -105,3 +107,54 @@ async def test_anthropic_cache_system_marks_tools_system_and_the_stable_history(
     ]
     assert [b["type"] for b in marked] == ["tool_result"]
     assert marked[0]["tool_use_id"] == "toolu_1"
+
+
+async def test_anthropic_cache_ttl_marks_with_the_one_hour_cache(
+    server: ProtocolServer, anthropic_model: AnthropicProvider
+) -> None:
+    # 0.9.119's providers page: {"cache_ttl": "1h"} keeps the cache an hour and implies
+    # cache_system; it is lovia's switch, never a field of the request (compat)
+    server.add(
+        Reply(events=anthropic_tool_stream("toolu_1", "add", '{"a": 2, "b": 3}')),
+        Reply(events=anthropic_text_stream("5")),
+        Reply(events=anthropic_text_stream("6")),
+    )
+    hour = {"type": "ephemeral", "ttl": "1h"}
+    agent = Agent(
+        "a",
+        instructions="You add numbers.",
+        model=anthropic_model,
+        tools=[add],
+        settings=ModelSettings(provider_options={"claude": {"cache_ttl": "1h"}}),
+    )
+    assert (await Runner.run(agent, "2+3?")).output == "5"
+    first, second = (r.body for r in server.requests)
+    for sent in (first, second):
+        assert "cache_ttl" not in sent
+        assert sent["tools"][-1]["cache_control"] == hour
+        assert sent["system"][0]["cache_control"] == hour
+    marked = [
+        block["cache_control"]
+        for m in second["messages"]
+        for block in (m["content"] if isinstance(m["content"], list) else [])
+        if "cache_control" in block
+    ]
+    assert marked == [hour]
+
+    five = agent.clone(settings=ModelSettings(provider_options={"anthropic": {"cache_ttl": "5m"}}))
+    assert (await Runner.run(five, "3+3?")).output == "6"
+    assert server.requests[-1].body["system"][0]["cache_control"] == {"type": "ephemeral"}
+
+
+async def test_anthropic_cache_ttl_other_than_5m_or_1h_is_refused(
+    server: ProtocolServer, anthropic_model: AnthropicProvider
+) -> None:
+    agent = Agent(
+        "a",
+        model=anthropic_model,
+        settings=ModelSettings(provider_options={"anthropic": {"cache_ttl": "2h"}}),
+    )
+    with pytest.raises(UserError, match="cache_ttl '2h'") as caught:
+        await Runner.run(agent, "hi")
+    assert caught.value.hint
+    assert server.requests == []

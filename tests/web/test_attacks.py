@@ -6,6 +6,7 @@ program or a provider chose, and bodies that are not what the API reads. Every r
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
 import threading
 import time
@@ -266,3 +267,61 @@ async def test_a_missing_token_says_how_to_send_one(client_for: Any) -> None:
     assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
     said = detail_of(refused.json())
     assert said["code"] == "server_token" and "Bearer" in said["hint"] and "?token=" in said["hint"]
+
+
+PNG_HEAD = bytes.fromhex("89504e470d0a1a0a") + b"\x00" * 8
+
+
+def test_an_attachment_the_agent_may_not_read_never_reaches_the_model(tmp_path: Path) -> None:
+    """The file panel refuses a workspace file in the agent's denied_paths; a message's
+    attachment naming one (as an image, or through '..') is dropped the same way, its bytes
+    and its name kept from the run's input, while an allowed one still goes."""
+    from lovia.workspace import Workspace
+
+    root = tmp_path / "proj"
+    (root / "uploads").mkdir(parents=True)
+    (root / "keys.env").write_text("KEY=hunter2")
+    (root / "uploads" / "ok.png").write_bytes(PNG_HEAD)
+    ws = Workspace.local(str(root), mode="coding", denied_paths=("keys.env",))
+    agent = Agent("bot", model=ScriptedProvider([text("seen")]), workspace=ws)
+    db = tmp_path / "attach.db"
+    with Server(db, agents={"bot": agent}) as served:
+        attachments = [
+            {"path": "keys.env", "mime": "image/png", "kind": "image"},
+            {"path": "uploads/../keys.env", "mime": "text/plain", "kind": "file"},
+            {"path": "uploads/ok.png", "mime": "image/png", "kind": "image"},
+        ]
+        body = {"message": "look", "session_id": "att", "attachments": attachments}
+        answer = httpx.post(f"{served.url}api/chat", json=body, timeout=30)
+        assert answer.status_code == 200, answer.text
+        (first,) = served.segments("att")[0].entries[:1]
+    parts = first.content
+    assert "keys.env" not in parts[0].text and "uploads/ok.png" in parts[0].text
+    images = [p for p in parts if getattr(p, "type", None) == "image"]
+    assert len(images) == 1
+    assert base64.b64decode(images[0].data) == PNG_HEAD  # the allowed image, not the secret
+
+
+def test_without_a_token_cors_headers_let_no_other_site_read_the_chats(tmp_path: Path) -> None:
+    """``cors_origins=["*"]`` without a token: the CORS headers would let any site's page
+    read every chat; a read whose Origin is not loopback is refused (writes already were),
+    while a loopback page (a dev server on another port), an origin the app names and
+    scripts still read."""
+    agent = Agent("echo", model=ScriptedProvider([text("hi")]))
+    origins = ["*", "https://front.example"]
+    with Server(tmp_path / "cors.db", agents={"echo": agent}, cors_origins=origins) as served:
+        with httpx.Client(base_url=served.url, timeout=30) as client:
+            assert client.post("api/chat", json=message("c1", "hello")).status_code == 200
+            for origin in ("https://evil.example", "null", "http://127.0.0.1.evil.example"):
+                read = client.get("api/sessions", headers={"Origin": origin})
+                assert read.status_code == 403, (origin, read.text)
+                assert detail_of(read.json())["code"] == "local_origin_required"
+                assert "c1" not in read.text
+                one = client.get(chat_path("c1"), headers={"Origin": origin})
+                assert one.status_code == 403 and "hello" not in one.text
+            local = client.get("api/sessions", headers={"Origin": "http://localhost:5173"})
+            assert local.status_code == 200 and local.headers["access-control-allow-origin"]
+            assert [c["id"] for c in local.json()] == ["c1"]
+            named = client.get("api/sessions", headers={"Origin": "https://front.example"})
+            assert [c["id"] for c in named.json()] == ["c1"]
+            assert [c["id"] for c in client.get("api/sessions").json()] == ["c1"]

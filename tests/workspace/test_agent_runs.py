@@ -12,7 +12,7 @@ import pytest
 
 from lovia import Agent, CancelToken, RunCancelled, RunContext, Runner, events, tool
 from lovia.testing import ScriptedProvider, call, text
-from lovia.workspace import CommandRule, Workspace
+from lovia.workspace import CommandRule, Workspace, WorkspaceLimits
 
 from .conftest import assert_stopped, heartbeat_command, wait_for_beat
 
@@ -171,3 +171,17 @@ def test_something_else_as_workspace_is_refused_when_the_agent_is_built() -> Non
 
     with pytest.raises(UserError, match=r"Workspace\.local"):
         Agent(name="a", workspace="./project")  # type: ignore[arg-type]
+
+
+async def test_a_cut_command_output_names_the_whole_outputs_size(root: Path) -> None:
+    # 0.9.119's notice gives the size of everything the command wrote, so the model knows
+    # how much it did not see (here the capture had kept only a part of it)
+    model = ScriptedProvider([call("shell", {"command": "seq 1 20000"}), text("done")])
+    workspace = Workspace.local(
+        str(root), mode="trusted", limits=WorkspaceLimits(max_shell_output_chars=300)
+    )
+    result = await Runner.run(Agent(name="a", model=model, workspace=workspace), "count")
+    output = next(e.output for e in result.entries if e.type == "tool_result")
+    written = sum(len(f"{n}\n") for n in range(1, 20001))
+    assert f"showing 300 of {written} chars" in output
+    assert output.rstrip().endswith("20000")

@@ -70,3 +70,16 @@ async def test_a_model_running_env_reads_no_keys(root: Path) -> None:
     assert "PATH=" in shown
     for value in SECRETS.values():
         assert value not in shown
+
+
+async def test_commands_keep_the_terminal_type_and_locale(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 0.9.119's minimal environment passes TERM (programs such as tput, less and git read it)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    ws = Workspace.local(str(root), mode="trusted")
+    async with ws.session() as held:
+        session = await held.open()
+        shown = (await session.run("env")).stdout.splitlines()
+    assert "TERM=xterm-256color" in shown and "LC_ALL=C.UTF-8" in shown

@@ -120,3 +120,22 @@ async def test_reading_a_huge_file_reads_a_bounded_prefix(root: Path) -> None:
         assert got.truncated and "leading portion" in got.content
         assert len(got.content) < 60_000
         assert await ws.grep("line", path=".", glob="*.log") == []  # too big to search
+
+
+async def test_an_unknown_process_id_lists_every_process_with_its_state(root: Path) -> None:
+    # as 0.9.119: an exited process is listed too (its output can still be read)
+    from lovia.workspace import WorkspaceError
+
+    async with LocalWorkspaceSession(root, policy=WorkspacePolicy.trusted()) as ws:
+        done = await ws.spawn("echo finished")
+        for _ in range(200):
+            if (await ws.read_process_output(done.process_id)).status != "running":
+                break
+            await asyncio.sleep(0.02)
+        running = await ws.spawn("sleep 30")
+        with pytest.raises(WorkspaceError) as refused:
+            await ws.read_process_output("nope")
+        await ws.kill_process(running.process_id)
+    message = str(refused.value)
+    assert f"{done.process_id} (exited: echo finished)" in message
+    assert f"{running.process_id} (running: sleep 30)" in message

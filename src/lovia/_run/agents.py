@@ -136,14 +136,20 @@ class AgentKit:
                 log.warning("a provider failed to close: %r", exc)
 
     def policy(self, agent: Agent) -> ContextPolicy:
-        return self.o.context_policy or agent.context_policy
+        """The run's context policy: the run's own, else the entry agent's for the whole run,
+        after handoffs too (posture lives on the agent the run started with, as in 0.9.119)."""
+        del agent  # the active agent does not change it
+        return self.o.context_policy or self.entry_agent.context_policy
 
     def output_type(self, agent: Agent) -> Any:
         return self.o.output_type if self.o.output_type is not None else agent.output_type
 
     def all_tools(self, agent: Agent) -> list[Tool]:
+        """The tools offered, in 0.9.119's order: the agent's own, its plugins' (in the order
+        of ``plugins``), its workspace's, its handoffs', then the context policy's."""
         tools = agent.all_tools(self.policy(agent))
-        plugin_tools = [t for i in self._plugins.get(id(agent), ()) for t in i.tools]
+        instances = self._plugins.get(id(agent), ())
+        plugin_tools = [t for i in instances for t in i.tools]
         if any(t.returns_images for t in plugin_tools):
             plugin_tools = self._seeable(agent, plugin_tools)
         if plugin_tools:
@@ -156,10 +162,21 @@ class AgentKit:
                         hint="rename one of them",
                     )
                 names.add(t.name)
+            # the workspace's instance is set up first, but its tools come after the plugins'
+            if agent.workspace is not None and instances:
+                workspace = {id(t) for t in instances[0].tools}
+                plugin_tools = [
+                    *(t for t in plugin_tools if id(t) not in workspace),
+                    *(t for t in plugin_tools if id(t) in workspace),
+                ]
+            own = [t for t in tools if any(t is o for o in agent.tools)]
+            moves = [t for t in tools if t.handoff is not None or t.handoff_target is not None]
+            placed = [*own, *moves]
+            policy = [t for t in tools if not any(t is p for p in placed)]
             # An agent whose tools all come from plugins (a workspace, MCP, the toolkit) has
             # outputs a marker may stand for: it gets the policy's tools as well, last.
             extra = [t for t in policy_tools(self.policy(agent)) if t.name not in names]
-            tools = [*tools, *plugin_tools, *extra]
+            tools = [*own, *plugin_tools, *moves, *policy, *extra]
         return tools
 
     def _seeable(self, agent: Agent, tools: list[Tool]) -> list[Tool]:

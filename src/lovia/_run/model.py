@@ -230,7 +230,8 @@ async def _once(
         raise ProviderError(
             f"model call to {getattr(provider, 'name', '?')}:{getattr(provider, 'model', '?')} "
             f"failed: {type(exc).__name__}: {exc}",
-            retryable=None if transport_failure(exc) else False,  # a provider bug: no retry
+            # a dropped connection is worth another try (True, as 0.9.119 marked it); a bug is not
+            retryable=transport_failure(exc),
         ) from exc
     finally:
         aclose = getattr(stream, "aclose", None)

@@ -1,6 +1,6 @@
 """The run's log narrative, told from its events: ``run.start``, ``tool.start``/``tool.done``,
-``run.handoff``, ``run.done``, and warnings for ``tool.error``, ``run.empty_output`` and a
-run that ends without an answer (``run.interrupted`` / ``run.failed``).
+``run.handoff``, ``run.done``, warnings for ``tool.error``, ``run.empty_output`` and a run
+that stopped (``run.interrupted``), and an error for a run that failed (``run.failed``).
 
 The logger names are 0.9.119's (``lovia.runtime.loop``, ``lovia.runtime.tool_calls``), so a
 program that tunes or filters them keeps working. It also keeps ``CURRENT_AGENT`` on the
@@ -17,6 +17,7 @@ from .. import events as ev
 from ..errors import ApprovalPending, BudgetExceeded, MaxTurnsExceeded, RunCancelled
 from ..log_config import CURRENT_AGENT
 from ..usage import Usage
+from .persist import stopped_not_failed
 
 __all__ = ["LOOP_LOG", "TOOL_LOG", "narrate", "narrating", "usage_text"]
 
@@ -97,9 +98,19 @@ def _run_completed(e: ev.RunCompleted) -> None:
 
 def _run_failed(e: ev.RunFailed) -> None:
     err = e.error
-    what = "run.interrupted" if isinstance(err, _INTERRUPTED) else "run.failed"
+    # the level follows the run's status, as in 0.9.119: a stopped run (resumable as it is)
+    # is a warning, a failed one an error
+    stopped = isinstance(err, _INTERRUPTED) or stopped_not_failed(err)
+    what = "run.interrupted" if stopped else "run.failed"
     first = (str(err).splitlines() or [""])[0]
-    LOOP_LOG.warning("%s: agent=%r (%s: %s)", what, CURRENT_AGENT.get(), type(err).__name__, first)
+    LOOP_LOG.log(
+        logging.WARNING if stopped else logging.ERROR,
+        "%s: agent=%r (%s: %s)",
+        what,
+        CURRENT_AGENT.get(),
+        type(err).__name__,
+        first,
+    )
 
 
 _TELLERS: dict[type, Callable[[Any], None]] = {

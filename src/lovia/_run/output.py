@@ -18,6 +18,7 @@ from ..transcript import (
     ToolResultEntry,
     TranscriptEntry,
 )
+from .narrate import LOOP_LOG
 
 __all__ = ["ask_for_repair", "final_text", "parse_output", "revive_output"]
 
@@ -108,6 +109,13 @@ async def ask_for_repair(d: Run, answer: str) -> bool:
             return False  # _finish raises it
         d.repairs += 1
         prompt = strategy.build_prompt(exc, d.repairs)
+        if prompt is not None:  # 0.9.119's warning, once per repair asked for
+            LOOP_LOG.warning(
+                "run.output_repair: agent=%r attempt=%d error=%s",
+                agent.name,
+                d.repairs,
+                (str(exc).splitlines() or [""])[0][:200],
+            )
     if prompt is None:
         return False
     d.state.entries.append(InputEntry(role="user", content=prompt))

@@ -32,7 +32,7 @@ from ..transcript import InputEntry, TranscriptEntry, entry_to_dict
 if TYPE_CHECKING:
     from .state import RunState
 
-__all__ = ["RunRecorder", "segment_meta"]
+__all__ = ["RunRecorder", "segment_meta", "stopped_not_failed"]
 
 log = logging.getLogger("lovia.run")
 INFLIGHT_WAIT_S = 120.0
@@ -287,7 +287,7 @@ class RunRecorder:
         """Record a failed or interrupted run; never raises over the run's own error."""
         if self.checkpointer is None or self.completed:
             return  # C12: a failed session append leaves the run completed, for replay to repair
-        status: RunStatus = "interrupted" if _stopped(error) else "failed"
+        status: RunStatus = "interrupted" if stopped_not_failed(error) else "failed"
         info = (
             error.to_dict()
             if isinstance(error, LoviaError)
@@ -333,7 +333,7 @@ def segment_meta(
     return meta
 
 
-def _stopped(error: BaseException) -> bool:
+def stopped_not_failed(error: BaseException) -> bool:
     """A run that stopped rather than failed: cancelled, over its budget or its turns, or
     ended by a model error a retry can fix (a rate limit, a 5xx, a dropped connection), as the
     default ``RetryPolicy`` judges it; such a run is ``interrupted`` and resumes as it is."""

@@ -78,7 +78,7 @@ async def model_turn(d: Run) -> list[TranscriptEntry]:
             tools=tooling.specs,
             agent=agent,
             output_type=d.kit.output_type(agent),
-            retry=d.o.retry or agent.retry,
+            retry=d.o.retry or d.kit.entry_agent.retry,  # the entry agent's, after handoffs too
             emit=d.emit,
             deltas=d.emitter.listening,
         )

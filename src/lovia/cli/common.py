@@ -25,9 +25,12 @@ __all__ = [
     "NO_MODEL_HINT",
     "add_agent_options",
     "add_db_option",
+    "agents_from",
     "check_stores",
     "counted",
     "db_stores",
+    "import_app",
+    "is_asgi_app",
     "load_agents",
     "no_model_hint",
     "open_stores",
@@ -111,12 +114,26 @@ def load_agents(app: str | None, demo: bool) -> dict[str, Agent]:
 
 
 def _import_agents(spec: str) -> dict[str, Agent]:
-    return agents_of(import_target(spec), spec)
+    return agents_from(import_app(spec), spec)
 
 
-def import_target(spec: str) -> Any:
-    """What ``--app MODULE:ATTR`` names: the attribute, called first when it is a factory
-    (a callable that is neither an Agent nor an ASGI app)."""
+def agents_from(value: Any, spec: str) -> dict[str, Agent]:
+    """The agents ``--app spec`` named (``value``, from ``import_app``): an Agent or a
+    ``{name: agent}`` mapping; anything else is a ``UserError``."""
+    if isinstance(value, Agent):
+        return {value.name: value}
+    if isinstance(value, Mapping) and value and all(isinstance(a, Agent) for a in value.values()):
+        return {str(k): v for k, v in value.items()}
+    raise UserError(
+        f"--app {spec!r} is a {type(value).__name__}, not an Agent or a {{name: agent}} mapping",
+        hint="point --app at the Agent itself (lovia web --app also takes an app built with "
+        "create_app)",
+    )
+
+
+def import_app(spec: str) -> Any:
+    """What ``--app MODULE:ATTR`` names: the attribute, or what it returns when it is a
+    function (a factory) rather than an Agent or an ASGI app; not judged further."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UserError(f"--app {spec!r} is not MODULE:ATTR", hint="e.g. --app myapp:agent")
@@ -152,18 +169,6 @@ def import_target(spec: str) -> Any:
     if callable(value) and not isinstance(value, Agent) and not is_asgi_app(value):
         value = value()
     return value
-
-
-def agents_of(value: Any, spec: str) -> dict[str, Agent]:
-    """The agents an ``--app`` target gives: one Agent or a ``{name: agent}`` mapping."""
-    if isinstance(value, Agent):
-        return {value.name: value}
-    if isinstance(value, Mapping) and value and all(isinstance(a, Agent) for a in value.values()):
-        return {str(k): v for k, v in value.items()}
-    raise UserError(
-        f"--app {spec!r} is a {type(value).__name__}, not an Agent or a {{name: agent}} mapping",
-        hint="point --app at an Agent, a {name: agent} mapping or an app create_app built",
-    )
 
 
 def is_asgi_app(value: Any) -> bool:

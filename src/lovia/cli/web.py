@@ -7,6 +7,8 @@ import asyncio
 import errno
 import signal
 import socket
+import sys
+from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
@@ -14,9 +16,9 @@ from ..errors import UserError
 from .common import (
     DEFAULT_DB,
     add_agent_options,
-    agents_of,
+    agents_from,
     check_stores,
-    import_target,
+    import_app,
     is_asgi_app,
     load_agents,
     open_stores,
@@ -127,22 +129,26 @@ def listen(host: str, port: int) -> socket.socket:
 
 def run_web(args: argparse.Namespace) -> int:
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 - said before anything is imported or bound
     except ImportError as exc:
         raise UserError("lovia web needs uvicorn", hint="pip install 'lovia[web]'") from exc
     from ..demo import DemoProvider
     from ..testing import ScriptedProvider
     from ..web import create_app
     from ..web.auth import generate_token, is_loopback
-    from ..web.serving import header_timeout_protocol
 
     resolve(args)  # flags, then LOVIA_* variables, then defaults (as 0.9.119)
     configure_logging(args.log_level)
+    built = import_app(args.app) if args.app else None
+    if built is not None and is_asgi_app(built):
+        return serve_built(built, args)
+
+    def loaded() -> dict[str, Any]:  # a factory named by --app is called once
+        found = agents_from(built, args.app) if args.app else load_agents(None, args.demo)
+        return tune_agents(found, args)
+
     if args.check:
-        return check_agents(tune_agents(load_agents(args.app, args.demo), args))
-    target = import_target(args.app) if args.app else None
-    if target is not None and is_asgi_app(target):
-        return _serve_built(target, args)
+        return check_agents(loaded())
     token: str | None = args.token
     if token is None and not is_loopback(args.host):
         token = generate_token()
@@ -150,8 +156,7 @@ def run_web(args: argparse.Namespace) -> int:
     sock = listen(args.host, args.port)
     try:
         port = int(sock.getsockname()[1])
-        found = agents_of(target, args.app) if args.app else load_agents(None, args.demo)
-        agents = tune_agents(found, args)
+        agents = loaded()
         default = not (args.app or args.demo)
         if default:  # the assistant lovia web builds itself gets its toolkit
             agents = {name: equip(agent, args) for name, agent in agents.items()}
@@ -160,88 +165,113 @@ def run_web(args: argparse.Namespace) -> int:
             args.db, note = default_db(list(agents) if args.app else [])
         asyncio.run(check_stores(args.db))  # a store it cannot use: two lines, exit 2
         queue = work_queue(agents, args.db) if args.workers else None
+        scripted = any(
+            isinstance(a.model, (DemoProvider, ScriptedProvider)) for a in agents.values()
+        )
         app = create_app(
             agents,
             config_runtime=settings(args, agents),
             store=chat_store(args.db),
             # a scripted model's answers are the conversation's: none goes to naming chats
-            titles=not any(
-                isinstance(a.model, (DemoProvider, ScriptedProvider)) for a in agents.values()
-            ),
+            titles=not scripted,
             token=token,
             lease_ttl=args.lease_ttl,
             body_timeout=args.request_timeout,
             max_turns=args.max_turns,
             title=args.title,
-            followups=default and not args.no_followups,
+            # the CLI opts in on its own behalf, as 0.9.119's did, for --app agents too
+            followups=not (args.no_followups or args.demo or scripted),
             queue=queue,
         )
-        config = uvicorn.Config(
-            app,
-            host=args.host,
-            port=port,
-            log_level="warning" if args.log_level in ("debug", "info") else args.log_level,
-            timeout_graceful_shutdown=3,
-            http=header_timeout_protocol(args.request_timeout),
-            root_path=args.root_path,
-        )
-        server = uvicorn.Server(config)
-        # From the banner on, Ctrl-C asks the server to stop: a KeyboardInterrupt raised while
-        # uvicorn is still importing can land in a callback that Python ignores, and the server
-        # would then start and never stop. The server checks the flag once it has started.
-        previous = signal.signal(signal.SIGINT, server.handle_exit)
         lines = banner(args.host, port, token, agents, args.db)
         if note:
             lines.insert(2, f"lovia web: {shown_db(args.db)} is {note}")
-        print("\n".join(lines), flush=True)
-        try:
-            server.run(sockets=[sock])
-        except KeyboardInterrupt:  # a second Ctrl-C during shutdown: done all the same
-            pass
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        run_server(app, args, sock, lines)
     finally:
         sock.close()
     return 0
 
 
-def _serve_built(app: Any, args: argparse.Namespace) -> int:
-    """``--app`` naming an app already built (``create_app(...)``): served as it is, with
-    its own storage, auth and page; the flags that would have built it are not used."""
-    import sys
-
+def run_server(app: Any, args: argparse.Namespace, sock: socket.socket, lines: list[str]) -> None:
+    """Print ``lines`` (the banner) and serve ``app`` on ``sock`` until Ctrl-C."""
     import uvicorn
 
     from ..web.serving import header_timeout_protocol
 
-    print(
-        "lovia web: --app names an app already built: serving it as it is, ignoring options it "
-        "was built without (--db, --token, --title, --max-turns and the toolkit's flags)",
-        file=sys.stderr,
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=int(sock.getsockname()[1]),
+        log_level="warning" if args.log_level in ("debug", "info") else args.log_level,
+        timeout_graceful_shutdown=3,
+        http=header_timeout_protocol(args.request_timeout),
+        root_path=args.root_path,
     )
+    server = uvicorn.Server(config)
+    # From the banner on, Ctrl-C asks the server to stop: a KeyboardInterrupt raised while
+    # uvicorn is still importing can land in a callback that Python ignores, and the server
+    # would then start and never stop. The server checks the flag once it has started.
+    previous = signal.signal(signal.SIGINT, server.handle_exit)
+    print("\n".join(lines), flush=True)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # a second Ctrl-C during shutdown: done all the same
+        pass
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# what lovia web passes to create_app, and how to tell it was given
+_BUILD_OPTIONS: dict[str, Callable[[argparse.Namespace], bool]] = {
+    "--token": lambda a: a.token is not None,
+    "--db": lambda a: a.db_given,
+    "--title": lambda a: a.title != "lovia",
+    "--max-turns": lambda a: a.max_turns != 50,
+    "--max-retries": lambda a: a.max_retries is not None,
+    "--no-followups": lambda a: a.no_followups,
+    "--workers": lambda a: a.workers,
+}
+
+
+def serve_built(app: Any, args: argparse.Namespace) -> int:
+    """``--app`` naming an app (``create_app(...)``, or any ASGI app): served as it was
+    built, with its own auth, stores and page; this command binds, logs and prints the
+    banner. Off loopback an app from ``create_app`` built without ``token`` and ``auth`` is
+    refused, as ``serve()`` refuses it."""
+    from ..web.auth import is_loopback
+
+    deps = getattr(getattr(app, "state", None), "deps", None)
+    agents: dict[str, Any] = dict(getattr(deps, "agents", None) or {})
+    if args.check:
+        if not agents:
+            raise UserError(
+                f"--app {args.app!r} is an app of your own: --check finds no agents in it",
+                hint="point --check at the agents: --app MODULE:AGENT",
+            )
+        return check_agents(agents)
+    ignored = [flag for flag, given in _BUILD_OPTIONS.items() if given(args)]
+    if ignored:
+        print(
+            f"lovia web: --app {args.app} is a built app; ignoring {', '.join(ignored)} "
+            "(pass them to create_app instead)",
+            file=sys.stderr,
+        )
+    state = getattr(app, "state", None)
+    token = getattr(state, "token", None) if deps is not None else None
+    if deps is not None and not is_loopback(args.host) and not getattr(state, "guarded", False):
+        raise UserError(
+            f"refusing to serve an app built without authentication on {args.host}",
+            hint="build it with create_app(..., token=...) or create_app(..., auth=...), "
+            "or serve it on --host 127.0.0.1",
+        )
     sock = listen(args.host, args.port)
     try:
         port = int(sock.getsockname()[1])
-        config = uvicorn.Config(
-            app,
-            host=args.host,
-            port=port,
-            log_level="warning" if args.log_level in ("debug", "info") else args.log_level,
-            timeout_graceful_shutdown=3,
-            http=header_timeout_protocol(args.request_timeout),
-            root_path=args.root_path,
-        )
-        server = uvicorn.Server(config)
-        previous = signal.signal(signal.SIGINT, server.handle_exit)
         shown = f"[{args.host}]" if ":" in args.host else args.host
-        print(f"lovia web: open http://{shown}:{port}/", flush=True)
-        print(f"lovia web: serving the app {args.app} as it was built", flush=True)
-        try:
-            server.run(sockets=[sock])
-        except KeyboardInterrupt:
-            pass
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+        lines = [f"lovia web: open {url}", f"lovia web: serving the app {args.app} as built"]
+        lines += [f"lovia web: agent {name}" for name in agents]
+        run_server(app, args, sock, lines)
     finally:
         sock.close()
     return 0

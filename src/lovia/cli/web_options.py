@@ -224,12 +224,13 @@ def resolve(args: argparse.Namespace) -> None:
 def _refuse(args: argparse.Namespace) -> None:
     root = args.root_path if args.root_path is not None else _env("LOVIA_ROOT_PATH")
     root = (root or "").strip()
-    if root and (not root.startswith("/") or any(c in root for c in "?#\\ ")):
+    if any(c in root for c in "?#\\ "):
         raise UserError(
             f"--root-path / LOVIA_ROOT_PATH {root!r} is not a path prefix",
             hint="write it as the proxy serves the app, starting with '/': --root-path /lovia",
         )
-    args.root_path = root.rstrip("/")
+    root = root.strip("/")  # 'lovia', '/lovia' and '/lovia/' name one prefix, as in 0.9.119
+    args.root_path = f"/{root}" if root else ""
 
 
 def _toolkit(args: argparse.Namespace) -> None:

@@ -100,7 +100,7 @@ class Diff:
         ]
         if not any(names for _, names in rows):
             return "baseline: no changes"
-        head = "baseline: ok" if self.ok else f"baseline: {len(self.regressions)} regressed"
+        head = "baseline: ok" if self.ok else "baseline: REGRESSIONS"
         lines = [head] + [f"  {label}: {', '.join(names)}" for label, names in rows if names]
         return "\n".join(lines)
 

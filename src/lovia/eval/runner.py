@@ -114,12 +114,19 @@ async def _sample(
         run = Runner.run(agent, case.input, **options)
         result = await (asyncio.wait_for(run, case.timeout) if case.timeout else run)
     except asyncio.TimeoutError:
+        # a failed sample is priced too (on the usage it records, none), as in 0.9.119: with
+        # price= every sample's cost is a number
         return SampleResult(
             latency=time.perf_counter() - started,
             error=f"timeout: the run took longer than {case.timeout}s",
+            cost=_cost(price, Usage()),
         )
     except Exception as exc:
-        return SampleResult(latency=time.perf_counter() - started, error=_error_text(exc))
+        return SampleResult(
+            latency=time.perf_counter() - started,
+            error=_error_text(exc),
+            cost=_cost(price, Usage()),
+        )
     latency = time.perf_counter() - started
     checks = await asyncio.gather(*(run_check(c, result) for c in case.checks))
     return SampleResult(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import re
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -16,6 +15,7 @@ from urllib.parse import urlsplit
 from ..errors import ContextOverflowError, ProviderError, UserError
 from ..http_config import resolve_timeout, resolve_trust_env, resolve_verify
 from ..settings import ModelSettings
+from ._overflow import named_window, overflow_words
 
 __all__ = [
     "SDKClientPlan",
@@ -29,14 +29,6 @@ __all__ = [
     "status_error",
     "tool_choice_name",
 ]
-
-# Servers word a context-length rejection differently; these cover OpenAI, Anthropic, vLLM,
-# llama.cpp, Ollama and OpenRouter as they answer today.
-_OVERFLOW = re.compile(
-    r"context[_ ]length|context window|maximum context|prompt is too long|too many tokens"
-    r"|exceeds the (?:model'?s? )?(?:maximum|max)|input is too long|context size",
-    re.IGNORECASE,
-)
 
 
 def missing_key_error(variable: str, label: str, host: str | None = None) -> UserError:
@@ -68,8 +60,10 @@ def status_error(
     """The lovia error for an HTTP error answer from ``where`` (``"openai:gpt-4.1"``)."""
     text = f"{where} answered HTTP {status}: {message}"
     named = named_by(where)
-    if status in (400, 413, 422) and (
-        code == "context_length_exceeded" or _OVERFLOW.search(message) is not None
+    # 413 (request too large) is an overflow whatever its words, as in 0.9.119: only a
+    # smaller request can pass
+    if status == 413 or (
+        status in (400, 422) and (code == "context_length_exceeded" or overflow_words(message))
     ):
         return ContextOverflowError(
             text,
@@ -77,6 +71,7 @@ def status_error(
             "such as Compaction(context_window=...) or a model with a larger window",
             status_code=status,
             retryable=False,
+            reported_window=named_window(message),
             **named,
         )
     hint: str | None = None

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ProviderError
+from ..errors import ProviderError, UserError
 from ..transcript import (
     AssistantTextEntry,
     EntryCompletedDelta,
@@ -192,8 +192,18 @@ class AnthropicProvider(SDKProvider):
             _apply_settings(req, settings, has_tools=bool(tools))
         _add_output_config(req, response_format)
         drop_removed(req)
-        if (req.get("extra_body") or {}).pop("cache_system", False):  # ours, not the API's
-            _cache_breakpoints(req)
+        extra = req.get("extra_body") or {}
+        cache = extra.pop("cache_system", False)  # ours, not the API's
+        ttl = extra.pop("cache_ttl", None)  # ours too: a TTL asks for the cache as well
+        if ttl is not None:
+            if not isinstance(ttl, str) or ttl not in _CACHE_TTLS:
+                raise UserError(
+                    f"Unsupported Anthropic cache_ttl {ttl!r}",
+                    hint='use "5m" (the API\'s default) or "1h"',
+                )
+            cache = True
+        if cache:
+            _cache_breakpoints(req, _CACHE_TTLS[ttl] if ttl is not None else _EPHEMERAL)
         if req.get("extra_body") == {}:
             del req["extra_body"]
         return req
@@ -346,16 +356,22 @@ def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -
 
 
 _EPHEMERAL = {"type": "ephemeral"}
+# ModelSettings(extra_body={"cache_ttl": ...}): the cache_control of each breakpoint
+_CACHE_TTLS: dict[str, dict[str, str]] = {
+    "5m": _EPHEMERAL,
+    "1h": {"type": "ephemeral", "ttl": "1h"},
+}
 
 
-def _cache_breakpoints(req: dict[str, Any]) -> None:
+def _cache_breakpoints(req: dict[str, Any], mark: dict[str, str] = _EPHEMERAL) -> None:
     """Mark the last tool, the system prompt and the last stable block of the conversation (a
     tool result or the model's own words, never the new user text after them) for Anthropic's
-    prompt cache. The rendered messages are shared, so marked ones are copies."""
+    prompt cache. The rendered messages are shared, so marked ones are copies. ``mark`` is the
+    ``cache_control`` value (with a ``ttl`` for the one-hour cache)."""
     if req.get("tools"):
-        req["tools"] = [*req["tools"][:-1], {**req["tools"][-1], "cache_control": _EPHEMERAL}]
+        req["tools"] = [*req["tools"][:-1], {**req["tools"][-1], "cache_control": mark}]
     if req.get("system"):
-        req["system"] = [{"type": "text", "text": req["system"], "cache_control": _EPHEMERAL}]
+        req["system"] = [{"type": "text", "text": req["system"], "cache_control": mark}]
     messages = req["messages"]
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
@@ -368,7 +384,7 @@ def _cache_breakpoints(req: dict[str, Any]) -> None:
             if kind in ("thinking", "redacted_thinking"):
                 continue
             if message.get("role") == "assistant" or kind == "tool_result":
-                blocks = [*content[:j], {**block, "cache_control": _EPHEMERAL}, *content[j + 1 :]]
+                blocks = [*content[:j], {**block, "cache_control": mark}, *content[j + 1 :]]
                 marked = {**message, "content": blocks}
                 req["messages"] = [*messages[:i], marked, *messages[i + 1 :]]
                 return

@@ -9,8 +9,7 @@
 from __future__ import annotations
 
 import functools
-import json
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -42,12 +41,14 @@ from ._common import (
     with_extra_body,
 )
 from ._openai_answer import ChatAnswer
+from ._openai_stream import raw_chunks
 from ._parts import joined_content, openai_content, openai_result_images
 from ._render import BodyCache, Marks, Renderer
 from .base import ToolSpec
 
 if TYPE_CHECKING:
     from ..settings import ModelSettings
+
 
 __all__ = ["OpenAIChatProvider", "to_chat_messages"]
 
@@ -192,7 +193,12 @@ class OpenAIChatProvider(SDKProvider):
         if self._plan is not None:
             # our own client: its stream read as JSON, without the SDK's model of each chunk
             # (most of a streamed answer's CPU time; issue 30's fifty chats at once)
-            raw = _raw_chunks(self.client, {**req, **self._keys.request_options}, where)
+            raw = raw_chunks(
+                self.client,
+                {**req, **self._keys.request_options},
+                where,
+                lambda exc: _error(exc, where),
+            )
             async with aclosing(raw):
                 async for data in raw:
                     if data is None:
@@ -377,53 +383,6 @@ def _apply_settings(req: dict[str, Any], s: ModelSettings, *, has_tools: bool) -
         req["stop"] = list(s.stop)
     if s.extra_body:
         req["extra_body"] = dict(s.extra_body)
-
-
-async def _raw_chunks(client: Any, kwargs: dict[str, Any], where: str) -> AsyncGenerator[Any, None]:
-    """The decoded ``data:`` objects of a streamed Chat Completions answer, read through the
-    SDK's request (its retries, timeouts and error answers) but not its chunk models; an
-    error object in the stream is the SDK's mid-stream ``APIError``, as there."""
-    import openai
-
-    try:
-        opened = client.chat.completions.with_streaming_response.create(**kwargs)
-        response = await opened.__aenter__()
-    except openai.APIError as exc:
-        raise _error(exc, where) from exc
-    try:
-        data: list[str] = []
-        async for line in _closed(response.iter_lines()):
-            if line.startswith("data:"):
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-                continue
-            if line or not data:
-                continue  # an event name, an id, a comment: nothing a chunk needs
-            text, data = "\n".join(data), []
-            if text.startswith("[DONE]"):
-                yield None  # the end the server marks (compatible servers may omit finish_reason)
-                break
-            chunk = json.loads(text)
-            error = chunk.get("error") if isinstance(chunk, dict) else None
-            if error:
-                message = error.get("message") if isinstance(error, dict) else None
-                failure = openai.APIError(
-                    message
-                    if isinstance(message, str) and message
-                    else "An error occurred during streaming",
-                    response.http_response.request,
-                    body=error,
-                )
-                raise _error(failure, where) from failure
-            yield chunk
-    finally:
-        await opened.__aexit__(None, None, None)
-
-
-async def _closed(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """``lines``, then the blank line that ends the last event if the body left it out."""
-    async for line in lines:
-        yield line
-    yield ""
 
 
 def _error(exc: Exception, where: str) -> ProviderError:

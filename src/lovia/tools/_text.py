@@ -41,15 +41,17 @@ truncate_output = truncate_tool_output
 
 
 def clip_text(
-    text: str, limit: int, *, hint: str = "", keep_tail: bool = False
+    text: str, limit: int, *, hint: str = "", keep_tail: bool = False, total: int | None = None
 ) -> tuple[str, bool]:
     """``(text, False)`` when ``text`` fits in ``limit`` characters; otherwise its first
     ``limit`` characters (or, with ``keep_tail``, half from each end) with a notice saying how
-    much is shown and ``hint`` (what to ask for next), and ``True``."""
+    much is shown and ``hint`` (what to ask for next), and ``True``. ``total`` is the size of
+    the whole output when ``text`` is already a part of it (the notice names that size)."""
     if len(text) <= limit:
         return text, False
     shown = max(0, limit)
-    notice = f"[... truncated: showing {shown} of {len(text)} chars.{' ' + hint if hint else ''}]"
+    size = max(total, len(text)) if total is not None else len(text)
+    notice = f"[... truncated: showing {shown} of {size} chars.{' ' + hint if hint else ''}]"
     if shown == 0:
         return notice, True
     if keep_tail:

@@ -138,10 +138,24 @@ def server_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure pe
             )
         return agent_info(name, found, deps)
 
+    async def _source_of(chat_id: str | None, run_id: str) -> str | None:
+        """Why the run started (``user``, ``schedule:<id>``...), from its run record."""
+        if chat_id is None:
+            return None
+        for row in await deps.store.list_runs(session_id=chat_id, limit=20):
+            if row.id == run_id:
+                return row.source
+        return None
+
     @router.get("/api/runs", summary="Runs live on this server, and runs awaiting approval")
     async def live_runs() -> list[dict[str, Any]]:
         """A run parked until a person decides on a call is listed as 0.9.119 listed its
         waiting run, ``blocked_on_approval`` (here it is in the database, any server's)."""
+        waiting = [
+            run
+            for run in await sup.chats.pending_runs()
+            if awaiting_approval(run) and run.session_id not in sup.live
+        ]
         parked = [
             {
                 "session_id": run.session_id,
@@ -149,11 +163,10 @@ def server_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure pe
                 "agent": run.agent_name,
                 "status": "blocked_on_approval",
                 "turns": run.head.turns,
-                "source": None,
+                "source": await _source_of(run.session_id, run.run_id),
                 "started_at": run.head.started_at,
             }
-            for run in await sup.chats.pending_runs()
-            if awaiting_approval(run) and run.session_id not in sup.live
+            for run in waiting
         ]
         return parked + [
             {

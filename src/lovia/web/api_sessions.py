@@ -9,6 +9,7 @@ base64url (``ids``): the ``~`` form carries any id, ``/`` included.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -357,6 +358,16 @@ def _todos(entries: list[Any]) -> list[dict[str, Any]]:
     return found
 
 
+# What a tool image may be shown as on this origin: raster types, which run nothing.
+# Any other type a tool (or an MCP server) declares, SVG in any spelling
+# ("image/svg+xml; charset=utf-8", "IMAGE/SVG+XML") or HTML, is sent as a download that a
+# browser opening it as a page would still run nothing of (a sandbox with no script).
+RASTER_TYPES = frozenset(
+    {"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"}
+)
+IMAGE_POLICY = "default-src 'none'; img-src 'self' data:; sandbox"
+
+
 def _image(entries: list[Any], call_id: str, index: int) -> Response:
     from ..parts import ImagePart
 
@@ -365,16 +376,19 @@ def _image(entries: list[Any], call_id: str, index: int) -> Response:
             images = [p for p in entry.parts or [] if isinstance(p, ImagePart)]
             raw = images[index].data if index < len(images) else None
             if raw:
-                data = base64.b64decode(raw)
+                try:
+                    data = base64.b64decode(raw, validate=True)
+                except (binascii.Error, ValueError):
+                    raise WebError(404, "image_not_found", "the image is not base64") from None
                 kind = images[index].mime_type or "application/octet-stream"
-                if kind == "image/svg+xml":  # an SVG's scripts must not run on this origin
-                    return Response(
-                        data,
-                        media_type=kind,
-                        headers={
-                            "Content-Disposition": "attachment",
-                            "Content-Security-Policy": "sandbox",
-                        },
-                    )
-                return Response(data, media_type=kind, headers={"Cache-Control": "private"})
+                if not kind.isascii() or not kind.isprintable():  # no header could carry it
+                    kind = "application/octet-stream"
+                headers = {
+                    "Cache-Control": "private",
+                    "Content-Security-Policy": IMAGE_POLICY,
+                    "X-Content-Type-Options": "nosniff",
+                }
+                if kind.split(";")[0].strip().lower() not in RASTER_TYPES:
+                    headers["Content-Disposition"] = "attachment"
+                return Response(data, media_type=kind, headers=headers)
     raise WebError(404, "image_not_found", "no such tool image")

@@ -21,7 +21,7 @@ from fastapi import Depends, FastAPI, Request
 from .. import __version__
 from ..agent import Agent
 from ..errors import UserError, UserValueError
-from .auth import LoopbackOnly, SameOriginWrites, token_dependency
+from .auth import LoopbackOnly, SameOriginWrites, cors_allowed_origins, token_dependency
 from .deps import RouterDeps
 from .errors import add_error_handlers
 from .ids import ApiPaths
@@ -211,10 +211,15 @@ def create_app(  # noqa: C901 - one keyword per option
     app.state.token = token
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, timeout=body_timeout)
     app.add_middleware(ApiPaths)  # an id's '/' travels in its '~' form; escapes are UTF-8
+    allowed = tuple(cors_origins or ())
+
+    def origins() -> list[str]:  # yours included: CORSMiddleware added after create_app
+        return cors_allowed_origins(app, allowed)
+
     if token is None and auth is None:  # only loopback pages may talk to it
-        app.add_middleware(LoopbackOnly)
+        app.add_middleware(LoopbackOnly, origins=origins)
     else:  # a cookie reaches every port of the host: writes must come from this origin
-        app.add_middleware(SameOriginWrites)
+        app.add_middleware(SameOriginWrites, origins=origins)
     if cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 

@@ -10,7 +10,9 @@ guards instead: a request must come from this machine (a loopback client address
 a loopback Host (a DNS-rebinding page names its own domain), and a state-changing one from
 a page must come from a loopback Origin and not be marked by the browser as sent from
 another origin (``Sec-Fetch-Site``): a page on another port of 127.0.0.1 is "same-site" for
-a browser, and its Origin is a loopback one.
+a browser, and its Origin is a loopback one. Both let through the writes of a page whose
+origin the app allows by name: ``create_app(cors_origins=[...])``, or a ``CORSMiddleware``
+the app's owner added (``allow_origins``; a ``"*"`` there opens no writes).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import functools
 import hmac
 import ipaddress
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,9 +30,11 @@ from starlette.requests import Request
 __all__ = [
     "COOKIE_NAME",
     "TOKEN_COOKIE",
+    "AllowedOrigins",
     "LoopbackOnly",
     "SameOriginWrites",
     "cookie_name",
+    "cors_allowed_origins",
     "generate_token",
     "is_loopback",
     "token_dependency",
@@ -120,12 +124,18 @@ class LoopbackOnly:
     carries its Origin, so it cannot start, stop or delete anything either; nor can a page
     served on another port of this host (another local program's), which browsers send as
     ``same-site``. Clients that are not browsers send no ``Sec-Fetch-Site`` and pass.
+
+    When the app sends CORS headers (``create_app(cors_origins=...)``, or a
+    ``CORSMiddleware`` of its own), a read whose ``Origin`` is neither loopback nor an origin
+    the app allows by name is refused too: ``"*"`` would otherwise let every site's page read
+    the chats without a token.
     """
 
     SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, origins: Callable[[], Iterable[str]] = tuple) -> None:
         self.app = app
+        self.allowed = AllowedOrigins(origins)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":  # the app has no websockets; lifespan passes through
@@ -153,7 +163,11 @@ class LoopbackOnly:
             return
         origin = headers.get(b"origin")
         unsafe = scope.get("method", "GET") not in self.SAFE_METHODS
-        if unsafe and origin is not None and not _is_loopback_origin(origin.decode("latin-1")):
+        if self.allowed(origin):  # a page of a site the app allows by name
+            await self.app(scope, receive, send)
+            return
+        checked = unsafe or self.allowed.cors()  # CORS headers would let the page read it
+        if checked and origin is not None and not _is_loopback_origin(origin.decode("latin-1")):
             await _refuse(send, 403, "requests from other sites are refused")
             return
         if unsafe and _from_another_origin(headers):
@@ -177,8 +191,9 @@ class SameOriginWrites:
 
     SAFE_METHODS = LoopbackOnly.SAFE_METHODS
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, origins: Callable[[], Iterable[str]] = tuple) -> None:
         self.app = app
+        self.allowed = AllowedOrigins(origins)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         headers = {k.lower(): v for k, v in scope.get("headers") or ()}
@@ -190,6 +205,9 @@ class SameOriginWrites:
             await self.app(scope, receive, send)
             return
         origin = headers.get(b"origin")
+        if self.allowed(origin):  # a page of a site the app allows by name
+            await self.app(scope, receive, send)
+            return
         foreign = _from_another_origin(headers)
         if origin is not None and not foreign:
             host = headers.get(b"host", b"").decode("latin-1")
@@ -204,6 +222,53 @@ class SameOriginWrites:
             )
             return
         await self.app(scope, receive, send)
+
+
+class AllowedOrigins:
+    """The origins whose pages may write: named by ``origins()``, read on the first request
+    (once the app's middleware is all added). Compared as browsers send them: scheme, host
+    and port, without a path; ``"*"`` is not a name and allows nothing here."""
+
+    def __init__(self, origins: Callable[[], Iterable[str]]) -> None:
+        self._origins = origins
+        self._names: frozenset[str] | None = None
+        self._cors = False
+
+    def _load(self) -> frozenset[str]:
+        if self._names is None:
+            found = [o for o in self._origins() if o.strip()]
+            self._cors = bool(found)
+            self._names = frozenset(_origin_key(o) for o in found if o.strip() != "*")
+        return self._names
+
+    def __call__(self, origin: bytes | None) -> bool:
+        if origin is None:
+            return False
+        names = self._load()
+        return bool(names) and _origin_key(origin.decode("latin-1")) in names
+
+    def cors(self) -> bool:
+        """Whether the app sends CORS headers to some origin (``"*"`` included)."""
+        self._load()
+        return self._cors
+
+
+def _origin_key(origin: str) -> str:
+    return origin.strip().rstrip("/").lower()
+
+
+def cors_allowed_origins(app: Any, extra: Iterable[str] = ()) -> list[str]:
+    """The origins ``app`` allows by name: ``extra`` (``create_app(cors_origins=...)``) and
+    the ``allow_origins`` of each ``CORSMiddleware`` added to it."""
+    from starlette.middleware.cors import CORSMiddleware
+
+    names = [o for o in extra if isinstance(o, str)]
+    for middleware in getattr(app, "user_middleware", ()):
+        cls = getattr(middleware, "cls", None)
+        if isinstance(cls, type) and issubclass(cls, CORSMiddleware):
+            found = getattr(middleware, "kwargs", {}).get("allow_origins") or ()
+            names.extend(o for o in found if isinstance(o, str))
+    return names
 
 
 def _local_name(host: str) -> bool:

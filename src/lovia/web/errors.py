@@ -212,7 +212,8 @@ async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
     errors = exc.errors()
     problems = [
         {
-            "loc": [str(p) for p in e.get("loc", ())],
+            # a list item's place stays a number (["body", "attachments", 0, "mime"])
+            "loc": [p if isinstance(p, int) else str(p) for p in e.get("loc", ())],
             "msg": text(_message(e)),
             "type": str(e.get("type", "value_error")),
         }

@@ -32,14 +32,18 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         limit = self.max_bytes
+        too_large = ("body_too_large", f"request body over {limit} bytes", "send less")
         if str(scope.get("path", "")).endswith(UPLOAD_PATH):  # one file: its own limit
             from .api_workspace import upload_limit
 
-            limit = max(limit, upload_limit() + UPLOAD_OVERHEAD)
+            cap = upload_limit()
+            limit = max(limit, cap + UPLOAD_OVERHEAD)
+            # the upload's own refusal, file_too_large, as the route itself answers it
+            too_large = ("file_too_large", f"the file is over {cap} bytes", "upload a smaller file")
         headers = dict(scope.get("headers") or ())
         declared = headers.get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            await _refuse(send, 413, f"request body over {limit} bytes", "send less")
+            await _refuse(send, 413, too_large[1], too_large[2], code=too_large[0])
             return
         if (
             declared in (None, b"0")
@@ -71,7 +75,7 @@ class BodyLimit:
                 break  # the client went away: let the app see that
             seen += len(message.get("body", b""))
             if seen > limit:
-                await _refuse(send, 413, f"request body over {limit} bytes", "send less")
+                await _refuse(send, 413, too_large[1], too_large[2], code=too_large[0])
                 return
             if not message.get("more_body", False):
                 break
@@ -85,8 +89,8 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-async def _refuse(send: Any, status: int, detail: str, hint: str) -> None:
-    code = {413: "body_too_large", 408: "body_timeout"}.get(status, "invalid_request")
+async def _refuse(send: Any, status: int, detail: str, hint: str, code: str = "") -> None:
+    code = code or {413: "body_too_large", 408: "body_timeout"}.get(status, "invalid_request")
     body = json.dumps({"detail": {"code": code, "message": detail, "hint": hint}}).encode()
     await send(
         {

@@ -48,8 +48,9 @@ class ChatUI:
     styles: Sequence[str] = ()
     logo: str | None = None
     favicon: str | None = None
-    messages: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # 0.9.119's order, for ChatUI(...) called with its arguments by position
     default_lang: str | None = None
+    messages: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.assets is not None and not Path(self.assets).expanduser().is_dir():

@@ -85,14 +85,15 @@ class Processes:
         found = self._by_id.get(process_id)
         if found is not None:
             return found
-        live = [p.id for p in self._by_id.values() if p.status == "running"]
         if not self._by_id:
             raise WorkspaceError(
                 f"unknown process id {process_id!r}: this session has no background processes",
                 hint="background processes do not survive a restart or a resumed run; "
                 "restart the command with shell(background=true)",
             )
-        known = ", ".join(live) if live else "none running"
+        # every process with its state and command, as 0.9.119 listed them: an exited one's
+        # output can still be read
+        known = ", ".join(f"{p.id} ({p.status}: {_short(p.command)})" for p in self._by_id.values())
         raise WorkspaceError(
             f"unknown process id {process_id!r}; this session's processes: {known}",
             hint="use an id returned by shell(background=true), or restart the command",
@@ -130,3 +131,8 @@ class Processes:
         await asyncio.gather(*(bp.reader for bp in every), return_exceptions=True)
         for bp in every:
             close_transport(bp.proc)
+
+
+def _short(command: str, limit: int = 60) -> str:
+    one_line = " ".join(command.split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 3] + "..."

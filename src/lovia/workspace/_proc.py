@@ -43,7 +43,7 @@ REAP_GRACE = 2.0
 _READ = 65536
 _POLL = 0.05
 
-_POSIX_ENV = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "LANG", "TZ"})
+_POSIX_ENV = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "LANG", "TZ", "TERM"})
 _WINDOWS_ENV = frozenset(
     {
         "PATH",
@@ -71,7 +71,8 @@ _WINDOWS_ENV = frozenset(
 
 def base_env(environ: Mapping[str, str], os_name: str) -> dict[str, str]:
     """The host variables a command gets by default: what finding programs, the user's home,
-    temporary files and the locale need, and nothing else (no keys, tokens or proxies)."""
+    temporary files, the locale and the terminal type need, and nothing else (no keys, tokens
+    or proxies)."""
     if os_name == "nt":  # names are case-insensitive there; the child gets them upper-case
         upper = {k.upper(): v for k, v in environ.items()}
         return {k: v for k, v in upper.items() if k in _WINDOWS_ENV or _locale(k)}
@@ -196,12 +197,19 @@ class _Capture:
 
     def text(self, limit: int) -> tuple[str, bool]:
         text = self.head.decode("utf-8", errors="replace")
+        kept = len(text)
         if self.tail:
+            tail = self.tail.decode("utf-8", errors="replace")
+            kept += len(tail)
             if self.dropped:
                 text += f"\n[... {self.dropped:,} bytes of output dropped ...]\n"
-            text += self.tail.decode("utf-8", errors="replace")
+            text += tail
         clipped, cut = clip_text(
-            text, limit, keep_tail=True, hint="filter the command's output (grep, head, tail)"
+            text,
+            limit,
+            keep_tail=True,
+            hint="filter the command's output (grep, head, tail)",
+            total=kept + self.dropped,  # the whole output's size, not what was kept of it
         )
         return clipped, cut or self.dropped > 0
 

@@ -71,7 +71,8 @@ class MCP:
                 for t in tools:
                     if t.name in deferred:
                         raise UserError(
-                            f"two deferred MCP servers both have a tool named {t.name!r}",
+                            f"deferred MCP tool name clash: {t.name!r} is offered by two "
+                            "deferred servers",
                             hint="give one server a name=... to prefix its tools",
                         )
                     deferred[t.name] = t
@@ -80,7 +81,7 @@ class MCP:
             clash = sorted(deferred.keys() & {t.name for t in exposed})
             if clash:
                 raise UserError(
-                    f"deferred MCP tools clash with exposed ones: {', '.join(clash)}",
+                    f"deferred MCP tool name clash with exposed tools: {', '.join(clash)}",
                     hint="give one server a name=... to prefix its tools",
                 )
         except BaseException:

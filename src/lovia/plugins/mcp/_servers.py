@@ -23,6 +23,13 @@ def _require_mcp() -> None:
         import mcp  # noqa: F401
     except ImportError as exc:
         raise UserError("MCP support needs the 'mcp' package", hint=_INSTALL_HINT) from exc
+    try:  # the SDK 2.3's types package; 0.9.119 also ran on 1.18+, this lovia does not
+        import mcp_types  # noqa: F401
+    except ImportError as exc:
+        raise UserError(
+            "MCP support needs the MCP Python SDK 2.3 or a later 2.x; an older 'mcp' is installed",
+            hint="upgrade it: pip install -U 'lovia[mcp]'",
+        ) from exc
 
 
 class MCPServerLike(Protocol):

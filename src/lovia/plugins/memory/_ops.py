@@ -80,11 +80,20 @@ class NotesOps:
     def _model_for(self, ctx: RunContext[Any] | None) -> Any:
         raise NotImplementedError
 
-    async def _change(self, change: Callable[[list[str]], list[str] | None]) -> bool:
+    async def _change(
+        self, change: Callable[[list[str]], list[str] | None], *, rewrite: bool = False
+    ) -> bool:
+        """Apply ``change`` to the stored facts. Notes that come out the same are not written
+        (``MEMORY.md`` keeps its mtime, which the dream's cadence reads), unless ``rewrite``."""
+
+        def changed_only(facts: list[str]) -> list[str] | None:
+            new = change(facts)
+            return None if new == facts and not rewrite else new
+
         async with self._lock:
             if isinstance(self.notes, FileNotesStore):
                 before = await self.notes.load()
-                after = await self.notes.modify(change)
+                after = await self.notes.modify(changed_only)
                 return after != before
             facts = await self.notes.load()
             new = change(list(facts))
@@ -113,7 +122,7 @@ class NotesOps:
         unstamped lines stamped with this month) and return the result. Every session
         re-reads Notes at its next run."""
         facts = add_to([], parse_facts(body))
-        await self._change(lambda _: facts)
+        await self._change(lambda _: facts, rewrite=True)
         self.epoch += 1
         self.unpin()
         return format_facts(facts)

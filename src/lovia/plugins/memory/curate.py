@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
 
 from ...agent import Agent
 from ...settings import ModelSettings
@@ -67,11 +67,15 @@ class Digest(BaseModel):
 
 
 class _Rewrite(BaseModel):
-    notes: list[str]
+    # 0.9.119's field names and optionality: scripted side-queries written for it parse here
+    # (``notes`` is read too); nothing returned leaves Notes as they are
+    facts: list[str] = Field(default_factory=list, validation_alias=AliasChoices("facts", "notes"))
 
 
 class _Queries(BaseModel):
-    queries: list[str]
+    terms: list[str] = Field(
+        default_factory=list, validation_alias=AliasChoices("terms", "queries")
+    )
 
 
 async def _ask(model: Any, instructions: str, prompt: str, output_type: Any) -> Any:
@@ -123,12 +127,12 @@ async def digest(model: Any, notes: Sequence[str], conversation: str) -> Digest:
 async def dream(model: Any, notes: Sequence[str], budget: int) -> list[str]:
     prompt = f"## Notes\n{_listed(notes)}"
     found: _Rewrite = await _ask(model, _DREAM.format(budget=budget), prompt, _Rewrite)
-    return found.notes
+    return found.facts
 
 
 async def expand(model: Any, query: str) -> list[str]:
     found: _Queries = await _ask(model, _EXPAND, query, _Queries)
-    return [q for q in found.queries if q.strip()]
+    return [q for q in found.terms if q.strip()]
 
 
 async def summarize(model: Any, query: str, hits: Sequence[Hit], lines: Sequence[str]) -> str:

@@ -4,6 +4,7 @@ is how a resumed parent finds its children) rendered as text for the model."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any, Protocol
 
 from ...agent import Agent
@@ -25,6 +26,8 @@ class ParentRun(Protocol):
     def max_concurrent(self) -> int: ...
 
     def recover(self) -> None: ...
+
+    def agent_names(self) -> list[str]: ...
 
     def agent_named(self, name: str | None) -> Agent | str: ...
 
@@ -53,7 +56,7 @@ class _Tools:
 
         Args:
             prompt: The whole task, with every detail the helper needs.
-            agent: Which helper to start (by name); the first one when left out.
+            agent: Which helper to start, by name.
         """
         self.run.recover()
         if not prompt.strip():
@@ -67,6 +70,10 @@ class _Tools:
                 "for one with wait_subagents (or cancel one) before spawning another."
             )
         child = self.run.start(chosen, prompt.strip())
+        # let the child begin now: the parent's own loop may not yield again before its next
+        # turn, and a child that answers at once (a cached or scripted model) then has its
+        # report in the mailbox by that turn, as in 0.9.119, instead of being cut off
+        await asyncio.sleep(0)
         return self.answer(
             f"Subagent {child.id} (agent={chosen.name}) started in the background. Its "
             "report will arrive as a message; wait_subagents collects it sooner.",
@@ -76,9 +83,7 @@ class _Tools:
             prompt=child.prompt,
         )
 
-    async def wait_subagents(
-        self, ids: list[str] | None = None, timeout_seconds: float = 60
-    ) -> Any:
+    async def wait_subagents(self, ids: list[str] | None = None, timeout_seconds: int = 60) -> Any:
         """Wait until the given subagents (all of them when no ids are given) finish, or
         the timeout passes, and collect their reports.
 
@@ -136,10 +141,32 @@ class _Tools:
         return self.answer(f"{id} was asked to stop; it sends no report.", settled=[id])
 
 
+def _spawn_parameters(generated: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """0.9.119's ``spawn_subagent`` schema: ``agent`` is one of the catalog's names (required
+    when there are several to choose from), and absent when children are clones."""
+    properties: dict[str, Any] = {"prompt": generated["properties"]["prompt"]}
+    if names:
+        agent: dict[str, Any] = {"type": "string", "enum": names}
+        described = generated["properties"]["agent"].get("description")
+        if described:
+            agent["description"] = described
+        properties["agent"] = agent
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["agent", "prompt"] if len(names) > 1 else ["prompt"],
+        "additionalProperties": False,
+    }
+
+
 def subagent_tools(run: ParentRun) -> list[Tool]:
     tools = _Tools(run)
+    spawn = tool(tools.spawn_subagent, result_renderer=_text)
+    spawn = dataclasses.replace(
+        spawn, parameters=_spawn_parameters(spawn.parameters, run.agent_names())
+    )
     return [
-        tool(tools.spawn_subagent, result_renderer=_text),
+        spawn,
         tool(tools.wait_subagents, result_renderer=_text, parallel=False),
         tool(tools.send_to_subagent, result_renderer=_text),
         tool(tools.cancel_subagent, result_renderer=_text),

@@ -56,12 +56,18 @@ RunChildFn = Callable[[ChildSpec], Awaitable[Any]]
 """``run_child(spec) -> RunResult``: run a child some other way (a supervisor, a queue)."""
 
 
-def report_text(task_id: str, agent: str, body: str, *, failed: bool, limit: int | None) -> str:
-    """``[subagent t1: done] (agent=x)`` and the body, cut to ``limit`` characters."""
+def report_text(
+    task_id: str, agent: str, body: str, *, failed: bool, limit: int | None, elapsed: float = 0.0
+) -> str:
+    """``[subagent t1: done] agent=x elapsed=3s`` (0.9.119's header) and the body, cut to
+    ``limit`` characters: its first two thirds and its last third, where a report's
+    conclusion usually is."""
     if limit is not None and len(body) > limit:
-        body = body[:limit] + f"\n... [{len(body) - limit} chars truncated]"
+        head = limit * 2 // 3
+        tail = body[len(body) - (limit - head) :] if limit > head else ""
+        body = f"{body[:head]}\n... [{len(body) - limit} chars truncated] ...\n{tail}"
     state = "failed" if failed else "done"
-    return f"[subagent {task_id}: {state}] (agent={agent})\n{body}"
+    return f"[subagent {task_id}: {state}] agent={agent} elapsed={max(0, int(elapsed))}s\n{body}"
 
 
 @dataclass

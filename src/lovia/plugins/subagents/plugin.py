@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -126,6 +127,10 @@ class _ParentRun:
 
     # -- choosing and starting ------------------------------------------------------------
 
+    def agent_names(self) -> list[str]:
+        """The catalog's names (none when children are clones of the parent)."""
+        return [a.name for a in self.plugin.agents]
+
     def agent_named(self, name: str | None) -> Agent | str:
         """The agent to spawn, or the refusal text."""
         catalog = self.plugin.agents
@@ -195,6 +200,7 @@ class _ParentRun:
 
     async def _run(self, child: Child) -> None:
         limit = self.plugin.max_result_chars
+        started = time.monotonic()
         try:
             result = await self._execute(child)
         except (RunCancelled, asyncio.CancelledError):
@@ -203,12 +209,22 @@ class _ParentRun:
         except Exception as exc:
             log.warning("subagent %s (%s) failed: %r", child.id, child.agent.name, exc)
             text = report_text(
-                child.id, child.agent.name, f"{type(exc).__name__}: {exc}", failed=True, limit=limit
+                child.id,
+                child.agent.name,
+                f"{type(exc).__name__}: {exc}",
+                failed=True,
+                limit=limit,
+                elapsed=time.monotonic() - started,
             )
             child.report = self._report(child, None, exc, text)
         else:
             text = report_text(
-                child.id, child.agent.name, str(result.output), failed=False, limit=limit
+                child.id,
+                child.agent.name,
+                str(result.output),
+                failed=False,
+                limit=limit,
+                elapsed=time.monotonic() - started,
             )
             child.report = self._report(child, result, None, text)
         await self._hand_over(child)

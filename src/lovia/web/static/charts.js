@@ -2,12 +2,15 @@
 // drawn by the vendored ECharts, loaded the first time a chart is shown. The option is
 // data from the model, never code: it is copied as JSON (no functions can come through),
 // the tooltip is drawn as canvas text instead of HTML, and the parts that would turn
-// strings into markup or fetch things (the data view, map and image sources) are dropped.
+// strings into markup or fetch things (the data view, map and image sources) are dropped;
+// links the chart opens on a click are web pages only, opened in a new tab.
 
 let library = null;
 const loadLibrary = () => (library ??= import("./vendor/echarts.esm.min.js"));
 
 const DROPPED_KEYS = new Set(["dataView", "geo", "bmap", "graphic", "extraCssText", "appendToBody", "appendTo"]);
+
+const LINK_KEYS = [["link", "target"], ["sublink", "subtarget"]];
 
 function clean(value, depth = 0) {
   if (depth > 40) return null;
@@ -18,6 +21,15 @@ function clean(value, depth = 0) {
       if (DROPPED_KEYS.has(key) || key === "__proto__") continue;
       if (key === "image" && typeof v === "string" && !v.startsWith("data:image/")) continue;
       out[key] = clean(v, depth + 1);
+    }
+    // a title's link or sublink and a treemap or sunburst node's link open where the option
+    // says when clicked: only a web page, and only in a new tab without this page as opener
+    // (a javascript: link would run in the page, a "self" target would take the page away)
+    for (const [key, where] of LINK_KEYS) {
+      if (typeof out[key] !== "string") continue;
+      const link = out[key].trim();
+      if (/^https?:\/\//i.test(link)) { out[key] = link; out[where] = "blank"; }
+      else delete out[key];
     }
     return out;
   }

@@ -4,7 +4,8 @@
 // Model output (and tool results quoted in it) can be written by whoever the model read, so
 // it may only ever be text, links, images and formatting: no ids or names that could shadow
 // the page's own controls, no forms or form controls, no styles that could cover the page,
-// no data-* attributes the page could mistake for its own. The page itself never looks its
+// no data-* attributes the page could mistake for its own, no link that saves a file under a
+// name the text chose (download=) or that opens anywhere but in a new tab (an image map's area). The page itself never looks its
 // controls up by id after the first model output; it keeps references (see app.js).
 
 import { marked } from "./vendor/marked.esm.js";
@@ -24,12 +25,12 @@ export const SANITIZE = {
   FORBID_TAGS: [
     "form", "button", "input", "textarea", "select", "option", "optgroup", "datalist",
     "fieldset", "legend", "label", "output", "meter", "progress", "dialog", "style", "link",
-    "meta", "base", "iframe", "frame", "object", "embed", "template", "slot",
+    "meta", "base", "iframe", "frame", "object", "embed", "template", "slot", "map", "area",
   ],
   FORBID_ATTR: [
     "id", "name", "form", "formaction", "formmethod", "formtarget", "action", "method",
     "style", "class", "for", "popover", "popovertarget", "autofocus", "tabindex",
-    "accesskey", "contenteditable", "is", "slot",
+    "accesskey", "contenteditable", "is", "slot", "download", "ping",
   ],
   ALLOW_DATA_ATTR: false,
   ALLOW_ARIA_ATTR: false,
