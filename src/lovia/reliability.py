@@ -138,6 +138,13 @@ class RunBudget:
     def record_tool_call(self) -> None:
         self._tool_calls += 1
 
+    def start(self) -> None:
+        """Start the clock of ``max_seconds`` (once; the first ``check`` starts it otherwise).
+        A run starts it as it begins, so the check before its first model call already
+        counts the run's own time: a budget of 0 seconds stops the run before that call."""
+        if self._started_at is None:
+            self._started_at = time.monotonic()
+
     def check(self, usage: Usage) -> None:
         """Raise ``BudgetExceeded`` if a limit is exceeded."""
         now = time.monotonic()
@@ -156,9 +163,7 @@ class RunBudget:
                 )
         if self.max_seconds is not None:
             elapsed = now - self._started_at
-            # a limit of 0 (or less) is used up at the first check, before any model call,
-            # as in 0.9.119 (whose second check before that call already saw time pass)
-            if elapsed > self.max_seconds or self.max_seconds <= 0:
+            if elapsed > self.max_seconds:
                 raise BudgetExceeded(
                     f"elapsed {elapsed:.1f}s exceeds budget {self.max_seconds:.1f}s",
                     hint="raise RunBudget(max_seconds=...)",

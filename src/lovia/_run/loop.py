@@ -265,6 +265,8 @@ class RunDriver:
         output guardrails or output type refused; it is not judged again, the model answers
         again after it (as a resume of any failed run continues it)."""
         state = self.state
+        if self.budget is not None:
+            self.budget.start()
         pending = dangling_tool_calls(state.entries) if resumed else []
         if pending:  # a resumed run: finish the interrupted turn first
             state.turn_agent = state.turn_agent or state.agent
