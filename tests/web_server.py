@@ -1,11 +1,13 @@
-"""Real server processes for tests: a free port, a wait until a started process is ready
-(for ``lovia web``: until it answers ``/healthz``), and a stop."""
+"""Real servers for tests: a free port, a wait until a started process is ready (for
+``lovia web``: until it answers ``/healthz``), a stop, and an app served by uvicorn in a
+thread of the test's own process (``InThread``)."""
 
 from __future__ import annotations
 
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -110,3 +112,31 @@ def interrupt(proc: subprocess.Popen[Any]) -> tuple[Any, Any]:
         proc.kill()
         out, err = proc.communicate()
         raise AssertionError(f"lovia web did not stop on Ctrl-C: {out!r} {err!r}") from None
+
+
+class InThread:
+    """uvicorn serving ``app`` on ``host`` (a free port) in a thread, from ``with`` to its
+    end; ``port`` and ``url`` (on 127.0.0.1) say where."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1") -> None:
+        import uvicorn
+
+        with socket.socket() as probe:
+            probe.bind((host, 0))
+            self.port: int = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, host=host, port=self.port, log_level="error")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> InThread:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "no server"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from lovia.demo import demo_agent
 from lovia.stores.run_options import CheckpointOptions
 from lovia.testing import ScriptedProvider, call, text
 
+from ..web_server import InThread
 from .conftest import chat_path, detail_of, message, sid, web_app
 from .test_browser import Server
 
@@ -37,39 +37,13 @@ def _local_address() -> str | None:
     return None if address.startswith("127.") or address == "0.0.0.0" else address
 
 
-class Open:
-    """uvicorn serving ``app`` on 0.0.0.0 (every interface) in a thread."""
-
-    def __init__(self, app: Any) -> None:
-        import uvicorn
-
-        with socket.socket() as probe:
-            probe.bind(("0.0.0.0", 0))
-            self.port = probe.getsockname()[1]
-        config = uvicorn.Config(app, host="0.0.0.0", port=self.port, log_level="error")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> Open:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
-
-
 def test_without_a_token_another_machine_is_refused_whatever_host_it_names() -> None:
     """An app served on 0.0.0.0 without a token: a client on another address that writes
     ``Host: 127.0.0.1`` (any client can) reads and writes nothing."""
     address = _local_address()
     if address is None:
         pytest.skip("this machine has no address but loopback ones")
-    with Open(web_app(demo_agent(delay=0))) as served:
+    with InThread(web_app(demo_agent(delay=0)), host="0.0.0.0") as served:
         loopback = f"127.0.0.1:{served.port}"
         far = httpx.Client(
             base_url=f"http://{address}:{served.port}",
@@ -96,7 +70,7 @@ def test_with_a_token_another_machine_is_served_with_it() -> None:
     address = _local_address()
     if address is None:
         pytest.skip("this machine has no address but loopback ones")
-    with Open(web_app(demo_agent(delay=0), token="s3cret")) as served:
+    with InThread(web_app(demo_agent(delay=0), token="s3cret"), host="0.0.0.0") as served:
         base = f"http://{address}:{served.port}"
         transport = httpx.HTTPTransport(local_address=address)
         with httpx.Client(base_url=base, transport=transport) as far:

@@ -4,8 +4,6 @@ own beside ``auth=``, ..."""
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from typing import Any
 
@@ -18,37 +16,11 @@ from lovia import Agent
 from lovia.testing import ScriptedProvider, text
 from lovia.web import ChatUI
 
+from ..web_server import InThread
 from .conftest import detail_of, web_app
 
 ALLOWED = "https://chat.example.com"
 EVIL = "https://evil.example"
-
-
-class Served:
-    """uvicorn serving ``app`` on 127.0.0.1 in a thread; ``url`` is where it listens."""
-
-    def __init__(self, app: Any) -> None:
-        import uvicorn
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> Served:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
 
 
 def _agent(answers: int = 4) -> Agent:
@@ -63,7 +35,7 @@ def _page_of(origin: str) -> dict[str, str]:
 def test_cors_origins_lets_the_pages_of_those_origins_write() -> None:
     """``create_app(cors_origins=[...])`` names the browser origins the API serves: a page of
     one of them sends messages (as in 0.9.119), another site's page still may not."""
-    with Served(web_app(_agent(), cors_origins=[ALLOWED])) as served:
+    with InThread(web_app(_agent(), cors_origins=[ALLOWED])) as served:
         with httpx.Client(base_url=served.url, timeout=30) as client:
             sent = client.post("/api/chat", json={"message": "hi"}, headers=_page_of(ALLOWED))
             assert sent.status_code == 200, sent.text
@@ -106,7 +78,7 @@ def test_auth_with_a_cors_middleware_of_the_apps_own_serves_that_front_end() -> 
         allow_methods=["*"],
         allow_headers=["*"],
     )
-    with Served(app) as served:
+    with InThread(app) as served:
         with httpx.Client(base_url=served.url, timeout=30) as client:
             client.cookies.set("acme_session", "alice")
             sent = client.post("/api/chat", json={"message": "hi"}, headers=_page_of(ALLOWED))
@@ -130,7 +102,7 @@ def test_a_wildcard_origin_opens_no_writes() -> None:
     """``cors_origins=["*"]`` sends CORS headers, but names no site whose page may drive the
     agent: a write from another site's page stays refused, and without a token its reads
     too (the headers would let it read every chat); a loopback page still reads."""
-    with Served(web_app(_agent(), cors_origins=["*"])) as served:
+    with InThread(web_app(_agent(), cors_origins=["*"])) as served:
         with httpx.Client(base_url=served.url, timeout=30) as client:
             read = client.get("/api/info", headers={"Origin": "http://localhost:5173"})
             assert read.status_code == 200
@@ -145,7 +117,7 @@ def test_chat_ui_takes_its_arguments_in_0_9_119s_order() -> None:
     (``default_lang`` before ``messages``) means what it meant there."""
     ui = ChatUI("Ask Acme", None, (), None, None, (), (), None, None, "ja", {"ja": {"x.y": "z"}})
     assert (ui.default_lang, dict(ui.messages)) == ("ja", {"ja": {"x.y": "z"}})
-    with Served(web_app(_agent(), ui=ui)) as served:
+    with InThread(web_app(_agent(), ui=ui)) as served:
         page = httpx.get(served.url + "/", timeout=30).text
     assert '"default_lang": "ja"' in page and '"x.y": "z"' in page and "Ask Acme" in page
 
@@ -162,7 +134,7 @@ def test_a_run_waiting_for_approval_is_listed_with_its_source() -> None:
         return "paid"
 
     agent = Agent(name="bot", model=ScriptedProvider([call("pay", {}), text("done")]), tools=[pay])
-    with Served(web_app(agent)) as served:
+    with InThread(web_app(agent)) as served:
         with httpx.Client(base_url=served.url, timeout=30) as client:
             body = {"message": "pay it", "session_id": "c1"}
             with client.stream("POST", "/api/chat/stream", json=body) as stream:
@@ -189,7 +161,7 @@ def test_an_upload_over_the_limit_is_file_too_large(
 
     monkeypatch.setenv("LOVIA_MAX_UPLOAD_MB", "1")
     agent = Agent(name="bot", model=ScriptedProvider([]), workspace=Workspace.local(tmp_path))
-    with Served(web_app(agent)) as served:
+    with InThread(web_app(agent)) as served:
         with httpx.Client(base_url=served.url, timeout=60) as client:
             for size in (1024 * 1024 + 1, 3 * 1024 * 1024):  # over, and over the framing too
                 file = {"file": ("big.txt", b"x" * size, "text/plain")}
@@ -205,7 +177,7 @@ def test_an_upload_over_the_limit_is_file_too_large(
 def test_a_422_names_a_list_items_place_by_number() -> None:
     """A body that does not fit is ``422`` with FastAPI's ``loc``: the place of an item in a
     list is a number, as in 0.9.119 (``["body", "attachments", 0, "mime"]``)."""
-    with Served(web_app(_agent())) as served:
+    with InThread(web_app(_agent())) as served:
         body = {"message": "see", "attachments": [{"path": "uploads/a.md"}]}
         refused = httpx.post(served.url + "/api/chat", json=body, timeout=30)
     assert refused.status_code == 422
