@@ -319,13 +319,6 @@ async def _close(registry: Any) -> None:
     await registry.aclose()
 
 
-def test_create_app_refuses_an_empty_mapping_without_a_config_runtime() -> None:
-    import pytest
-
-    with pytest.raises(ValueError, match="config_runtime"):
-        create_app({}, store=ChatStore.in_memory())
-
-
 def test_the_web_modules_main_returns_its_exit_status(capsys: Any) -> None:
     import pytest
 

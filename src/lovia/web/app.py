@@ -20,7 +20,7 @@ from fastapi import Depends, FastAPI, Request
 
 from .. import __version__
 from ..agent import Agent
-from ..errors import UserError, UserValueError
+from ..errors import UserError
 from .auth import LoopbackOnly, SameOriginWrites, cors_allowed_origins, token_dependency
 from .deps import RouterDeps
 from .errors import add_error_handlers
@@ -136,12 +136,6 @@ def create_app(  # noqa: C901 - one keyword per option
     database, a model turn at a time.
     """
     named = _agents_by_name(agent_or_agents)
-    if not named and config_runtime is None:  # nothing could ever answer a chat
-        raise UserValueError(
-            "create_app was given no agent",
-            hint="pass an Agent or a {name: agent} mapping; an empty mapping is for a server "
-            "whose agents come from its config file (config_runtime=...)",
-        )
     _check_max_turns(max_turns)
     if token is not None:
         token = token.strip()

@@ -77,9 +77,10 @@ class QuestionRegistry:
         """Stop watching, fail every open question (the server is shutting down: the tool
         gets an error instead of waiting) and close the channel to new ones, as 0.9.119
         did."""
-        close = getattr(self.channel, "close", None)
-        if callable(close):
-            close("the server is shutting down")
+        from ..tools.human import HumanChannel
+
+        if isinstance(self.channel, HumanChannel):  # a channel of your own closes itself
+            self.channel.close("the server is shutting down")
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
