@@ -8,8 +8,11 @@ from dataclasses import dataclass
 
 from ..errors import SchemaError, UserError
 from . import _legacy
+from ._schema import version_of
 from ._sqlite_conn import BUSY_TIMEOUT_MS, check_header, connect_read_only, store_error
+from ._sqlite_schema import CHECKPOINT_MIGRATIONS, SESSION_MIGRATIONS
 from .sqlite_checkpoint import SQLiteCheckpointer
+from .sqlite_lease import LEASE_SCHEMA_VERSION
 from .sqlite_session import SQLiteSession
 
 __all__ = ["MigrationReport", "SQLiteCheckpointer", "SQLiteSession", "migrate_sqlite_file"]
@@ -37,6 +40,7 @@ def migrate_sqlite_file(path: str | os.PathLike[str], *, check: bool = False) ->
                     f"{name!r} is not a lovia database",
                     hint="point it at a file lovia (or lovia 0.9.119) wrote; it was left as it was",
                 )
+            _refuse_newer(conn, name)
             return MigrationReport(name, "current", 0, 0, 0, None)
         report = _legacy.check(conn) if check else _legacy.migrate(conn, name)
         if report is not None and not check:
@@ -51,6 +55,26 @@ def migrate_sqlite_file(path: str | os.PathLike[str], *, check: bool = False) ->
     return MigrationReport(
         name, state, report.sessions, report.segments, report.runs, report.backup
     )
+
+
+def _refuse_newer(conn: sqlite3.Connection, name: str) -> None:
+    """``SchemaError`` when a newer lovia wrote the file: it is not "current" to this one,
+    whose stores refuse to open it."""
+    known = {
+        "session": max(SESSION_MIGRATIONS),
+        "checkpoint": max(CHECKPOINT_MIGRATIONS),
+        "lease": LEASE_SCHEMA_VERSION,
+    }
+    rows = conn.execute("SELECT key, value FROM lovia_meta WHERE key LIKE 'schema:%'")
+    for key, value in rows.fetchall():
+        component = key.removeprefix("schema:")
+        found = version_of((value,))
+        if component in known and found > known[component]:
+            raise SchemaError(
+                f"{name!r} holds a {component} schema of version {found}; this lovia reads "
+                f"up to version {known[component]}",
+                hint="upgrade lovia to open this file; it was left unchanged",
+            )
 
 
 def _shrink(conn: sqlite3.Connection) -> None:

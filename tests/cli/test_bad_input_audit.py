@@ -1,0 +1,57 @@
+"""Bad input to the ``lovia`` command, found by the bad-input audit: each refusal exits 2 with
+a ``lovia: error:`` line and a ``lovia: hint:`` line, never a traceback, and leaves the
+database byte for byte as it was."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from lovia import Agent, CheckpointOptions, Runner, SQLiteCheckpointer, SQLiteSession
+from lovia.testing import ScriptedProvider, text
+
+LOVIA = str(Path(sys.executable).with_name("lovia"))
+
+
+def one_run_db(db: Path) -> Path:
+    async def fill() -> None:
+        async with SQLiteSession(db) as s, SQLiteCheckpointer(db) as cp:
+            agent = Agent("a", model=ScriptedProvider([text("hi")]))
+            opts = CheckpointOptions(cp, "run1")
+            await Runner.run(agent, "hello", session=s, session_id="chat1", checkpoint=opts)
+
+    asyncio.run(fill())
+    return db
+
+
+def files(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def lovia(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [LOVIA, *args], capture_output=True, text=True, cwd=cwd, timeout=60, check=False
+    )
+
+
+def test_migrate_refuses_a_file_a_newer_lovia_wrote(tmp_path: Path) -> None:
+    # 'lovia migrate' said "already in this lovia's format; nothing to do" (exit 0) for a
+    # file whose schema is newer than this lovia reads, while every store refuses to open it
+    db = one_run_db(tmp_path / "app.db")
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE lovia_meta SET value = '99' WHERE key = 'schema:checkpoint'")
+    conn.close()
+    before = files(tmp_path)
+    for args in (["migrate", str(db)], ["migrate", "--check", str(db)]):
+        done = lovia(*args, cwd=tmp_path)
+        assert done.returncode == 2, (done.stdout, done.stderr)
+        assert "nothing to do" not in done.stdout
+        lines = done.stderr.splitlines()
+        assert lines[0].startswith("lovia: error: ") and "version 99" in lines[0], lines
+        assert lines[1].startswith("lovia: hint: upgrade lovia"), lines
+        assert "Traceback" not in done.stderr
+        assert files(tmp_path) == before
