@@ -8,6 +8,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from ._agent_checks import (
+    check_guardrails,
+    check_hooks_and_retry,
+    check_list_field,
+    check_timeout,
+)
 from .context import Compaction, ContextPolicy
 from .context.policy import policy_tools
 from .errors import UserError
@@ -77,6 +83,7 @@ class Agent:
         if not (isinstance(self.instructions, str) or callable(self.instructions)):
             raise UserError(
                 f"agent {self.name!r}: instructions must be a string or a callable",
+                hint="instructions='You are ...', or a function (ctx) -> str",
             )
         if isinstance(self.model, str):
             from .providers.registry import check_model
@@ -88,6 +95,10 @@ class Agent:
                 f"agent {self.name!r}: max_tool_output_chars must be an int >= 1 or None",
                 hint="None stores every tool output whole; the default is 200_000 characters",
             )
+        for name in ("tools", "handoffs", "input_guardrails", "output_guardrails", "plugins"):
+            check_list_field(self.name, name, getattr(self, name))
+        check_hooks_and_retry(self.name, self.hooks, self.retry)
+        check_timeout(self.name, self.default_tool_timeout)
         set_ = object.__setattr__
         # None in a list field means an empty one (0.9.119 built such an agent too)
         set_(self, "tools", tuple(make_tool(t) for t in self.tools or ()))
@@ -95,8 +106,13 @@ class Agent:
         set_(self, "input_guardrails", tuple(self.input_guardrails or ()))
         set_(self, "output_guardrails", tuple(self.output_guardrails or ()))
         set_(self, "plugins", tuple(self.plugins or ()))
+        check_guardrails(self.name, "input_guardrails", self.input_guardrails)
+        check_guardrails(self.name, "output_guardrails", self.output_guardrails)
         if not isinstance(self.default_tool_retries, int) or self.default_tool_retries < 0:
-            raise UserError(f"agent {self.name!r}: default_tool_retries must be an int >= 0")
+            raise UserError(
+                f"agent {self.name!r}: default_tool_retries must be an int >= 0",
+                hint="default_tool_retries=2 tries a failing tool call twice more; 0: never",
+            )
         repair_strategy(self.output_repair)  # a wrong setting fails here, not at a bad answer
         _check_workspace(self.workspace, self.name)
         if self.approval_handler is not None and not callable(self.approval_handler):
@@ -168,8 +184,14 @@ class Agent:
         # the policy's last, as in 0.9.119
         tools: list[Tool] = [*own, *moves, *offered] if moves or offered else own
         seen: set[str] = set()
-        for t in tools:
+        for i, t in enumerate(tools):
             if t.name in seen:
+                if len(own) <= i < len(own) + len(moves):  # 0.9.119 named the handoff too
+                    raise UserError(
+                        f"Tool name conflict for {t.name!r} from handoff: agent {self.name!r} "
+                        "already has a tool or another handoff with that name",
+                        hint="give the handoff a name of its own with Handoff(agent, name=...)",
+                    )
                 raise UserError(
                     f"Tool name conflict for {t.name!r} from agent.tools: agent "
                     f"{self.name!r} has two tools with that name",

@@ -19,7 +19,14 @@ from typing import Any, Literal, Protocol, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import BudgetExceeded, InvalidToolArguments, RunCancelled, ToolTimeoutError, UserError
+from ..errors import (
+    BudgetExceeded,
+    InvalidToolArguments,
+    RunCancelled,
+    ToolTimeoutError,
+    UserError,
+    UserTypeError,
+)
 from ..run_context import RunContext
 from ._signature import _arguments_model, _describe, _parse_docstring, strip_titles
 from ._text import clip_text, result_to_text, truncate_output, truncate_tool_output
@@ -308,7 +315,10 @@ def make_tool(
     if isinstance(fn, Tool):
         return fn
     if not callable(fn):
-        raise UserError(f"@tool needs a function, got {type(fn).__name__}")
+        raise UserTypeError(
+            f"@tool needs a function, got {type(fn).__name__}",
+            hint="decorate a def with @tool, and list functions or Tools in Agent(tools=[...])",
+        )
     tool_name: str = name or str(getattr(fn, "__name__", ""))
     if not _NAME_RE.match(tool_name):
         raise UserError(
