@@ -11,7 +11,7 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
-from ..errors import UserError, UserTypeError
+from ..errors import UserError, UserTypeError, UserValueError
 from ..guardrails import check_guardrails
 from ..output import output_instructions
 from ..reliability import CancelToken, RunBudget
@@ -87,7 +87,9 @@ def check_arguments(d: Run) -> None:
     # (a caller's ``except MaxTurnsExceeded`` keeps working). A float is a limit too (0.9.119
     # compares it; ``float("inf")`` means no limit); NaN and non-numbers are refused.
     if not isinstance(limit, (int, float)) or limit != limit:
-        raise UserError(
+        # a TypeError too, as 0.9.119's comparison raised for a non-number
+        error = UserTypeError if limit == limit else UserValueError
+        raise error(
             f"max_turns must be a number of model turns, got {limit!r}",
             hint="pass Runner.run(..., max_turns=10); the default is 50",
         )

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .._transcript_entries import _ENTRY_TYPES
-from ..errors import UserError, UserTypeError, UserValueError
+from ..errors import UserTypeError, UserValueError
 from ..transcript import TranscriptEntry, entry_from_dict
 
 __all__ = ["check_count", "checked_entries", "checked_meta"]
@@ -21,9 +21,10 @@ _HINT = "pass a list of lovia.transcript entries (InputEntry, ToolCallEntry, ...
 
 
 def checked_entries(entries: Any) -> list[TranscriptEntry]:
-    """``entries`` as a new list of transcript entries, or ``UserError``."""
+    """``entries`` as a new list of transcript entries, or ``UserTypeError`` (a
+    ``TypeError``, as 0.9.119's stores raised for such a value)."""
     if isinstance(entries, (str, bytes, dict, *_ENTRY_TYPES)) or not isinstance(entries, Iterable):
-        raise UserError(
+        raise UserTypeError(
             f"entries must be a list of transcript entries, got {type(entries).__name__}",
             hint=_HINT,
         )
@@ -35,9 +36,11 @@ def checked_entries(entries: Any) -> list[TranscriptEntry]:
             try:
                 out[i] = entry_from_dict(entry)
             except Exception as exc:
-                raise UserError(f"entry {i} is not a transcript entry: {exc}", hint=_HINT) from exc
+                raise UserTypeError(
+                    f"entry {i} is not a transcript entry: {exc}", hint=_HINT
+                ) from exc
             continue
-        raise UserError(
+        raise UserTypeError(
             f"entry {i} is a {type(entry).__name__}, not a transcript entry", hint=_HINT
         )
     return out

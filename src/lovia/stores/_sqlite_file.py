@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..errors import SchemaError, StoreError, UserError, UserTypeError
+from ..errors import SchemaError, StoreError, UserError, UserTypeError, UserValueError
 from . import _conns, _legacy
 from ._calls import CallQueue
 from ._schema import MetaSql, Migrations, migrate, version_of
@@ -63,6 +63,11 @@ class SQLiteFile:
         self.path = os.fspath(path)
         if not self.path:
             raise UserError("the SQLite path is empty", hint="pass a file name like 'chat.db'")
+        if "\x00" in self.path:  # sqlite3 and os raise a bare "embedded null byte"
+            raise UserValueError(
+                f"the SQLite path {self.path!r} contains a NUL character",
+                hint="pass the file's name without NUL characters, like 'chat.db'",
+            )
         self.wal = bool(wal) and not read_only
         self.read_only = bool(read_only)
         self.component = component
