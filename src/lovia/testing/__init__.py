@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
+from ..errors import UserTypeError
 from ..messages import AssistantTurn, Message, ToolCall
 from ..providers._render import SMALL_VIEW, BodyCache, Marks
 from ..providers.base import ToolSpec
@@ -142,6 +143,11 @@ class ScriptedProvider:
     supports_json_schema = False
 
     def __init__(self, script: Iterable[ScriptItem] = (), *, model: str | None = None) -> None:
+        if isinstance(script, AssistantTurn | BaseException | str) or callable(script):
+            raise UserTypeError(  # was "'ScriptedTurn' object is not iterable"
+                f"ScriptedProvider takes a list of turns, got one {type(script).__name__}",
+                hint="pass a list even for one turn: ScriptedProvider([text('Done.')])",
+            )
         self.script: list[ScriptItem] = list(script)
         self.model = model
         self._calls: list[Any] = []  # a call's messages, or its view until someone looks
@@ -186,6 +192,13 @@ class ScriptedProvider:
             raise item
         if isinstance(item, AssistantTurn):
             return item
+        if not callable(item):  # was "'str' object is not callable", wrapped as a ProviderError
+            raise UserTypeError(
+                f"ScriptedProvider: script item {self._next - 1} is not a scripted turn: "
+                f"{repr(item)[:60]}",
+                hint="script turns with text('...'), call('tool', {...}) or batch(...), an "
+                "exception to raise, or a function (messages) -> turn",
+            )
         turn = item(list(messages))
         if inspect.isawaitable(turn):  # an async callable
             turn = await turn
