@@ -55,3 +55,15 @@ def test_migrate_refuses_a_file_a_newer_lovia_wrote(tmp_path: Path) -> None:
         assert lines[1].startswith("lovia: hint: upgrade lovia"), lines
         assert "Traceback" not in done.stderr
         assert files(tmp_path) == before
+
+
+def test_runs_approvals_given_an_empty_id_refuses_it(tmp_path: Path) -> None:
+    # an empty id (a script's unset "$RUN") listed the calls of every parked run, exit 0
+    db = one_run_db(tmp_path / "app.db")
+    before = files(tmp_path)
+    done = lovia("runs", "approvals", "", "--db", str(db), cwd=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.splitlines()
+    assert lines[0] == "lovia: error: run_id must be a non-empty string, got ''", lines
+    assert lines[1].startswith("lovia: hint: "), lines
+    assert files(tmp_path) == before

@@ -118,7 +118,7 @@ async def runs_approvals(args: argparse.Namespace) -> int:
     from ..approvals import pending, pending_approvals
 
     async with db_stores(args, read_only=True) as (_session, cp):
-        if args.run_id:
+        if args.run_id is not None:  # an empty id (an unset "$RUN") is refused, not "all"
             run_ids = [args.run_id]
         else:
             run_ids = [s.run_id for s in await cp.list_runs(statuses=["interrupted"])]
