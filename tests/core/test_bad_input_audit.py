@@ -105,3 +105,22 @@ def test_max_turns_that_is_no_number_is_still_a_type_error(limit: Any) -> None:
     with pytest.raises(UserTypeError) as caught:
         Runner.run_sync(Agent("a", model=model()), "hi", max_turns=limit)
     assert caught.value.hint
+
+
+@pytest.mark.parametrize(
+    ("argument", "value", "words"),
+    [
+        # was ignored: the run went on with the agent's retry policy
+        ("retry", 5, "retry= takes a RetryPolicy, got int"),
+        # was "sequence item 0: expected str instance, int found" from inside the run
+        ("extra_instructions", 5, "extra_instructions= takes a string, got int"),
+    ],
+)
+async def test_a_run_argument_of_the_wrong_type_is_refused_before_the_run(
+    argument: str, value: Any, words: str
+) -> None:
+    scripted = model()
+    with pytest.raises(UserTypeError) as caught:
+        await Runner.run(Agent("a", model=scripted), "hi", **{argument: value})
+    assert caught.value.message == words and caught.value.hint
+    assert scripted.calls == []  # no model call was made

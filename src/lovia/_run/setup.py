@@ -103,6 +103,18 @@ def check_arguments(d: Run) -> None:
                 f"{name}= takes a {kind.__name__}, got {type(value).__name__}",
                 hint=f"pass {name}=lovia.{kind.__name__}(...) or leave it out",
             )
+    if o.retry is not None and not all(
+        hasattr(o.retry, a) for a in ("max_attempts", "retry_on", "delay")
+    ):  # was ignored: the agent's policy ran instead
+        raise UserTypeError(
+            f"retry= takes a RetryPolicy, got {type(o.retry).__name__}",
+            hint="pass retry=lovia.RetryPolicy(...) or leave it out (the agent's policy applies)",
+        )
+    if o.extra_instructions is not None and not isinstance(o.extra_instructions, str):
+        raise UserTypeError(  # was "sequence item 0: expected str instance" from inside
+            f"extra_instructions= takes a string, got {type(o.extra_instructions).__name__}",
+            hint="pass extra_instructions='Answer in French.' or leave it out",
+        )
     if not callable(getattr(o.tracer, "span", None)):
         raise UserTypeError(
             f"tracer= takes a tracer, got {type(o.tracer).__name__}: it has no span()",
