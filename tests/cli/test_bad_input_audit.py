@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from lovia import Agent, CheckpointOptions, Runner, SQLiteCheckpointer, SQLiteSession
 from lovia.testing import ScriptedProvider, text
@@ -67,3 +70,24 @@ def test_runs_approvals_given_an_empty_id_refuses_it(tmp_path: Path) -> None:
     assert lines[0] == "lovia: error: run_id must be a non-empty string, got ''", lines
     assert lines[1].startswith("lovia: hint: "), lines
     assert files(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", [("sessions", "export", "chat1"), ("runs", "export", "run1")])
+@pytest.mark.parametrize("target", ["app.db", "./app.db", "other.db"])
+def test_an_export_never_writes_over_a_database(
+    tmp_path: Path, command: tuple[str, ...], target: str
+) -> None:
+    # '--out app.db --db app.db' replaced the database with the JSON export (exit 0): every
+    # session and run in it was gone
+    db = one_run_db(tmp_path / "app.db")
+    shutil.copyfile(db, tmp_path / "other.db")
+    before = files(tmp_path)
+    done = lovia(*command, "--db", "app.db", "--out", target, cwd=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith(f"lovia: error: --out {target!r} is "), lines
+    assert lines[1] == "lovia: hint: pass --out a new file, e.g. --out export.json", lines
+    assert files(tmp_path) == before
+    done = lovia(*command, "--db", "app.db", "--out", "export.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "export.json").read_text(encoding="utf-8").startswith("{")

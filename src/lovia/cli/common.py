@@ -35,6 +35,7 @@ __all__ = [
     "no_model_hint",
     "open_stores",
     "print_json",
+    "refuse_overwriting_a_database",
     "shown_db",
     "stored_run",
 ]
@@ -231,6 +232,33 @@ def shown_db(db: str) -> str:
             masked = [(k, "***" if k.lower() == "password" else v) for k, v in pairs]
             query = urlencode(masked, safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def refuse_overwriting_a_database(out: str, db: str) -> None:
+    """``UserError`` when ``--out`` names the ``--db`` file (or its journal) or any other
+    SQLite file: an export written there would replace the stored sessions and runs."""
+    target = os.path.realpath(out)
+    if "://" not in db:
+        base = os.path.realpath(db)
+        if target in {base + suffix for suffix in ("", "-wal", "-shm", "-journal")}:
+            raise UserError(
+                f"--out {out!r} is the database this command reads; writing there would "
+                "replace every stored session and run",
+                hint="pass --out a new file, e.g. --out export.json",
+            )
+    try:
+        with open(target, "rb") as file:
+            header = file.read(len(_SQLITE_MAGIC))
+    except OSError:
+        return  # missing (the usual case), or unreadable: the write says what is wrong
+    if header == _SQLITE_MAGIC:
+        raise UserError(
+            f"--out {out!r} is a SQLite database; an export will not overwrite it",
+            hint="pass --out a new file, e.g. --out export.json",
+        )
 
 
 def print_json(value: Any) -> None:

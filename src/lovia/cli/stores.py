@@ -21,6 +21,7 @@ from .common import (
     counted,
     db_stores,
     print_json,
+    refuse_overwriting_a_database,
     shown_db,
     stored_run,
 )
@@ -226,7 +227,7 @@ async def sessions_export(args: argparse.Namespace) -> int:
     }
     text = json.dumps(data, ensure_ascii=False, indent=2)
     if args.out:
-        await _write_out(args.out, text)
+        await _write_out(args, text)
         if not args.json:
             print(f"wrote {counted(len(segments), 'run')} to {args.out}")
     else:
@@ -234,7 +235,9 @@ async def sessions_export(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _write_out(path: str, text: str) -> None:
+async def _write_out(args: argparse.Namespace, text: str) -> None:
+    path: str = args.out
+    refuse_overwriting_a_database(path, args.db)
     try:
         await asyncio.to_thread(Path(path).write_text, text + "\n", encoding="utf-8")
     except OSError as exc:
@@ -253,7 +256,7 @@ async def runs_export(args: argparse.Namespace) -> int:
     snap = await stored_run(args)
     text = json.dumps(snap.to_dict(), ensure_ascii=False, indent=2)
     if args.out:
-        await _write_out(args.out, text)
+        await _write_out(args, text)
         if not args.json:
             entries = counted(len(snap.entries), "entry", "entries")
             print(f"wrote run {snap.run_id!r} ({entries}) to {args.out}")
