@@ -91,3 +91,23 @@ def test_an_export_never_writes_over_a_database(
     done = lovia(*command, "--db", "app.db", "--out", "export.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "export.json").read_text(encoding="utf-8").startswith("{")
+
+
+def test_stored_text_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    # a model's answer or a tool's output is untrusted; 'sessions show' and 'runs show'
+    # printed it raw, so an ESC sequence in it cleared the screen or set the clipboard
+    evil = "ok\x1b[2J\x1b]52;c;ZXZpbA==\x07done\x00"
+    db = tmp_path / "app.db"
+
+    async def fill() -> None:
+        async with SQLiteSession(db) as s, SQLiteCheckpointer(db) as cp:
+            agent = Agent("a", model=ScriptedProvider([text(evil)]))
+            opts = CheckpointOptions(cp, "run1")
+            await Runner.run(agent, evil, session=s, session_id="chat1", checkpoint=opts)
+
+    asyncio.run(fill())
+    for command in (("sessions", "show", "chat1"), ("runs", "show", "run1")):
+        done = lovia(*command, "--db", str(db), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout and "\x07" not in done.stdout, command
+        assert "\\x1b[2J" in done.stdout, done.stdout  # shown, escaped

@@ -19,8 +19,13 @@ __all__ = ["describe_entry", "print_event"]
 PREVIEW_CHARS = 200
 
 
+# control characters shown escaped: stored text is the model's and the tools' (untrusted), and
+# raw, an ESC sequence in it would act on the terminal (clear it, retitle it, set the clipboard)
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
+
+
 def _short(text: str, limit: int = PREVIEW_CHARS) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(text.split()).translate(_CONTROLS)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
