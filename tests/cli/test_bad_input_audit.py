@@ -111,3 +111,28 @@ def test_stored_text_cannot_drive_the_terminal(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         assert "\x1b" not in done.stdout and "\x07" not in done.stdout, command
         assert "\\x1b[2J" in done.stdout, done.stdout  # shown, escaped
+
+
+@pytest.mark.parametrize("session", ["x" * 600, ""])
+def test_chat_refuses_a_session_id_no_store_takes_before_the_chat_starts(
+    tmp_path: Path, session: str
+) -> None:
+    # the chat started, every message failed with '[run failed: session_id is 600
+    # characters long ...]', and it ended with "bye (session ... is stored in ...)", exit 0
+    db = one_run_db(tmp_path / "app.db")
+    before = files(tmp_path)
+    done = subprocess.run(
+        [LOVIA, "chat", "--demo", "--db", str(db), "--session", session],
+        input="hi\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stdout == ""  # no banner, no prompt
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("lovia: error: --session "), lines
+    assert lines[1].startswith("lovia: hint: "), lines
+    assert files(tmp_path) == before

@@ -232,10 +232,20 @@ async def _check_model(agents: dict[str, Any]) -> None:
             print(f"lovia chat: hint: {warning.hint}", file=sys.stderr)
 
 
+def _check_session_id(session_id: str | None) -> None:
+    """Refuse before the chat starts a ``--session`` no store takes: else every message
+    failed, and "bye" still said the session was stored."""
+    if session_id is not None:
+        from ..stores._checks import validate_id
+
+        validate_id(session_id, "--session")
+
+
 async def run_chat(args: argparse.Namespace) -> int:
     from ..chats.book import ChatBook
     from ..chats.supervisor import RunSupervisor
 
+    _check_session_id(args.session)
     agents = load_agents(args.app, args.demo)
     if not agents:
         raise UserError("no model configured", hint=no_model_hint())
