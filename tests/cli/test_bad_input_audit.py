@@ -136,3 +136,24 @@ def test_chat_refuses_a_session_id_no_store_takes_before_the_chat_starts(
     assert lines[0].startswith("lovia: error: --session "), lines
     assert lines[1].startswith("lovia: hint: "), lines
     assert files(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"[]", "a run snapshot is a JSON object, got list"),  # was an AttributeError traceback
+        (b"\xff\x00\xff", "is not a run written by"),  # was a UnicodeDecodeError traceback
+        (b"{}", "it has no 'run_id'"),  # was "('run_id')"
+    ],
+)
+def test_retest_from_a_file_that_is_no_export_says_so(
+    tmp_path: Path, content: bytes, words: str
+) -> None:
+    recording = tmp_path / "run.json"
+    recording.write_bytes(content)
+    done = lovia("runs", "retest", "--from", str(recording), "--demo", cwd=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("lovia: error: ") and words in lines[0], lines
+    assert lines[1].startswith("lovia: hint: "), lines

@@ -47,3 +47,14 @@ def test_a_path_with_a_nul_character_says_so_with_a_hint(tmp_path: Path) -> None
         assert isinstance(info.value, ValueError)
         assert "NUL" in info.value.message and info.value.hint
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("payload", ["[]", "5", '"run"'])
+def test_a_snapshot_that_is_no_object_is_a_type_error_as_in_0_9_119(payload: str) -> None:
+    # 0.9.119 raised TypeError here; this one raised AttributeError ('list' object has no
+    # attribute 'get'), which no 'except TypeError' caught
+    from lovia import RunSnapshot
+
+    with pytest.raises(TypeError) as info:
+        RunSnapshot.from_json(payload)
+    assert isinstance(info.value, UserError) and info.value.hint

@@ -23,7 +23,7 @@ async def _recording(args: argparse.Namespace) -> RunSnapshot:
             raise UserError("which run? give its id, or --from FILE", hint="see 'lovia runs list'")
         return await stored_run(args)
     try:
-        text = await asyncio.to_thread(Path(args.from_file).read_text, encoding="utf-8")
+        text = await asyncio.to_thread(Path(args.from_file).read_bytes)
     except OSError as exc:
         raise UserError(
             f"cannot read {args.from_file!r}: {exc.strerror or exc}",
@@ -31,9 +31,16 @@ async def _recording(args: argparse.Namespace) -> RunSnapshot:
         ) from exc
     try:
         snap = RunSnapshot.from_json(text)
-    except (ValueError, KeyError, TypeError) as exc:
+    except KeyError as exc:
         raise UserError(
-            f"{args.from_file!r} is not a run written by 'lovia runs export' ({exc})",
+            f"{args.from_file!r} is not a run written by 'lovia runs export' (it has no "
+            f"{exc.args[0]!r})",
+            hint="export the run again: lovia runs export RUN_ID --out FILE",
+        ) from exc
+    except (ValueError, TypeError) as exc:
+        detail = getattr(exc, "message", None) or exc  # a LoviaError's without its hint
+        raise UserError(
+            f"{args.from_file!r} is not a run written by 'lovia runs export' ({detail})",
             hint="export the run again: lovia runs export RUN_ID --out FILE",
         ) from exc
     if args.run_id is not None and args.run_id != snap.run_id:

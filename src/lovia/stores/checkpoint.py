@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ..errors import UserError
+from ..errors import UserError, UserTypeError
 from ..transcript import TranscriptEntry, entry_from_dict, entry_to_dict
 from ..usage import Usage
 from ._checks import MAX_ID_CHARS, RUN_STATUSES, validate_id
@@ -299,6 +299,11 @@ class RunSnapshot:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSnapshot:
         """Rebuild a snapshot from ``to_dict`` output (also lovia 0.9.119's)."""
+        if not isinstance(data, dict):  # a TypeError, as 0.9.119 raised (not AttributeError)
+            raise UserTypeError(
+                f"a run snapshot is a JSON object, got {type(data).__name__}",
+                hint="pass what RunSnapshot.to_dict() (or 'lovia runs export') wrote",
+            )
         entries = [entry_from_dict(e) for e in data.get("entries") or ()]
         return cls.of(str(data["run_id"]), entries, RunHead.from_dict(data))
 
