@@ -55,6 +55,7 @@ def test_a_snapshot_that_is_no_object_is_a_type_error_as_in_0_9_119(payload: str
     # attribute 'get'), which no 'except TypeError' caught
     from lovia import RunSnapshot
 
-    with pytest.raises(TypeError) as info:
-        RunSnapshot.from_json(payload)
-    assert isinstance(info.value, UserError) and info.value.hint
+    for kind in (RunSnapshot, RunHead):
+        with pytest.raises(TypeError) as info:
+            kind.from_json(payload)
+        assert isinstance(info.value, UserError) and info.value.hint

@@ -192,6 +192,11 @@ class RunHead:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunHead:
         """Rebuild a head from ``to_dict`` output; also reads lovia 0.9.119's head dicts."""
+        if not isinstance(data, dict):  # a TypeError, as 0.9.119 raised (not AttributeError)
+            raise UserTypeError(
+                f"a run head is a JSON object, got {type(data).__name__}",
+                hint="pass what RunHead.to_dict() wrote",
+            )
         status = data.get("status", "running")
         if status not in RUN_STATUSES:
             raise ValueError(f"unknown run status {status!r}")
