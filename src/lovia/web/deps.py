@@ -141,6 +141,7 @@ class RouterDeps:
             }
             sup.queue = self.queue
             sup.observers.append(_Records(self))
+            sup.start_for = self._start_for
             self._supervisor = sup
         return self._supervisor
 
@@ -192,6 +193,13 @@ class RouterDeps:
         deps = await build_run_deps(self.run_deps, trigger)
         _keep_ui_data(self.store, session_id)
         return RunStart(source=source, park=park, input=input, deps=deps, context=context)
+
+    async def _start_for(self, chat_id: str, agent: Agent, resumed: bool) -> RunStart:
+        """A run nobody's request started (a decision resumes a parked run, messages sent
+        too late start the next): ``run_deps`` builds its deps from the client context the
+        chat's run started with, so its tools see what the run's first part saw."""
+        context = await self.store.get_active_context(chat_id)
+        return await self.run_start(chat_id, agent, context=context, resumed=resumed)
 
     def agent_for(self, name: str | None) -> Agent:
         return self.supervisor.agent(name)
