@@ -23,7 +23,7 @@ from ..chats.supervisor import LiveRun, RunSupervisor
 from .book import StoreBook
 from .errors import WebError
 from .hub import EventHub
-from .run_deps import RunDepsFn, RunTrigger, build_run_deps
+from .run_deps import RUN_CLIENT, RUN_SERVER, RunDepsFn, RunTrigger, build_run_deps
 from .store import ChatStore, RunRow
 from .titles import TitleMaker
 
@@ -192,6 +192,9 @@ class RouterDeps:
         trigger = RunTrigger(session_id, agent, source, request, context or {}, resumed)
         deps = await build_run_deps(self.run_deps, trigger)
         _keep_ui_data(self.store, session_id)
+        # the run's task copies this context: its tools see the server and the client context
+        RUN_SERVER.set(self)
+        RUN_CLIENT.set(dict(context) if context else None)
         return RunStart(source=source, park=park, input=input, deps=deps, context=context)
 
     async def _start_for(self, chat_id: str, agent: Agent, resumed: bool) -> RunStart:
