@@ -257,7 +257,7 @@ def _tools(store: ChatStore) -> list[Any]:
             "The new chat's first message, complete in itself: the new chat sees nothing of "
             "this conversation.",
         ],
-        title: Annotated[str | None, "A short title; without one the chat is named."] = None,
+        title: Annotated[str | None, "The new chat's title; without one, one is made."] = None,
     ) -> dict[str, str]:
         text = instruction.strip()
         if not text:
