@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
+
 from lovia import Agent
 from lovia.web import ChatStore
 from lovia.web.scheduling import Scheduling
@@ -35,4 +37,18 @@ def test_the_card_of_a_started_chat_opens_it(pages: Pages, tmp_path: Path) -> No
         users = page.locator("[data-testid=user-message] .user-text").all_inner_texts()
         assert [u.strip() for u in users] == ["count to 3"]
         page.screenshot(path=str(tmp_path / "opened.png"))
+        spawned = chat_id(page)
+        # the new chat links back to the one that started it
+        origin = page.locator("[data-testid=origin]")
+        assert origin.inner_text() == "Started from open a chat, titled"
+        origin.click()
+        page.wait_for_function(f"location.hash.includes({source!r})")
+        page.locator("[data-testid=started-chat]").wait_for()
+        assert page.locator("[data-testid=origin]").is_hidden()  # a chat of its own
+        # its source deleted, the link names that and leads nowhere
+        assert httpx.delete(f"{server.url}api/sessions/{source}").status_code == 200
+        page.goto(f"{server.url}#chat={spawned}")
+        page.reload()
+        page.wait_for_selector("[data-testid=origin]:has-text('Starting chat deleted')")
+        assert page.locator("[data-testid=origin]").is_disabled()
         pages.close()
