@@ -89,6 +89,9 @@ class RunSupervisor(ChatSettler):
         # messages sent too late start the next) gets one: the web server builds its deps
         # and context as the chat's run had them. (chat id, agent, resumed) -> RunStart
         self.start_for: Callable[[str, Agent, bool], Awaitable[RunStart]] | None = None
+        # the agent a chat's run here drives (the web server binds its workspace to the
+        # chat's session); not asked for a run a worker drives. (chat id, agent) -> agent
+        self.bind_agent: Callable[[str, Agent], Awaitable[Agent]] | None = None
 
     @property
     def closing(self) -> bool:
@@ -165,6 +168,8 @@ class RunSupervisor(ChatSettler):
                 options = {**self.run_options, **start.options}
                 if start.deps is not None:
                     options["deps"] = start.deps
+                if self.queue is None and self.bind_agent is not None:
+                    agent = await self.bind_agent(chat_id, agent)
                 work = self._work(run, agent, run_input, options, policy, resume_run_id is not None)
                 run.claim, claim = claim, None
                 self.slots.enter(run, resumes=resume_run_id)

@@ -21,6 +21,7 @@ from ..chats.book import PENDING_STATUSES
 from ..chats.runstart import RunStart
 from ..chats.supervisor import LiveRun, RunSupervisor
 from .book import StoreBook
+from .chat_workspaces import ChatWorkspaces
 from .errors import WebError
 from .hub import EventHub
 from .run_deps import RUN_CLIENT, RUN_SERVER, RunDepsFn, RunTrigger, build_run_deps
@@ -73,6 +74,7 @@ class RouterDeps:
     _bus: EventHub = field(default_factory=EventHub, init=False, repr=False)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
     _scheduler: Any = field(default=None, init=False, repr=False)
+    workspaces: ChatWorkspaces = field(default_factory=ChatWorkspaces, init=False, repr=False)
     _run_waiters: dict[str, list[asyncio.Future[LiveRun]]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -142,6 +144,7 @@ class RouterDeps:
             sup.queue = self.queue
             sup.observers.append(_Records(self))
             sup.start_for = self._start_for
+            sup.bind_agent = self.workspaces.bind  # a chat's processes outlive its runs
             self._supervisor = sup
         return self._supervisor
 
@@ -243,6 +246,7 @@ class RouterDeps:
             for task in list(self._tasks):
                 task.cancel()
             await sup.close()
+            await self.workspaces.aclose()  # the chats' background processes end here
             if self.queue is not None:
                 await self.queue.shutdown()
             from .memories import drain_memories
