@@ -6,11 +6,12 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
 
-from lovia import Agent, Runner
+from lovia import Agent, InMemorySession, Runner
 from lovia.context import (
     Compaction,
     CompactionRequest,
@@ -18,6 +19,7 @@ from lovia.context import (
     FileResultStore,
     InMemoryResultStore,
     NoopContextPolicy,
+    Summarizer,
     TokenBudget,
 )
 from lovia.context.tokens import usable_tokens
@@ -81,6 +83,32 @@ async def test_compaction_answers_compact_with_its_view_and_state_in_scratch() -
     assert not again.compacted and again.changed and again.entries == first.entries
     small = await NoopContextPolicy().compact(CompactionRequest(entries))
     assert small.entries is entries and not small.changed
+
+
+class Notes(Summarizer):
+    """A summarizer written as 0.9.119 taught: a subclass of its ``Summarizer`` protocol."""
+
+    def __init__(self) -> None:
+        self.spans: list[int] = []
+
+    async def summarize(
+        self, entries: list[Any], *, req: CompactionRequest, prior_summary: str | None = None
+    ) -> str:
+        self.spans.append(len(entries))
+        return "they talked about the weather"
+
+
+async def test_a_summarizer_subclassing_the_protocol_writes_the_summary() -> None:
+    notes = Notes()
+    policy = Compaction(context_window=2_000, reserve_output_tokens=200, summarizer=notes)
+    assert policy.name == "compaction" and NoopContextPolicy().name == "noop"
+    model = ScriptedProvider([text("reply " * 60) for _ in range(12)])
+    agent = Agent(name="chat", model=model, context_policy=policy)
+    session = InMemorySession()
+    for i in range(12):
+        await Runner.run(agent, f"question {i}: " + "words " * 60, session=session, session_id="s")
+    assert notes.spans
+    assert "talked about the weather" in str([m.content for m in model.calls[-1]])
 
 
 def test_budget_marks_are_fractions_or_token_counts() -> None:
