@@ -19,6 +19,7 @@ from lovia.context import (
     FileResultStore,
     InMemoryResultStore,
     NoopContextPolicy,
+    ResultStore,
     Summarizer,
     TokenBudget,
 )
@@ -123,6 +124,16 @@ def test_budget_marks_are_fractions_or_token_counts() -> None:
     # a small local model under the default reserve: half the window, not an error
     assert Compaction(context_window=4_000).context_window == 4_000
     assert Compaction(compact_at=150_000, compact_to=100_000).compact_at == 150_000
+
+
+def test_the_result_stores_import_from_0_9_119s_module_path() -> None:
+    from lovia.context import store
+
+    assert (store.ResultStore, store.InMemoryResultStore, store.FileResultStore) == (
+        ResultStore,
+        InMemoryResultStore,
+        FileResultStore,
+    )
 
 
 async def test_in_memory_store_bounds() -> None:
