@@ -157,21 +157,21 @@ def run_web(args: argparse.Namespace) -> int:
     try:
         port = int(sock.getsockname()[1])
         agents = loaded()
-        default = not (args.app or args.demo)
-        if default:  # the assistant lovia web builds itself gets its toolkit
-            agents = {name: equip(agent, args) for name, agent in agents.items()}
         note = None
         if args.db is None:
             args.db, note = default_db(list(agents) if args.app else [])
         asyncio.run(check_stores(args.db))  # a store it cannot use: two lines, exit 2
+        store = chat_store(args.db)
+        if not (args.app or args.demo):  # the assistant lovia web builds gets its toolkit
+            agents = {name: equip(agent, args, store=store) for name, agent in agents.items()}
         queue = work_queue(agents, args.db) if args.workers else None
         scripted = any(
             isinstance(a.model, (DemoProvider, ScriptedProvider)) for a in agents.values()
         )
         app = create_app(
             agents,
-            config_runtime=settings(args, agents),
-            store=chat_store(args.db),
+            config_runtime=settings(args, agents, store),
+            store=store,
             # a scripted model's answers are the conversation's: none goes to naming chats
             titles=not scripted,
             token=token,
@@ -277,7 +277,7 @@ def serve_built(app: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def settings(args: argparse.Namespace, agents: dict[str, Any]) -> Any:
+def settings(args: argparse.Namespace, agents: dict[str, Any], store: Any = None) -> Any:
     """The ``config.json`` the Settings routes edit, when the agent is the one built from it
     (no ``--app``, ``--demo`` or ``LOVIA_MODEL``); each change rebuilds that agent."""
     import os
@@ -297,24 +297,30 @@ def settings(args: argparse.Namespace, agents: dict[str, Any]) -> Any:
         if model is None:
             return None
         agent = Agent(name, instructions=DEFAULT_INSTRUCTIONS, model=model)
-        return equip(tune_agents({name: agent}, args)[name], args, doc)
+        return equip(tune_agents({name: agent}, args)[name], args, doc, store=store)
 
     return ConfigFile(path=path, agent_name=name, rebuild=rebuild)
 
 
-def equip(agent: Any, args: argparse.Namespace, doc: dict[str, Any] | None = None) -> Any:
+def equip(
+    agent: Any, args: argparse.Namespace, doc: dict[str, Any] | None = None, *, store: Any = None
+) -> Any:
     """The default assistant with its toolkit, as the flags shape it: a workspace (file and
-    shell tools) in ``--workspace``, todos, long-term memory in ``--memory-dir``, the skills
-    of ``doc``'s (``config.json``'s) skill directories, and background subagents."""
+    shell tools) in ``--workspace``, todos, scheduled runs and new chats in ``store`` (the
+    server's ``ChatStore``), long-term memory in ``--memory-dir``, the skills of ``doc``'s
+    (``config.json``'s) skill directories, and background subagents."""
     from pathlib import Path
 
     from ..plugins import Memory, Skills, Subagents, Todo
     from ..web.api_config import DEFAULT_SKILL_DIRS
+    from ..web.scheduling import Scheduling
     from ..workspace import Workspace
 
     if doc is None:
         doc = read_settings()
     plugins: list[Any] = [*agent.plugins, Todo()]
+    if store is not None:
+        plugins.append(Scheduling(store))
     if not args.no_memory:
         plugins.append(Memory(args.memory_dir))
     found = doc.get("skills")

@@ -23,7 +23,7 @@ from ..chats.supervisor import LiveRun, RunSupervisor
 from .book import StoreBook
 from .errors import WebError
 from .hub import EventHub
-from .run_deps import RunDepsFn, RunTrigger, build_run_deps
+from .run_deps import RUN_CLIENT, RUN_SERVER, RunDepsFn, RunTrigger, build_run_deps
 from .store import ChatStore, RunRow
 from .titles import TitleMaker
 
@@ -141,6 +141,7 @@ class RouterDeps:
             }
             sup.queue = self.queue
             sup.observers.append(_Records(self))
+            sup.start_for = self._start_for
             self._supervisor = sup
         return self._supervisor
 
@@ -191,7 +192,17 @@ class RouterDeps:
         trigger = RunTrigger(session_id, agent, source, request, context or {}, resumed)
         deps = await build_run_deps(self.run_deps, trigger)
         _keep_ui_data(self.store, session_id)
+        # the run's task copies this context: its tools see the server and the client context
+        RUN_SERVER.set(self)
+        RUN_CLIENT.set(dict(context) if context else None)
         return RunStart(source=source, park=park, input=input, deps=deps, context=context)
+
+    async def _start_for(self, chat_id: str, agent: Agent, resumed: bool) -> RunStart:
+        """A run nobody's request started (a decision resumes a parked run, messages sent
+        too late start the next): ``run_deps`` builds its deps from the client context the
+        chat's run started with, so its tools see what the run's first part saw."""
+        context = await self.store.get_active_context(chat_id)
+        return await self.run_start(chat_id, agent, context=context, resumed=resumed)
 
     def agent_for(self, name: str | None) -> Agent:
         return self.supervisor.agent(name)

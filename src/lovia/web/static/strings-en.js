@@ -181,6 +181,8 @@ export const EN = {
   "tool.stopped": "stopped",
   "tool.arguments": "Arguments",
   "tool.result": "Result",
+  "toolLine.startSession": "Start a chat",
+  "toolLine.openChat": "Open chat",
   "toolLine.readFile": "Read file",
   "toolLine.writeFile": "Write file",
   "toolLine.editFile": "Edit file",

@@ -181,6 +181,8 @@ export const ZH = {
   "tool.stopped": "已停止",
   "tool.arguments": "参数",
   "tool.result": "结果",
+  "toolLine.startSession": "新建对话",
+  "toolLine.openChat": "打开对话",
   "toolLine.readFile": "读取文件",
   "toolLine.writeFile": "写入文件",
   "toolLine.editFile": "编辑文件",
