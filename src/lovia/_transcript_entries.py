@@ -127,7 +127,7 @@ if not TYPE_CHECKING:
                 return issubclass(cls, _ENTRY_TYPES)
 
         TranscriptEntry.__class__ = _EntryUnion
-    except TypeError:  # a Python whose typing forbids it: the check raises, nothing else changes
+    except Exception:  # a Python whose typing forbids it: the check raises, nothing else changes
         pass
 
 _ENTRY = TypeAdapter(TranscriptEntry)
