@@ -421,6 +421,11 @@ def test_the_default_assistant_has_its_toolkit_and_the_flags_shape_it(
         assert any("subagent" in name for name in full)
         # scheduled runs and new chats, in the server's own store (as 0.9.119's assistant)
         assert {"schedule_run", "list_schedules", "cancel_schedule", "start_session"} <= full
+        # the clock, the web, a question to the person, and what the page draws
+        assert {"now", "web_fetch", "web_search", "ask_human"} <= full
+        assert {"show_chart", "show_table", "show_html"} <= full
+        system = json.dumps(answering(model)[0]["messages"][0])
+        assert "Today's date is" in system and "Markdown" in system
         assert "greet" in json.dumps(answering(model)[0]["messages"][0])
         server.stop()
         count = len(model.requests)
