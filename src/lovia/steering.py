@@ -67,9 +67,9 @@ class Mailbox:
     def push(self, content: InjectedContent) -> int:
         """Queue ``content`` for the next turn; return a token for ``remove``."""
         if not isinstance(content, (str, list)):
-            from .errors import UserError
+            from .errors import UserTypeError
 
-            raise UserError(
+            raise UserTypeError(  # a TypeError, as the run then raised in 0.9.119
                 f"Mailbox.push takes a string or a list of parts, got {type(content).__name__}",
                 hint="push('the text') or push([TextPart(...), ImagePart(...)])",
             )

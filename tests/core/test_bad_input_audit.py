@@ -124,3 +124,14 @@ async def test_a_run_argument_of_the_wrong_type_is_refused_before_the_run(
         await Runner.run(Agent("a", model=scripted), "hi", **{argument: value})
     assert caught.value.message == words and caught.value.hint
     assert scripted.calls == []  # no model call was made
+
+
+@pytest.mark.parametrize("content", [5, None])
+def test_mailbox_push_of_no_text_is_a_type_error(content: Any) -> None:
+    # 0.9.119 took it and the run failed with TypeError; a plain UserError broke that
+    # 'except TypeError'
+    from lovia import Mailbox
+
+    with pytest.raises(UserTypeError) as caught:
+        Mailbox().push(content)
+    assert caught.value.hint
