@@ -301,7 +301,7 @@ def settings(
     if args.app or args.demo or os.environ.get("LOVIA_MODEL"):
         return None
     path = settings_path()
-    name = next(iter(agents), "assistant")
+    name = next(iter(agents), "lovia")
 
     def rebuild(doc: dict[str, Any]) -> Any:
         model = model_of(doc, path)
