@@ -24,6 +24,7 @@ import { closeView, currentView, setupViews } from "./views.js";
 import { byId, notice, setLive, showError, state, toast, ui } from "./page.js";
 import { newChat, openChat, refreshChats, showAgent, showTitle } from "./chat.js";
 import { stop, submit, submitText } from "./runs.js";
+import { setupShortcuts } from "./shortcuts.js";
 
 // The chat the address names: #chat=<id>, or ?session=<id>, the form of 0.9.119's page (its
 // bookmarks and shared links), which is written the page's way before the chat opens.
@@ -129,6 +130,10 @@ async function start() {
     }
   });
   ui.stop.addEventListener("click", stop);
+  setupShortcuts({
+    live: () => state.live, viewOpen: () => currentView() !== null, stop, search: ui.chatSearch,
+    newChat: () => { closeView(); newChat().catch(showError); },
+  });
   ui.newChat.addEventListener("click", () => { closeView(); newChat().catch(showError); });
   ui.menu.addEventListener("click", () => document.body.classList.toggle("menu-open"));
   setupSidebarToggle(byId("sidebar-collapse"), byId("sidebar-expand"));
