@@ -259,6 +259,8 @@ export const EN = {
   "setup.serverLog": "see the server log",
   "run.failed": "Failed: {error}",
   "run.handoff": "handed off to {agent}",
+  "run.connectionLost": "(the connection to the server was lost: reload the page once it runs again)",
+  "error.unreachable": "Can't reach the server: check that lovia is still running ({error})",
   "run.compacted": "earlier context was compacted",
   "resumable.waiting": "{n} answer(s) wait for your approval",
   "resumable.cut": "{n} answer(s) were cut off (for example by a server restart)",

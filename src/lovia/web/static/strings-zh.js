@@ -259,6 +259,8 @@ export const ZH = {
   "setup.serverLog": "查看服务器日志",
   "run.failed": "失败：{error}",
   "run.handoff": "已转交给 {agent}",
+  "run.connectionLost": "（与服务器的连接已断开：服务器恢复后请刷新页面）",
+  "error.unreachable": "无法连接服务器：请确认 lovia 仍在运行（{error}）",
   "run.compacted": "较早的上下文已压缩",
   "resumable.waiting": "{n} 个回答在等你批准",
   "resumable.cut": "{n} 个回答被中断（例如服务器重启）",
