@@ -242,6 +242,8 @@ export const EN = {
   "approval.useStop": "{problem}: use Stop",
   "approval.arguments": "Arguments",
   "approval.stopAll": "Stop (reject all)",
+  "approval.always": "Always allow {name} in this chat",
+  "approval.auto": "{name} approved: always allowed in this chat",
   "approval.waitingNote": "waiting for your approval",
   "pending.failed": "This answer failed.",
   "pending.failedWith": "This answer failed: {error}",

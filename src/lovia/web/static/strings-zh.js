@@ -242,6 +242,8 @@ export const ZH = {
   "approval.useStop": "{problem}：请用“停止”",
   "approval.arguments": "参数",
   "approval.stopAll": "停止（全部拒绝）",
+  "approval.always": "本对话中总是允许 {name}",
+  "approval.auto": "已批准 {name}：本对话中总是允许",
   "approval.waitingNote": "等待你的批准",
   "pending.failed": "这个回答失败了。",
   "pending.failedWith": "这个回答失败了：{error}",
