@@ -4,7 +4,7 @@
 import { ApiError, chatPath, newChatId, send, stream } from "./api.js";
 import { t } from "./i18n.js";
 import { AnswerView, userBubble } from "./render.js";
-import { showFollowups } from "./followups.js";
+import { exchangeSignature, showFollowups } from "./followups.js";
 import { drawEvent } from "./live.js";
 import { clientContext, emit } from "./extensions.js";
 import { currentView } from "./views.js";
@@ -42,7 +42,7 @@ export async function finish() {
   else if (state.followups && last && last.answer && state.regenerate) {
     const generation = state.generation;
     showFollowups(last.answer, chatId, (text) => { ui.input.value = text; ui.input.focus(); },
-      () => generation === state.generation && !state.live);
+      () => generation === state.generation && !state.live, exchangeSignature(last));
   }
 }
 
