@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, is_dataclass
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_serializer
 
@@ -105,14 +105,33 @@ class ToolResultEntry(_Entry):
         return to_json_safe(value)
 
 
+_ENTRY_TYPES = (InputEntry, AssistantTextEntry, ReasoningEntry, ToolCallEntry, ToolResultEntry)
+
 TranscriptEntry = Annotated[
     Union[InputEntry, AssistantTextEntry, ReasoningEntry, ToolCallEntry, ToolResultEntry],  # noqa: UP007
     Field(discriminator="type"),
 ]
 
+if not TYPE_CHECKING:
+    try:
+
+        class _EntryUnion(type(TranscriptEntry), _root=True):
+            """The discriminated union pydantic reads, that also answers
+            ``isinstance(x, TranscriptEntry)`` as 0.9.119's plain union did (an ``Annotated``
+            alias refuses the check)."""
+
+            def __instancecheck__(self, obj: object) -> bool:
+                return isinstance(obj, _ENTRY_TYPES)
+
+            def __subclasscheck__(self, cls: type) -> bool:
+                return issubclass(cls, _ENTRY_TYPES)
+
+        TranscriptEntry.__class__ = _EntryUnion
+    except Exception:  # a Python whose typing forbids it: the check raises, nothing else changes
+        pass
+
 _ENTRY = TypeAdapter(TranscriptEntry)
 _ENTRIES = TypeAdapter(list[TranscriptEntry])
-_ENTRY_TYPES = (InputEntry, AssistantTextEntry, ReasoningEntry, ToolCallEntry, ToolResultEntry)
 _TYPE_NAMES = frozenset(("input", "assistant_text", "reasoning", "tool_call", "tool_result"))
 
 

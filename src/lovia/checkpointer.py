@@ -17,6 +17,9 @@ from .stores.checkpoint import (
 )
 from .stores.lease import RunTakenOver
 from .stores.run_options import CheckpointOptions
+from .transcript import entry_from_dict as entry_from_dict  # names 0.9.119's module held
+from .transcript import entry_to_dict as entry_to_dict
+from .usage import Usage as Usage
 
 __all__ = [
     "CheckpointOptions",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import BudgetExceeded, RunCancelled, UserTypeError
+from .errors import ProviderError as ProviderError  # 0.9.119's module held it too
 from .settings import RetryPolicy
 from .usage import Usage
 

@@ -419,6 +419,13 @@ def test_the_default_assistant_has_its_toolkit_and_the_flags_shape_it(
         assert any("memory" in name or "recall" in name for name in full)
         assert any("skill" in name for name in full)
         assert any("subagent" in name for name in full)
+        # scheduled runs and new chats, in the server's own store (as 0.9.119's assistant)
+        assert {"schedule_run", "list_schedules", "cancel_schedule", "start_session"} <= full
+        # the clock, the web, a question to the person, and what the page draws
+        assert {"now", "web_fetch", "web_search", "ask_human"} <= full
+        assert {"show_chart", "show_table", "show_html"} <= full
+        system = json.dumps(answering(model)[0]["messages"][0])
+        assert "Today's date is" in system and "Markdown" in system
         assert "greet" in json.dumps(answering(model)[0]["messages"][0])
         server.stop()
         count = len(model.requests)
@@ -432,5 +439,6 @@ def test_the_default_assistant_has_its_toolkit_and_the_flags_shape_it(
         assert not {"read_file", "write_file"} & bare
         assert not any("subagent" in name for name in bare)
         assert any("todo" in name for name in bare)  # todos stay
+        assert "start_session" in bare
     finally:
         model.close()

@@ -70,3 +70,26 @@ async def test_none_for_a_list_field_is_an_empty_list() -> None:
     assert agent.tools == agent.handoffs == agent.plugins == ()
     assert agent.input_guardrails == agent.output_guardrails == ()
     assert (await Runner.run(agent, "go")).output == "hi"
+
+
+def test_names_0_9_119_modules_held_beside_their_own() -> None:
+    """0.9.119's modules also held names they imported; a program importing one from there
+    gets the same object as from its home module."""
+    import lovia
+    import lovia.transcript as transcript
+    from lovia.checkpointer import Usage as CheckpointUsage
+    from lovia.checkpointer import entry_from_dict, entry_to_dict
+    from lovia.reliability import ProviderError
+    from lovia.stores.checkpointer import RunHead, RunSnapshot
+    from lovia.stores.checkpointer import entry_to_dict as store_entry_to_dict
+    from lovia.stores.session import ToolResultEntry, drop_dangling_tool_calls
+    from lovia.stores.session import entry_from_dict as session_entry_from_dict
+
+    assert ProviderError is lovia.ProviderError and CheckpointUsage is Usage
+    assert (RunHead, RunSnapshot) == (lovia.RunHead, lovia.RunSnapshot)
+    assert entry_to_dict is store_entry_to_dict is transcript.entry_to_dict
+    assert entry_from_dict is session_entry_from_dict is transcript.entry_from_dict
+    assert ToolResultEntry is transcript.ToolResultEntry
+    assert drop_dangling_tool_calls is transcript.drop_dangling_tool_calls
+    entry = entry_from_dict(entry_to_dict(ToolResultEntry(call_id="c", output="ok")))
+    assert entry == ToolResultEntry(call_id="c", output="ok")

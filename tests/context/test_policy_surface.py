@@ -6,11 +6,12 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
 
-from lovia import Agent, Runner
+from lovia import Agent, InMemorySession, Runner
 from lovia.context import (
     Compaction,
     CompactionRequest,
@@ -18,6 +19,8 @@ from lovia.context import (
     FileResultStore,
     InMemoryResultStore,
     NoopContextPolicy,
+    ResultStore,
+    Summarizer,
     TokenBudget,
 )
 from lovia.context.tokens import usable_tokens
@@ -83,6 +86,32 @@ async def test_compaction_answers_compact_with_its_view_and_state_in_scratch() -
     assert small.entries is entries and not small.changed
 
 
+class Notes(Summarizer):
+    """A summarizer written as 0.9.119 taught: a subclass of its ``Summarizer`` protocol."""
+
+    def __init__(self) -> None:
+        self.spans: list[int] = []
+
+    async def summarize(
+        self, entries: list[Any], *, req: CompactionRequest, prior_summary: str | None = None
+    ) -> str:
+        self.spans.append(len(entries))
+        return "they talked about the weather"
+
+
+async def test_a_summarizer_subclassing_the_protocol_writes_the_summary() -> None:
+    notes = Notes()
+    policy = Compaction(context_window=2_000, reserve_output_tokens=200, summarizer=notes)
+    assert policy.name == "compaction" and NoopContextPolicy().name == "noop"
+    model = ScriptedProvider([text("reply " * 60) for _ in range(12)])
+    agent = Agent(name="chat", model=model, context_policy=policy)
+    session = InMemorySession()
+    for i in range(12):
+        await Runner.run(agent, f"question {i}: " + "words " * 60, session=session, session_id="s")
+    assert notes.spans
+    assert "talked about the weather" in str([m.content for m in model.calls[-1]])
+
+
 def test_budget_marks_are_fractions_or_token_counts() -> None:
     assert TokenBudget(window=200_000, reserve_output=0, trigger=150_000).trigger_tokens == 150_000
     mixed = TokenBudget(window=10_000, reserve_output=0, trigger=0.9, target=20_000)
@@ -95,6 +124,16 @@ def test_budget_marks_are_fractions_or_token_counts() -> None:
     # a small local model under the default reserve: half the window, not an error
     assert Compaction(context_window=4_000).context_window == 4_000
     assert Compaction(compact_at=150_000, compact_to=100_000).compact_at == 150_000
+
+
+def test_the_result_stores_import_from_0_9_119s_module_path() -> None:
+    from lovia.context import store
+
+    assert (store.ResultStore, store.InMemoryResultStore, store.FileResultStore) == (
+        ResultStore,
+        InMemoryResultStore,
+        FileResultStore,
+    )
 
 
 async def test_in_memory_store_bounds() -> None:

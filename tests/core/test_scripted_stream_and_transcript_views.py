@@ -28,6 +28,7 @@ from lovia.transcript import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
+    TranscriptEntry,
     UsageDelta,
     entry_from_dict,
 )
@@ -115,3 +116,18 @@ async def test_a_context_shows_the_transcript_as_a_list_it_cannot_change() -> No
 def test_an_unknown_entry_type_is_named_in_the_error() -> None:
     with pytest.raises(ValueError, match="Unknown entry type: 'nope'"):
         entry_from_dict({"type": "nope"})
+
+
+def test_an_entry_is_an_instance_of_the_union_and_the_union_still_discriminates() -> None:
+    """0.9.119's TranscriptEntry was a plain union, so ``isinstance(x, TranscriptEntry)``
+    sorted entries from other values; pydantic still picks the model by ``type``."""
+    from pydantic import TypeAdapter
+
+    call_entry = ToolCallEntry(call_id="c", name="f")
+    mixed: list[Any] = [InputEntry(role="user", content="q"), "note", call_entry]
+    assert [x for x in mixed if isinstance(x, TranscriptEntry)] == [mixed[0], mixed[2]]
+    assert issubclass(ToolCallEntry, TranscriptEntry) and not issubclass(str, TranscriptEntry)
+    (entry,) = TypeAdapter(list[TranscriptEntry]).validate_python(
+        [{"type": "tool_call", "call_id": "c", "name": "f"}]
+    )
+    assert entry == ToolCallEntry(call_id="c", name="f")

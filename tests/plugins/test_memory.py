@@ -139,6 +139,7 @@ async def test_remember_forget_and_replace(tmp_path: Path) -> None:
 
 async def test_dream_rewrites_notes_and_keeps_a_backup(tmp_path: Path) -> None:
     memory = Memory(tmp_path, index=None)
+    assert memory.dreamed_at() is None  # a method, as in 0.9.119
     for fact in ("Likes tea", "Enjoys tea", "Lives in Paris"):
         await memory.remember(fact)
     before = (tmp_path / "MEMORY.md").read_text()
@@ -148,7 +149,7 @@ async def test_dream_rewrites_notes_and_keeps_a_backup(tmp_path: Path) -> None:
     assert (
         tmp_path / "MEMORY.md"
     ).read_text() == "- [2026-01] Likes tea\n- [2026-01] Lives in Paris"
-    assert memory.dreamed_at is not None
+    assert memory.dreamed_at() is not None
     empty = json.dumps({"notes": []})
     assert await memory.dream(ScriptedProvider([text(empty)])) == (2, 2)  # never wiped
 

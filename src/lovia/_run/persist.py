@@ -21,18 +21,19 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import LoviaError, SessionConflict, StoreError
 from ..session import NOTICE_META_KEY, STATE_META_KEY, TIMING_META_KEY
-from ..stores.capabilities import AppendsNow, has_capability
+from ..stores._trim import is_trimmed
+from ..stores.capabilities import AppendsNow, VersionedSession, has_capability
 from ..stores.checkpoint import Checkpointer, RunHead, RunSnapshot, RunStatus
 from ..stores.maintenance import appending_at
 from ..stores.run_lease import RunLease
 from ..stores.session_protocol import Session
 from ..tracing import record_checkpoint_save, record_session_append
-from ..transcript import InputEntry, TranscriptEntry, entry_to_dict
+from ..transcript import InputEntry, ToolResultEntry, TranscriptEntry, entry_to_dict
 
 if TYPE_CHECKING:
     from .state import RunState
 
-__all__ = ["RunRecorder", "segment_meta", "stopped_not_failed"]
+__all__ = ["RunRecorder", "only_trimmed", "segment_meta", "stopped_not_failed"]
 
 log = logging.getLogger("lovia.run")
 INFLIGHT_WAIT_S = 120.0
@@ -230,6 +231,8 @@ class RunRecorder:
                 notice=state.context_notice,
             )
         except SessionConflict as exc:
+            if await self._append_over_trims(state, finished):
+                return await self._after_append(finished)
             # The answer never reached the session: the run failed, and its head says why
             # (listed as unfinished, its message is not lost). A resume raises the conflict
             # again instead of appending an answer that never saw the other run.
@@ -237,9 +240,43 @@ class RunRecorder:
             await self.save(state, "failed", output=stored_output, error=exc.to_dict())
             self.completed = True  # and nothing after it
             raise
+        return await self._after_append(finished)
+
+    async def _after_append(self, finished: float) -> float:
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)
         return finished
+
+    async def _append_over_trims(self, state: RunState, finished: float) -> bool:
+        """Append at the session's new version when the only changes since the run loaded
+        its history were ``trim_tool_results`` (S8: every run, entry and call id where it
+        was, outputs cut): the run answered the same conversation. True when it landed; a
+        run another run overtook, or one a rewind or clear undid part of, is not appended."""
+        session, session_id = self.session, self.session_id
+        if (
+            session is None
+            or session_id is None
+            or state.history_version != state.session_version  # refused before: stays so
+            or not has_capability(session, VersionedSession)
+        ):
+            return False
+        for _ in range(3):  # a trim may land again between the read and the append
+            now = await cast("VersionedSession", session).history(session_id)
+            if not only_trimmed(state.history, [e for s in now.segments for e in s.entries]):
+                return False
+            try:
+                await self.append_session(
+                    state.entries,
+                    state.context_state,
+                    now.version,
+                    timing=(state.started_at, finished),
+                    notice=state.context_notice,
+                )
+            except SessionConflict:
+                continue
+            state.session_version = now.version
+            return True
+        return False
 
     async def append_session(
         self,
@@ -349,3 +386,21 @@ def stopped_not_failed(error: BaseException) -> bool:
 
 def _other_agent(turn_agent: Any, agent: Any) -> str | None:
     return None if turn_agent is None or turn_agent is agent else str(turn_agent.name)
+
+
+def only_trimmed(loaded: Sequence[TranscriptEntry], now: Sequence[TranscriptEntry]) -> bool:
+    """Whether ``now`` is the history a run ``loaded`` with at most some tool outputs
+    trimmed since: the same entries in the same order, a result differing only as a trimmed
+    result of the same call."""
+    if len(loaded) != len(now):
+        return False
+    for was, is_ in zip(loaded, now, strict=True):
+        if was == is_:
+            continue
+        if not (isinstance(was, ToolResultEntry) and isinstance(is_, ToolResultEntry)):
+            return False
+        if was.call_id != is_.call_id or was.is_error != is_.is_error:
+            return False
+        if not is_trimmed(is_.output):
+            return False
+    return True

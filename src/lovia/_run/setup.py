@@ -176,6 +176,7 @@ async def setup(d: Run, snapshot: RunSnapshot | None) -> None:
             segments, state.session_version = read
             state.history = [e for seg in segments for e in seg.entries]
             meta = segments[-1].meta if segments else None
+        state.history_version = state.session_version
         if conflicted(snapshot):  # its answer never saw the other run: still refused
             state.session_version = snapshot.session_version  # type: ignore[union-attr]
         # meta is opaque: a custom store's (or an old run's) odd one carries no state

@@ -52,6 +52,7 @@ class RunState:
         "entries",
         "finish_reason",
         "history",
+        "history_version",
         "pending_approvals",
         "pending_handoff",
         "reported_input_tokens",
@@ -81,6 +82,9 @@ class RunState:
         # the recorded steps (ctx.step) of calls without a result: {call key: {slot: result}}
         self.steps: dict[str, dict[str, Any]] = {}
         self.session_version: int | None = None  # the history's, when the session keeps one
+        # the version ``history`` was read at: not session_version for a run whose append
+        # was refused, which keeps the version its answer saw
+        self.history_version: int | None = None
         self.turn_agent: Agent | None = None  # who asked for this turn's calls
         # the target of a handoff that fired this turn; the switch happens after the turn's
         # calls, and a run that stops before it keeps it in its head (resumed from there)

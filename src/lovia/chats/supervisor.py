@@ -85,6 +85,13 @@ class RunSupervisor(ChatSettler):
         self.queue: Any = None
         # told of each run's start and end (run records, lifecycle events); each may fail
         self.observers: list[RunObserver] = []
+        # how a run started without a RunStart of its own (a decision resumes a parked run,
+        # messages sent too late start the next) gets one: the web server builds its deps
+        # and context as the chat's run had them. (chat id, agent, resumed) -> RunStart
+        self.start_for: Callable[[str, Agent, bool], Awaitable[RunStart]] | None = None
+        # the agent a chat's run here drives (the web server binds its workspace to the
+        # chat's session); not asked for a run a worker drives. (chat id, agent) -> agent
+        self.bind_agent: Callable[[str, Agent], Awaitable[Agent]] | None = None
 
     @property
     def closing(self) -> bool:
@@ -140,6 +147,8 @@ class RunSupervisor(ChatSettler):
                     # the chat's lease in the stores: no other server writes to it meanwhile
                     ckpt = self.chats.checkpointer
                     claim = await take_claim(ckpt, chat_id, ttl=self.lease_ttl, brief=False)
+                if start is None and self.start_for is not None:  # may refuse: nothing written
+                    start = await self.start_for(chat_id, agent, resume_run_id is not None)
                 text = await prepare()
                 policy: IfRunExists = "resume_only" if resume_run_id else "fail"
                 run_id = resume_run_id or uuid.uuid4().hex
@@ -159,6 +168,8 @@ class RunSupervisor(ChatSettler):
                 options = {**self.run_options, **start.options}
                 if start.deps is not None:
                     options["deps"] = start.deps
+                if self.queue is None and self.bind_agent is not None:
+                    agent = await self.bind_agent(chat_id, agent)
                 work = self._work(run, agent, run_input, options, policy, resume_run_id is not None)
                 run.claim, claim = claim, None
                 self.slots.enter(run, resumes=resume_run_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import logging
 import signal
 import socket
 import sys
@@ -34,6 +35,8 @@ from .web_options import (
     positive_seconds,
     resolve,
 )
+
+log = logging.getLogger("lovia.web")
 
 __all__ = ["add_parser", "banner"]
 
@@ -157,21 +160,29 @@ def run_web(args: argparse.Namespace) -> int:
     try:
         port = int(sock.getsockname()[1])
         agents = loaded()
-        default = not (args.app or args.demo)
-        if default:  # the assistant lovia web builds itself gets its toolkit
-            agents = {name: equip(agent, args) for name, agent in agents.items()}
         note = None
         if args.db is None:
             args.db, note = default_db(list(agents) if args.app else [])
         asyncio.run(check_stores(args.db))  # a store it cannot use: two lines, exit 2
+        store = chat_store(args.db)
+        questions = None
+        if not (args.app or args.demo):  # the assistant lovia web builds gets its toolkit
+            from ..tools import HumanChannel
+
+            questions = HumanChannel()  # its ask_human, answered on the page
+            agents = {
+                name: equip(agent, args, store=store, questions=questions)
+                for name, agent in agents.items()
+            }
         queue = work_queue(agents, args.db) if args.workers else None
         scripted = any(
             isinstance(a.model, (DemoProvider, ScriptedProvider)) for a in agents.values()
         )
         app = create_app(
             agents,
-            config_runtime=settings(args, agents),
-            store=chat_store(args.db),
+            config_runtime=settings(args, agents, store, questions),
+            store=store,
+            question_channel=questions,
             # a scripted model's answers are the conversation's: none goes to naming chats
             titles=not scripted,
             token=token,
@@ -277,7 +288,9 @@ def serve_built(app: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def settings(args: argparse.Namespace, agents: dict[str, Any]) -> Any:
+def settings(
+    args: argparse.Namespace, agents: dict[str, Any], store: Any = None, questions: Any = None
+) -> Any:
     """The ``config.json`` the Settings routes edit, when the agent is the one built from it
     (no ``--app``, ``--demo`` or ``LOVIA_MODEL``); each change rebuilds that agent."""
     import os
@@ -297,24 +310,45 @@ def settings(args: argparse.Namespace, agents: dict[str, Any]) -> Any:
         if model is None:
             return None
         agent = Agent(name, instructions=DEFAULT_INSTRUCTIONS, model=model)
-        return equip(tune_agents({name: agent}, args)[name], args, doc)
+        tuned = tune_agents({name: agent}, args)[name]
+        return equip(tuned, args, doc, store=store, questions=questions)
 
     return ConfigFile(path=path, agent_name=name, rebuild=rebuild)
 
 
-def equip(agent: Any, args: argparse.Namespace, doc: dict[str, Any] | None = None) -> Any:
+def equip(
+    agent: Any,
+    args: argparse.Namespace,
+    doc: dict[str, Any] | None = None,
+    *,
+    store: Any = None,
+    questions: Any = None,
+) -> Any:
     """The default assistant with its toolkit, as the flags shape it: a workspace (file and
-    shell tools) in ``--workspace``, todos, long-term memory in ``--memory-dir``, the skills
-    of ``doc``'s (``config.json``'s) skill directories, and background subagents."""
+    shell tools) in ``--workspace``, todos, scheduled runs and new chats in ``store`` (the
+    server's ``ChatStore``), long-term memory in ``--memory-dir``, the skills of ``doc``'s
+    (``config.json``'s) skill directories, background subagents; the clock, web pages and
+    web search (``doc``'s search backend), questions to the person through ``questions`` (a
+    ``HumanChannel``), charts, tables and HTML pages; and instructions that say the answer is
+    read on the page, and today's date."""
     from pathlib import Path
 
     from ..plugins import Memory, Skills, Subagents, Todo
+    from ..tools import ask_human, now, web_fetch
+    from ..tools.time import current_date
+    from ..web import SURFACE_NOTE, show_chart, show_html, show_table
     from ..web.api_config import DEFAULT_SKILL_DIRS
+    from ..web.scheduling import Scheduling
     from ..workspace import Workspace
 
     if doc is None:
         doc = read_settings()
+    agent = _with_tools(agent, [now, web_fetch(), *search_tools(doc)])
+    agent = agent.with_instructions(lambda _ctx: SURFACE_NOTE)
+    agent = agent.with_instructions(current_date())
     plugins: list[Any] = [*agent.plugins, Todo()]
+    if store is not None:
+        plugins.append(Scheduling(store))
     if not args.no_memory:
         plugins.append(Memory(args.memory_dir))
     found = doc.get("skills")
@@ -323,12 +357,50 @@ def equip(agent: Any, args: argparse.Namespace, doc: dict[str, Any] | None = Non
     roots = [d for d in dirs if isinstance(d, str) and Path(d).expanduser().is_dir()]
     if roots:  # a folder that does not exist is skipped, never an error
         plugins.append(Skills(*(Path(d).expanduser() for d in roots)))
-    if not args.no_subagents:
-        plugins.append(Subagents())
     workspace = (
         None if args.no_workspace else Workspace.local(args.workspace, mode=args.workspace_mode)
     )
+    if not args.no_subagents:
+        # a child works alone in the background: the tools and plugins that talk to the
+        # person, schedule, remember or spawn stay with the parent
+        child = agent.clone(
+            name=f"{agent.name}-sub",
+            plugins=[p for p in plugins if isinstance(p, (Skills, Todo))],
+            handoffs=(),
+            workspace=workspace,
+        )
+        plugins.append(Subagents([child]))
+    parent_only = [ask_human(questions)] if questions is not None else []
+    agent = _with_tools(agent, [*parent_only, show_chart, show_table, show_html])
     return agent.clone(plugins=plugins, workspace=workspace)
+
+
+def _with_tools(agent: Any, tools: list[Any]) -> Any:
+    """``agent`` with ``tools`` after its own (a tool of its own of the same name wins)."""
+    known = {t.name for t in agent.tools}
+    return agent.clone(tools=[*agent.tools, *(t for t in tools if t.name not in known)])
+
+
+def search_tools(doc: dict[str, Any]) -> list[Any]:
+    """``web_search`` on ``doc``'s (``config.json``'s) backend: Tavily when it has a key
+    (``auto``'s choice too), else DuckDuckGo; none for ``off``, or ``tavily`` without a key
+    (said in the log)."""
+    from ..tools import DuckDuckGoSearch, TavilySearch, web_search
+
+    found = doc.get("search")
+    search: dict[str, Any] = found if isinstance(found, dict) else {}
+    backend = search.get("backend") or "auto"
+    key = search.get("tavily_api_key") or None
+    if backend == "auto":
+        backend = "tavily" if key else "ddg"
+    if backend == "tavily":
+        if not key:
+            log.warning("web_search is off: the tavily backend has no key (set it in Settings)")
+            return []
+        return [web_search(TavilySearch(api_key=key))]
+    if backend == "ddg":
+        return [web_search(DuckDuckGoSearch())]
+    return []
 
 
 def read_settings() -> dict[str, Any]:

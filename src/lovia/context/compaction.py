@@ -37,6 +37,7 @@ from .recall import is_trimmed, make_recall_tool
 from .results import ResultStore, put_result, remember_call
 from .stages import Stage
 from .steps import clear_oldest, head_infos, last_user, offload_huge, shown_at
+from .summarizer import Summarizer
 from .summary import summarize
 from .tokens import IMAGE_TOKENS, TokenBudget, TokenCounter
 
@@ -44,15 +45,18 @@ if TYPE_CHECKING:
     from ..providers.base import Provider
     from ..tools import Tool
 
-__all__ = ["Compaction", "Summarizer"]
+__all__ = ["Compaction", "Summarizer", "SummarizerLike"]
 
 log = logging.getLogger("lovia.context")
 
-Summarizer = Union[
-    "Provider", Callable[[list[TranscriptEntry]], Union[str, Awaitable[str]]]  # noqa: UP007
+SummarizerLike = Union[
+    Summarizer,
+    "Provider",
+    Callable[[list[TranscriptEntry]], Union[str, Awaitable[str]]],  # noqa: UP007
 ]
-"""A provider to summarize with, an ``LLMSummarizer`` (or any object with its
-``summarize(entries, req=..., prior_summary=...)``), or a callable ``(entries) -> str``."""
+"""What ``Compaction(summarizer=...)`` takes: a ``Summarizer`` (an ``LLMSummarizer``, or any
+object with its ``summarize(entries, req=..., prior_summary=...)``), a provider to summarize
+with, or a callable ``(entries) -> str``."""
 
 _MAX_ARCHIVED = 100_000  # (digest, call id) pairs remembered as archived by this instance
 _MEMOS = 4  # views remembered for incremental rendering (one per concurrent run)
@@ -76,6 +80,8 @@ class Compaction:
     archived when first seen, so ``session.trim_tool_results`` later loses nothing.
     """
 
+    name = "compaction"  # as 0.9.119's policy names itself
+
     def __init__(
         self,
         context_window: int | None = None,
@@ -84,7 +90,7 @@ class Compaction:
         keep_recent_tokens: int | None = None,
         reserve_output_tokens: int = 16_384,
         store: ResultStore | None = None,
-        summarizer: Summarizer | None = None,
+        summarizer: SummarizerLike | None = None,
         image_tokens: int = IMAGE_TOKENS,
         stages: Sequence[Stage] | None = None,
     ) -> None:

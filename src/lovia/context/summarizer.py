@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..providers.base import Provider
     from .policy import CompactionRequest
 
-__all__ = ["LLMSummarizer", "SummaryFailed", "SummaryWriter", "transcript_to_text"]
+__all__ = ["LLMSummarizer", "Summarizer", "SummaryFailed", "SummaryWriter", "transcript_to_text"]
 
 log = logging.getLogger("lovia.context")
 
@@ -45,8 +45,10 @@ class SummaryFailed(UserError, ValueError):
     """The summary model gave nothing usable (also a ``ValueError``, as in 0.9.119)."""
 
 
-class SummaryWriter(Protocol):
-    """An object that writes summaries (``LLMSummarizer`` is one)."""
+class Summarizer(Protocol):
+    """An object that writes summaries (``LLMSummarizer`` is one), as 0.9.119's protocol of
+    that name: a class of your own may subclass it. ``Compaction(summarizer=...)`` also takes
+    a provider or a plain callable ``(entries) -> str``."""
 
     async def summarize(
         self,
@@ -55,6 +57,10 @@ class SummaryWriter(Protocol):
         req: CompactionRequest,
         prior_summary: str | None = None,
     ) -> str: ...
+
+
+SummaryWriter = Summarizer
+"""The same protocol under this project's earlier name."""
 
 
 class LLMSummarizer:

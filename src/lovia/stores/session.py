@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..transcript import ToolResultEntry as ToolResultEntry  # names 0.9.119's module held
+from ..transcript import drop_dangling_tool_calls as drop_dangling_tool_calls
+from ..transcript import entry_from_dict as entry_from_dict
+from ..transcript import entry_to_dict as entry_to_dict
 from .session_protocol import Segment, Session
 
 if TYPE_CHECKING:

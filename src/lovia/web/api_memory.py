@@ -44,7 +44,7 @@ def memory_routes(deps: RouterDeps) -> APIRouter:
             "content": content,
             "used": len(content),
             "budget": memory.notes_budget,
-            "dreamed_at": memory.dreamed_at,
+            "dreamed_at": memory.dreamed_at(),
         }
 
     @router.get("/api/memory", summary="An agent's Memory notes")

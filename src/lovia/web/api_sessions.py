@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from fastapi import APIRouter, Depends, Path, Query
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from pydantic_core import to_json
 
 from ..chats.supervisor import ChatBusy
@@ -23,6 +23,7 @@ from ..errors import UserError
 from ..stores.capabilities import ListsSessions, has_capability
 from ..stores.fork import ForkTargetTaken
 from ..transcript import InputEntry, ToolCallEntry, ToolResultEntry
+from ..workspace.errors import WorkspaceError
 from .api_forks import fork_taken
 from .errors import WebError
 from .followups import suggest
@@ -160,6 +161,8 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
                 await sup.delete_chat(chat_id)
             except ChatBusy:
                 busy.append(chat_id)
+                continue
+            await deps.workspaces.close(chat_id)
         return {"ok": True, "busy": busy} if busy else {"ok": True}
 
     @router.get("/api/sessions/{session_id}", summary="A chat and its messages")
@@ -182,6 +185,7 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
         if chat_id in sup.live:
             await sup.stop(chat_id)
         runs = await sup.delete_chat(chat_id)
+        await deps.workspaces.close(chat_id)  # its background processes end with it
         return {"ok": True, "runs_deleted": runs}
 
     @router.post("/api/sessions/{session_id}/rewind", summary="Drop a user message and after")
@@ -298,16 +302,42 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
     ) -> Response:
         return _image(await store.session.load(chat_id), call_id, index)
 
+    def _processes(chat_id: str) -> list[dict[str, Any]]:
+        live = deps.workspaces.get(chat_id)
+        if live is None:
+            return []
+        return [
+            {
+                "process_id": p.process_id,
+                "command": p.command,
+                "status": p.status,
+                "exit_code": p.exit_code,
+            }
+            for p in live.background_processes()
+        ]
+
     @router.get("/api/sessions/{session_id}/processes", summary="The chat's background processes")
     async def processes(chat_id: ChatId) -> list[dict[str, Any]]:
-        return []
+        """The background processes of the chat's workspace session on this server (``[]``
+        before its first run here, after a restart, or with no shell). Listing takes none of
+        their output: the model's reads are unaffected."""
+        return _processes(chat_id)
 
     @router.post(
         "/api/sessions/{session_id}/processes/{process_id}/kill",
         summary="Stop one background process",
     )
-    async def kill(chat_id: ChatId, process_id: str) -> JSONResponse:
-        raise WebError(404, "process_not_found", "no live workspace session for this chat")
+    async def kill(chat_id: ChatId, process_id: Annotated[str, Path(max_length=256)]) -> Any:
+        """Kill the process (its whole group); the list as it is then. The model's next
+        reminder shows it killed."""
+        live = deps.workspaces.get(chat_id)
+        if live is None:
+            raise WebError(404, "process_not_found", "no live workspace session for this chat")
+        try:
+            await live.kill_process(process_id)
+        except WorkspaceError as exc:  # an unknown id, or a session that closed
+            raise WebError(404, "process_not_found", str(exc)) from exc
+        return _processes(chat_id)
 
     return router
 

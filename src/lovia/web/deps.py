@@ -21,9 +21,10 @@ from ..chats.book import PENDING_STATUSES
 from ..chats.runstart import RunStart
 from ..chats.supervisor import LiveRun, RunSupervisor
 from .book import StoreBook
+from .chat_workspaces import ChatWorkspaces
 from .errors import WebError
 from .hub import EventHub
-from .run_deps import RunDepsFn, RunTrigger, build_run_deps
+from .run_deps import RUN_CLIENT, RUN_SERVER, RunDepsFn, RunTrigger, build_run_deps
 from .store import ChatStore, RunRow
 from .titles import TitleMaker
 
@@ -73,6 +74,7 @@ class RouterDeps:
     _bus: EventHub = field(default_factory=EventHub, init=False, repr=False)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set, init=False, repr=False)
     _scheduler: Any = field(default=None, init=False, repr=False)
+    workspaces: ChatWorkspaces = field(default_factory=ChatWorkspaces, init=False, repr=False)
     _run_waiters: dict[str, list[asyncio.Future[LiveRun]]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -141,6 +143,8 @@ class RouterDeps:
             }
             sup.queue = self.queue
             sup.observers.append(_Records(self))
+            sup.start_for = self._start_for
+            sup.bind_agent = self.workspaces.bind  # a chat's processes outlive its runs
             self._supervisor = sup
         return self._supervisor
 
@@ -191,7 +195,17 @@ class RouterDeps:
         trigger = RunTrigger(session_id, agent, source, request, context or {}, resumed)
         deps = await build_run_deps(self.run_deps, trigger)
         _keep_ui_data(self.store, session_id)
+        # the run's task copies this context: its tools see the server and the client context
+        RUN_SERVER.set(self)
+        RUN_CLIENT.set(dict(context) if context else None)
         return RunStart(source=source, park=park, input=input, deps=deps, context=context)
+
+    async def _start_for(self, chat_id: str, agent: Agent, resumed: bool) -> RunStart:
+        """A run nobody's request started (a decision resumes a parked run, messages sent
+        too late start the next): ``run_deps`` builds its deps from the client context the
+        chat's run started with, so its tools see what the run's first part saw."""
+        context = await self.store.get_active_context(chat_id)
+        return await self.run_start(chat_id, agent, context=context, resumed=resumed)
 
     def agent_for(self, name: str | None) -> Agent:
         return self.supervisor.agent(name)
@@ -232,6 +246,7 @@ class RouterDeps:
             for task in list(self._tasks):
                 task.cancel()
             await sup.close()
+            await self.workspaces.aclose()  # the chats' background processes end here
             if self.queue is not None:
                 await self.queue.shutdown()
             from .memories import drain_memories

@@ -13,6 +13,7 @@ import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,12 +22,28 @@ if TYPE_CHECKING:
 
     from ..agent import Agent
 
-__all__ = ["MAX_CLIENT_CONTEXT_BYTES", "RunDepsFn", "RunTrigger", "build_run_deps", "context_size"]
+__all__ = [
+    "MAX_CLIENT_CONTEXT_BYTES",
+    "RUN_CLIENT",
+    "RUN_SERVER",
+    "RunDepsFn",
+    "RunTrigger",
+    "build_run_deps",
+    "context_size",
+]
 
 log = logging.getLogger("lovia.web")
 
 MAX_CLIENT_CONTEXT_BYTES = 64 * 1024
 """The largest client context a request may carry, as JSON bytes."""
+
+RUN_CLIENT: ContextVar[Mapping[str, Any] | None] = ContextVar("lovia_run_client", default=None)
+"""The client context of the served run on this task (set as the run starts): a schedule
+the run's agent makes fires in it, a chat it starts runs in it."""
+
+RUN_SERVER: ContextVar[Any] = ContextVar("lovia_run_server", default=None)
+"""The server (its ``RouterDeps``) driving the served run on this task: what the
+``start_session`` tool opens a new chat through. ``None`` outside a served run."""
 
 
 @dataclass(frozen=True)

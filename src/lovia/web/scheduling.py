@@ -1,9 +1,14 @@
-"""``Scheduling``: a plugin that lets the model schedule runs, list them and cancel them.
+"""``Scheduling``: a plugin that lets the model schedule runs, list them and cancel them, and
+start a new chat now (``start_session``).
 
 ``schedule_run`` needs the user's approval (a schedule acts later, unattended); it writes a
 schedule to the ``ChatStore`` the web server uses. ``list_schedules`` and
 ``cancel_schedule`` need none: cancelling only deactivates (and a run a schedule started
 must be able to cancel itself, with nobody there to approve).
+
+``start_session(instruction, title=None)`` opens a new top-level chat that runs this chat's
+agent on ``instruction`` at once (``web.spawns``); it needs no approval (the chat is there to
+see, and ``max_background_runs`` bounds it) and works only in a run the web server drives.
 
 Triggers: ``every`` (seconds), ``at`` (an ISO 8601 time or epoch seconds) and ``cron`` (a
 cron expression in the server's local time; needs ``croniter``).
@@ -21,6 +26,7 @@ from ..errors import ToolError
 from ..plugins import PluginInstance
 from ..run_context import RunContext  # runtime: the tools' hints are read when they are built
 from ..tools import tool
+from .run_deps import RUN_CLIENT, RUN_SERVER
 
 if TYPE_CHECKING:
     from .store import ChatStore
@@ -29,7 +35,15 @@ __all__ = ["Scheduling", "next_fire"]
 
 _INSTRUCTIONS = (
     "You can schedule a run for later with schedule_run (the user approves it first), list "
-    "this chat's schedules with list_schedules and stop one with cancel_schedule."
+    "this chat's schedules with list_schedules and stop one with cancel_schedule. When the "
+    "user wants something done now but in a new or separate chat, call start_session: the "
+    "chat starts at once and the user can open it; its answer does not come back here."
+)
+
+_START = (
+    "Open a new, separate chat and start working there on `instruction` now, as this agent. "
+    "The user can open that chat and go on in it. Its answer is not reported back to this "
+    "chat: the call only says that the chat started."
 )
 
 
@@ -178,6 +192,8 @@ def _tools(store: ChatStore) -> list[Any]:
         if isinstance(plan, str):
             return plan
         expr, first, stop, ends = plan
+        # a fire runs in the client context of the run that made the schedule
+        client = dict(RUN_CLIENT.get() or {}) or None
         row = ScheduleRow(
             id=uuid.uuid4().hex[:12],
             agent=ctx.agent.name if ctx.agent is not None else None,
@@ -193,6 +209,7 @@ def _tools(store: ChatStore) -> list[Any]:
             until=stop,
             max_fires=max_fires,
             expires_at=ends,
+            context=client,
         )
         await store.add_schedule(row)
         when = datetime.fromtimestamp(first).astimezone().isoformat(timespec="minutes")
@@ -231,4 +248,30 @@ def _tools(store: ChatStore) -> list[Any]:
         )
         return f"Schedule {schedule_id} stopped."
 
-    return [schedule_run, list_schedules, cancel_schedule]
+    # retries=0: a start is not idempotent, a retry could open a second chat
+    @tool(name="start_session", description=_START, retries=0)
+    async def start_session(
+        ctx: RunContext[Any],
+        instruction: Annotated[
+            str,
+            "The new chat's first message, complete in itself: the new chat sees nothing of "
+            "this conversation.",
+        ],
+        title: Annotated[str | None, "The new chat's title; without one, one is made."] = None,
+    ) -> dict[str, str]:
+        text = instruction.strip()
+        if not text:
+            raise ToolError(
+                "Nothing started: the instruction is empty", hint="say what the chat should do"
+            )
+        server, origin = RUN_SERVER.get(), ctx.session_id
+        if server is None or origin is None:
+            raise ToolError(
+                "start_session works only in a chat of the web server",
+                hint="serve the agent with lovia web or create_app",
+            )
+        from .spawns import spawn_chat
+
+        return await spawn_chat(server, origin, text, title, RUN_CLIENT.get())
+
+    return [schedule_run, list_schedules, cancel_schedule, start_session]

@@ -14,7 +14,7 @@ __all__ = ["SCRATCH_DIR", "workspace_instructions"]
 SCRATCH_DIR = "tmp"
 """The one directory name the instructions fix: scratch work goes there, never deliverables."""
 
-_ACCESS = {"allow": "allowed", "ask": "needs the user's approval", "deny": "not allowed"}
+_ACCESS = {"allow": "allowed", "ask": "allowed with the user's approval", "deny": "not allowed"}
 
 
 def _table_header(text: str, name: str) -> bool:

@@ -144,9 +144,9 @@ class NotesOps:
     def marker(self) -> Path:
         return self.root / ".dreamed"
 
-    @property
     def dreamed_at(self) -> float | None:
-        """When the last dream ran (seconds since the epoch), or None."""
+        """When the last dream ran (seconds since the epoch), or None: a method, as in
+        0.9.119."""
         try:
             return self.marker.stat().st_mtime
         except OSError:
@@ -170,7 +170,7 @@ class NotesOps:
         changed since the last dream. The first time, only start the clock."""
         facts = await self.notes.load()
         over = len(format_facts(facts)) > self.notes_budget
-        last = self.dreamed_at
+        last = self.dreamed_at()
         if not over:
             if last is None:
                 await asyncio.to_thread(self._touch_marker)

@@ -56,6 +56,7 @@ export async function openChat(chatId, { fresh = false } = {}) {
   setLive(false);
   showSetup();
   if (switched || fresh) showChatTitle(""); // the same chat again (a new language) keeps its title
+  showOrigin(null);
   if (state.switcher) state.agent = state.switcher.show(state.switcher.current);
   if (state.usage) { state.usage.clear(); showAgent(); }
   state.todos.clear();
@@ -68,6 +69,7 @@ export async function openChat(chatId, { fresh = false } = {}) {
     throw err;
   }
   showChatTitle(detail.title);
+  showOrigin(detail.origin);
   if (state.switcher && detail.agent) state.agent = state.switcher.show(detail.agent);
   const records = runRecords(chatId);
   if (state.usage) {
@@ -95,6 +97,25 @@ function showChatTitle(title) {
     ui.chatTitle.dataset.i18n = "chat.untitled";
     ui.chatTitle.textContent = t("chat.untitled");
   }
+}
+
+// A chat that came from another (a branch of it, or one its agent started with
+// start_session) links back to it; a source since deleted is named, not linked.
+function showOrigin(origin) {
+  const button = ui.origin;
+  if (!button) return; // a page template of the app's own without it
+  button.hidden = !origin;
+  button.onclick = null;
+  if (!origin) return;
+  const title = origin.title || t("chat.untitled");
+  const spawned = origin.kind === "spawn";
+  const key = origin.exists
+    ? (spawned ? "origin.startedFrom" : "origin.branchedFrom")
+    : (spawned ? "origin.startGone" : "origin.branchGone");
+  button.textContent = t(key, { title });
+  button.title = button.textContent;
+  button.disabled = !origin.exists;
+  if (origin.exists) button.onclick = () => openChat(origin.session_id).catch(showError);
 }
 
 // The blank chat shows the welcome (title, description, suggested prompts).

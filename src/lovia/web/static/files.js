@@ -2,11 +2,14 @@
 // one folder at a time; a file opens in a preview (text as text, raster images and PDF from
 // the workspace itself) with a download link; Upload saves files under uploads/ (they are
 // not attached to a message: the composer's button does that). File names and contents are
-// shown as text.
+// shown as text. Above the files, the chat's background processes (its workspace session
+// keeps them between runs): each with its state, a running one with a Kill button, so
+// stopping a dev server never needs the model. Polled while one runs and the panel is open.
 
-import { getJSON } from "./api.js";
+import { chatPath, getJSON, send } from "./api.js";
 import { action, errorText, openDialog } from "./dialog.js";
 import { t } from "./i18n.js";
+import { state } from "./page.js";
 import { el } from "./render.js";
 import { rawUrl, upload, workspaceUrl } from "./workspace.js";
 
@@ -45,8 +48,60 @@ export class FilesPanel {
     this.preview = el("div", "files-preview");
     this.preview.dataset.testid = "files-preview";
     this.preview.hidden = true;
-    this.view.body.append(bar, this.list, this.preview);
+    this.procs = el("div", "files-procs");
+    this.procs.dataset.testid = "files-processes";
+    this.procs.hidden = true;
+    this.view.body.append(this.procs, bar, this.list, this.preview);
+    this.view.dialog.addEventListener("close", () => clearTimeout(this.procsTimer));
     this.recent();
+    this.refreshProcs();
+  }
+
+  // -- the chat's background processes ------------------------------------------------------
+
+  async refreshProcs() {
+    clearTimeout(this.procsTimer);
+    const chatId = state.chatId;
+    if (!chatId || !this.view.dialog.isConnected) return;
+    let procs = [];
+    try { procs = await getJSON(chatPath(chatId, "/processes")); } catch (_) { return; }
+    if (chatId === state.chatId) this.showProcs(chatId, procs);
+  }
+
+  showProcs(chatId, procs) {
+    this.procs.hidden = !procs.length;
+    const running = procs.filter((p) => p.status === "running").length;
+    const head = el("div", "files-procs-head", t("procs.title"));
+    if (running) head.append(el("span", "count", ` ${running}`));
+    this.procs.replaceChildren(head, ...procs.map((p) => this.procRow(chatId, p)));
+    // a running process ends on its own schedule: look again while one runs
+    if (running && this.view.dialog.isConnected) this.procsTimer = setTimeout(() => this.refreshProcs(), 5000);
+  }
+
+  procRow(chatId, p) {
+    const row = el("div", "panel-item proc-row");
+    row.dataset.testid = "process";
+    row.dataset.status = p.status;
+    const shown = p.status === "running" ? t("procs.running")
+      : p.status === "killed" ? t("procs.killed") : t("procs.exited", { code: p.exit_code ?? "?" });
+    const command = el("code", "proc-command", p.command);
+    command.title = p.command;
+    row.append(command, el("span", "panel-hint", shown));
+    if (p.status === "running") {
+      const kill = action(t("procs.kill"), "process-kill", async () => {
+        kill.disabled = true;
+        try {
+          const path = chatPath(chatId, `/processes/${encodeURIComponent(p.process_id)}/kill`);
+          const procs = await (await send("POST", path)).json();
+          if (chatId === state.chatId) this.showProcs(chatId, procs);
+        } catch (err) {
+          kill.disabled = false;
+          this.view.say(errorText(err), "error");
+        }
+      }, "small");
+      row.append(kill);
+    }
+    return row;
   }
 
   tab(which) {

@@ -27,6 +27,7 @@ export const ui = Object.freeze({
   tokenForm: byId("token-form"),
   tokenInput: byId("token-input"),
   chatTitle: byId("chat-title"),
+  origin: byId("origin"),
   pageTitle: byId("page-title"),
   welcome: byId("welcome"),
   welcomeTitle: byId("welcome-title"),

@@ -16,7 +16,7 @@ import { highlightBlocks } from "./highlight.js";
 import { t } from "./i18n.js";
 import { drawDiagrams } from "./mermaid.js";
 import { renderContext, toolViewFor } from "./extensions.js";
-import { builtinLine } from "./toollines.js";
+import { builtinLine, builtinRender } from "./toollines.js";
 
 marked.setOptions({ gfm: true, breaks: false });
 
@@ -89,7 +89,8 @@ export function prettyJSON(text) {
 // summary (hovering shows the call it stands for) and its body, drawn again on each change.
 // Without one, lovia's own tools read as their line in toollines.js.
 function applyToolView(entry, status, result, isError) {
-  const view = toolViewFor(String(entry.call.name)) || { summary: [], render: null };
+  const found = toolViewFor(String(entry.call.name)) || { summary: [], render: null };
+  const view = { ...found, render: found.render || builtinRender(String(entry.call.name)) };
   let args;
   try { args = JSON.parse(entry.call.arguments || "{}"); } catch (_) { args = undefined; }
   const tool = Object.freeze({

@@ -32,6 +32,7 @@ const LINES = new Map([
   ["show_table", ["table", (a) => optional(a.title)]],
   ["show_html", ["page", (a) => optional(a.title)]],
   ["show_chart", ["chart", (a) => chartTitle(a.option)]],
+  ["start_session", ["startSession", (a) => quoted(a.title) ?? ""]],
 ]);
 
 // The card's line for a call of one of lovia's own tools, or null to keep name(args).
@@ -50,4 +51,35 @@ export function builtinLine(name, args) {
   const what = subject(args);
   if (what === null) return null;
   return what ? `${label} ${what}` : label;
+}
+
+// The chat a start_session call opened (its result: {session_id, title, status}), or null.
+function startedChat(result) {
+  try {
+    const chat = JSON.parse(result ?? "");
+    return typeof chat?.session_id === "string" && chat.session_id ? chat : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+// start_session's card: a button to the chat it opened (its error, when it failed, shows
+// as any card's does). The title is the tool's text: set as text, never as markup.
+function renderStartedChat(target, tool) {
+  target.replaceChildren();
+  if (tool.isError || tool.status !== "done") return;
+  const chat = startedChat(tool.result);
+  if (!chat) return;
+  const open = document.createElement("button");
+  open.type = "button";
+  open.className = "link chat-link";
+  open.dataset.testid = "started-chat";
+  open.textContent = `${t("toolLine.openChat")}: ${text(chat.title) ?? t("toolLine.startSession")}`;
+  open.addEventListener("click", () => window.lovia.openSession(chat.session_id));
+  target.append(open);
+}
+
+// The body lovia draws for one of its own tools' cards (null: the plain card).
+export function builtinRender(name) {
+  return name === "start_session" ? renderStartedChat : null;
 }

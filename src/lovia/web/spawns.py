@@ -1,0 +1,84 @@
+"""A chat that another chat's agent starts (the ``Scheduling`` plugin's ``start_session``).
+
+The new chat is a top-level chat of its own: its row says where it came from
+(``origin.kind == "spawn"``), it starts with none of the source's history, and its run (source
+``spawn:<chat>``) is an ordinary checkpointed run of the server, in the client context of the
+run that started it. Nothing is reported back, and deleting either chat leaves the other.
+It counts against ``max_background_runs``: at the limit nothing is made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LoviaError, ToolError
+
+if TYPE_CHECKING:
+    from .deps import RouterDeps
+
+__all__ = ["spawn_chat"]
+
+
+async def spawn_chat(
+    deps: RouterDeps,
+    origin: str,
+    text: str,
+    title: str | None,
+    context: Mapping[str, Any] | None,
+) -> dict[str, str]:
+    """Open a chat from ``origin`` and start its agent on ``text``; ``ToolError`` (nothing
+    kept) when the server cannot. Runs in a task of its own: the run it starts copies the
+    context vars it sets, and the calling run's stay as they were."""
+    task = asyncio.ensure_future(_spawn(deps, origin, text, title, context))
+    return await task
+
+
+async def _spawn(
+    deps: RouterDeps,
+    origin: str,
+    text: str,
+    title: str | None,
+    context: Mapping[str, Any] | None,
+) -> dict[str, str]:
+    sup = deps.supervisor
+    if sup.closing:
+        raise ToolError("Nothing started: the server is shutting down.")
+    if len(sup.live) >= deps.max_background_runs:
+        raise ToolError(
+            f"Nothing started: {len(sup.live)} runs are live, the most this server runs at once.",
+            hint="wait for other runs to finish, then try again",
+        )
+    meta = await deps.store.get(origin)
+    wanted = meta.agent if meta is not None and meta.agent in deps.agents else None
+    try:
+        agent = sup.agent(wanted)
+    except LoviaError as exc:
+        raise ToolError(f"Couldn't start a chat: {exc}") from exc
+    served = sup.served_name(agent) or agent.name
+    chat_id = uuid.uuid4().hex
+    try:
+        how = await deps.run_start(
+            chat_id, agent, source=f"spawn:{origin}", context=dict(context) if context else None
+        )
+    except Exception as exc:  # run_deps refused it (an HTTPException, say): nothing made
+        raise ToolError(f"The new chat's run was refused: {exc}") from exc
+    named = (title or "").strip() or None
+    await deps.store.upsert(chat_id, agent=served, title=named or text, spawned_from=origin)
+    try:
+        await sup.send(chat_id, text, agent_name=served, start=how)
+    except BaseException as exc:  # refused, or the call was cancelled part way: no chat left
+        await asyncio.shield(deps.store.delete(chat_id, schedules=False))
+        if isinstance(exc, Exception):
+            raise ToolError(f"Nothing started: {exc}") from exc
+        raise
+    row = await deps.store.get(chat_id)
+    shown = row.title if row is not None and row.title else (named or text)
+    deps.emit("session_created", {"session_id": chat_id, "agent": served, "title": shown})
+    if named is None:
+        from .titles import TitleMaker
+
+        TitleMaker(deps).start(chat_id, text)
+    return {"session_id": chat_id, "title": shown, "status": "started"}

@@ -1,0 +1,97 @@
+"""A served chat keeps one workspace session across its runs (as 0.9.119's web server does):
+a background process started in one run is still running in the next, ``GET
+/api/sessions/{id}/processes`` lists it, ``.../kill`` stops it, and deleting the chat or
+stopping the server ends it. Real processes in a real workspace folder."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from lovia import Agent
+from lovia.testing import ScriptedProvider, call, text
+from lovia.web import ChatStore
+from lovia.workspace import Workspace
+
+from .conftest import make_client, web_app
+
+TICK = "while true; do date +%s%N >> tick.log; sleep 0.05; done"
+
+
+def _agent(root: Path) -> Agent:
+    model = ScriptedProvider(
+        [
+            call("shell", {"command": TICK, "background": True}, call_id="c1"),
+            text("started"),
+            text("second run"),
+        ]
+    )
+    return Agent(name="bot", model=model, workspace=Workspace.local(str(root), mode="trusted"))
+
+
+def _size(log: Path) -> int:
+    return log.stat().st_size if log.exists() else 0
+
+
+async def _ticking(log: Path) -> bool:
+    """Whether the process still writes its log (two reads 0.4 s apart differ)."""
+    before = _size(log)
+    await asyncio.sleep(0.4)
+    return _size(log) > before
+
+
+async def _send(client: Any, message: str) -> None:
+    sent = await client.post("/api/chat", json={"message": message, "session_id": "s1"})
+    assert sent.status_code == 200, sent.text
+
+
+async def test_a_background_process_outlives_its_run_and_ends_with_the_chat(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "work"
+    root.mkdir()
+    app = web_app(_agent(root), store=ChatStore.in_memory())
+    async with app.router.lifespan_context(app), make_client(app) as client:
+        assert (await client.get("/api/sessions/s1/processes")).json() == []
+        await _send(client, "start it")
+        [proc] = (await client.get("/api/sessions/s1/processes")).json()
+        assert (proc["command"], proc["status"], proc["exit_code"]) == (TICK, "running", None)
+        await _send(client, "again")  # a second run of the chat: the process goes on
+        assert await _ticking(root / "tick.log")
+        assert [p["status"] for p in (await client.get("/api/sessions/s1/processes")).json()] == [
+            "running"
+        ]
+        unknown = await client.post("/api/sessions/s1/processes/nope/kill")
+        assert (unknown.status_code, unknown.json()["detail"]["code"]) == (
+            404,
+            "process_not_found",
+        )
+        killed = await client.post(f"/api/sessions/s1/processes/{proc['process_id']}/kill")
+        assert killed.status_code == 200 and killed.json()[0]["status"] == "killed"
+        assert not await _ticking(root / "tick.log")
+        assert (await client.get("/api/sessions/other/processes")).json() == []
+
+
+async def test_deleting_the_chat_or_stopping_the_server_ends_its_processes(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "work"
+    root.mkdir()
+    app = web_app(_agent(root), store=ChatStore.in_memory())
+    async with app.router.lifespan_context(app), make_client(app) as client:
+        await _send(client, "start it")
+        assert await _ticking(root / "tick.log")
+        assert (await client.delete("/api/sessions/s1")).status_code == 200
+        assert not await _ticking(root / "tick.log")
+        assert (await client.get("/api/sessions/s1/processes")).json() == []
+    other = tmp_path / "other"
+    other.mkdir()
+    app = web_app(_agent(other), store=ChatStore.in_memory())
+    async with app.router.lifespan_context(app), make_client(app) as client:
+        await _send(client, "start it")
+        assert await _ticking(other / "tick.log")
+    started = time.monotonic()
+    assert not await _ticking(other / "tick.log")  # the server stopped: so did the process
+    assert time.monotonic() - started < 5
