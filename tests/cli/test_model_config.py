@@ -101,6 +101,6 @@ async def test_settings_edit_the_file_lovia_web_serves_from(home: Path) -> None:
         assert (await c.put("/api/config/roles", json={"chat": "y"})).status_code == 200
     saved = json.loads((home / ".lovia" / "config.json").read_text())  # the scope it was read from
     assert [m["id"] for m in saved["models"]] == ["gpt-x", "y"]
-    assert app.state.deps.agents["assistant"].model.model == "gpt-y"
+    assert app.state.deps.agents["lovia"].model.model == "gpt-y"
     # with --app, LOVIA_MODEL or --demo the agent is not the file's: no settings routes
     assert settings(build_parser().parse_args(["web", "--demo"]), agents) is None

@@ -129,8 +129,8 @@ def test_lovia_web_says_at_start_that_its_model_cannot_answer(tmp_path: Path) ->
         lines = [proc.stdout.readline() for _ in range(5)]
     finally:
         interrupt(proc)
-    assert lines[2].strip() == "lovia web: agent assistant", lines
-    assert "agent assistant cannot answer: no API key" in lines[3], lines
+    assert lines[2].strip() == "lovia web: agent lovia", lines
+    assert "agent lovia cannot answer: no API key" in lines[3], lines
     assert lines[4].startswith("lovia web: hint: set OPENAI_API_KEY"), lines
 
 

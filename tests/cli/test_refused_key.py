@@ -75,7 +75,7 @@ def test_check_says_the_key_was_refused_and_fails(refusing: RefusingServer, tmp_
     assert done.returncode == 2, done.stdout + done.stderr
     assert "refused the API key (HTTP 401" in done.stdout, done.stdout
     assert "hint: set OPENAI_API_KEY to a key this server accepts" in done.stdout
-    assert "no model" not in done.stdout + done.stderr and "agent assistant: ok" not in done.stdout
+    assert "no model" not in done.stdout + done.stderr and "agent lovia: ok" not in done.stdout
     assert WRONG_KEY not in done.stdout + done.stderr  # the server echoed it; we do not
     # the probe was the free model list, sent with the key, and nothing else
     assert refusing.paths == [("GET", "/v1/models", f"Bearer {WRONG_KEY}")]
@@ -91,7 +91,7 @@ def test_the_page_gets_the_same_problem_and_sending_is_disabled(
     assert info["configured"] is True  # a model is configured: its key is what is wrong
     assert "refused the API key (HTTP 401" in problem["message"] and problem["blocking"] is True
     assert "OPENAI_API_KEY" in problem["hint"] and WRONG_KEY not in json.dumps(info)
-    assert [(p["agent"], p["blocking"]) for p in info["problems"]] == [("assistant", True)]
+    assert [(p["agent"], p["blocking"]) for p in info["problems"]] == [("lovia", True)]
 
 
 @pytest.mark.parametrize("refusing", [403], indirect=True)

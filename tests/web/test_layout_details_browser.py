@@ -133,3 +133,35 @@ def test_the_composers_hint_stays_on_one_line_on_a_phone(
         high, shown = box.evaluate("(n) => [n.scrollHeight, n.clientHeight]")
         assert high <= shown, lang
         page.screenshot(path=str(tmp_path / f"phone-{lang}.png"))
+
+
+def test_a_failed_runs_message_and_answer_are_not_boxed_in_black(
+    pages: Pages, tmp_path: Path
+) -> None:
+    """A run that did not finish marks its message's bubble with a dashed line of the
+    bubble's own colour; the message and the answer get no frame of their own (a bare
+    ``border-style`` drew a thick black dashed box around each, which 0.9.119's page never
+    shows)."""
+    from lovia.errors import ProviderError
+
+    from .test_browser import _failing
+
+    error = ProviderError("openai:gpt-4.1 answered HTTP 401", hint="check the key", status_code=401)
+    with Server(tmp_path / "failed.db", agents=_failing(error)) as failing:
+        page = pages.open(failing.url)
+        send(page, "hello there")
+        page.wait_for_selector("[data-testid=pending] >> text=This answer failed")
+        frames = page.eval_on_selector_all(
+            ".msg.unfinished",
+            "(ns) => ns.map((n) => getComputedStyle(n).borderTopWidth)",
+        )
+        assert len(frames) == 2  # the message and the answer
+        assert set(frames) == {"0px"}
+        bubble = page.locator("[data-testid=user-message] > :not(.actions)").first.evaluate(
+            "(n) => { const s = getComputedStyle(n);"
+            " return [s.borderTopWidth, s.borderTopStyle, s.borderTopColor, s.color]; }"
+        )
+        assert bubble[:2] == ["1px", "dashed"]
+        assert bubble[2] != bubble[3]  # the bubble's line, not the text's colour
+        page.screenshot(path=str(tmp_path / "failed.png"))
+        pages.close()

@@ -110,7 +110,7 @@ def load_agents(app: str | None, demo: bool) -> dict[str, Agent]:
 
         model = configured_model()
     if model:
-        return {"assistant": Agent("assistant", instructions=DEFAULT_INSTRUCTIONS, model=model)}
+        return {"lovia": Agent("lovia", instructions=DEFAULT_INSTRUCTIONS, model=model)}
     return {}
 
 

@@ -24,8 +24,18 @@ import { closeView, currentView, setupViews } from "./views.js";
 import { byId, notice, setLive, showError, state, toast, ui } from "./page.js";
 import { newChat, openChat, refreshChats, showAgent, showTitle } from "./chat.js";
 import { stop, submit, submitText } from "./runs.js";
+import { setupShortcuts } from "./shortcuts.js";
 
-function chatFromHash() {
+// The chat the address names: #chat=<id>, or ?session=<id>, the form of 0.9.119's page (its
+// bookmarks and shared links), which is written the page's way before the chat opens.
+function chatFromAddress() {
+  const url = new URL(location.href);
+  const linked = url.searchParams.get("session");
+  if (linked !== null) {
+    url.searchParams.delete("session");
+    if (!/chat=/.test(url.hash) && validChatId(linked)) url.hash = `chat=${encodeURIComponent(linked)}`;
+    history.replaceState(null, "", url);
+  }
   const match = /chat=([^&]*)/.exec(location.hash);
   if (!match) return null;
   let id = null;
@@ -120,12 +130,21 @@ async function start() {
     }
   });
   ui.stop.addEventListener("click", stop);
+  setupShortcuts({
+    live: () => state.live, viewOpen: () => currentView() !== null, stop, search: ui.chatSearch,
+    newChat: () => { closeView(); newChat().catch(showError); },
+  });
   ui.newChat.addEventListener("click", () => { closeView(); newChat().catch(showError); });
   ui.menu.addEventListener("click", () => document.body.classList.toggle("menu-open"));
   setupSidebarToggle(byId("sidebar-collapse"), byId("sidebar-expand"));
-  const wanted = chatFromHash();
+  const wanted = chatFromAddress();
   if (wanted) await openChat(wanted);
   else await newChat();
+  // an address typed or pasted in this tab, a link followed, Back: the chat it names opens
+  addEventListener("hashchange", () => {
+    const named = chatFromAddress();
+    if (named && named !== state.chatId) openChat(named).catch(showError);
+  });
   await setupViews({ box: byId("view"), title: byId("view-title"), chatTitle: ui.chatTitle, emit, toast });
   const resumable = await getJSON("api/runs/resumable");
   const summary = resumableSummary(resumable, state.chatId);

@@ -12,6 +12,7 @@ import { runRecords } from "./usage.js";
 import { branch } from "./exporting.js";
 import { addRerunButton, forkBefore } from "./rerun.js";
 import { renderElsewhere, renderPending } from "./pending.js";
+import { exchangeSignature, showKeptFollowups } from "./followups.js";
 import { contentText } from "./live.js";
 import { emit } from "./extensions.js";
 import { closeView } from "./views.js";
@@ -173,6 +174,10 @@ function render(detail) {
       state.regenerate.dataset.action = "regenerate";
       state.regenerate.title = t("message.regenerate");
       last.answer.actions.append(state.regenerate);
+      if (state.followups && last.index !== null) {
+        showKeptFollowups(last.answer, state.chatId, (text) => { ui.input.value = text; ui.input.focus(); },
+          exchangeSignature(last));
+      }
     }
   }
   const settled = !detail.live && !detail.pending && !detail.busy_elsewhere;

@@ -15,9 +15,16 @@ function button(label, testid, onClick, className) {
   return b;
 }
 
+// Tools a person allowed for good in a chat ("Always allow NAME in this chat" ticked on an
+// Approve), in this tab only, as 0.9.119's page: a reload asks again. A later call of such a
+// tool in that chat is approved without a card, once per call (a refused decision is shown).
+const allowed = new Map(); // chat id -> Set of tool names
+const autoApproved = new Set(); // "run id/call id" decided here already
+
 function renderApprovals(answer, p, hooks) {
   // a run parked until a person decides; Stop rejects every waiting call
   const waiting = (p.approvals || []).filter((a) => !a.decision);
+  const chatAllows = allowed.get(hooks.chatId());
   const status = el("div", "pending approval");
   status.dataset.testid = "pending";
   status.append(el("div", "pending-what", waiting.length === 1
@@ -49,16 +56,38 @@ function renderApprovals(answer, p, hooks) {
         decision: approve ? "approve" : "deny", reason: reason.value.trim() || null,
       }),
     });
+    const always = el("input");
+    always.type = "checkbox";
+    always.dataset.testid = "approval-always";
+    const alwaysLabel = el("label", "approval-always");
+    alwaysLabel.append(always, ` ${t("approval.always", { name: a.tool_name })}`);
+    const approve = () => {
+      if (always.checked) {
+        const chatId = hooks.chatId();
+        if (!allowed.has(chatId)) allowed.set(chatId, new Set());
+        allowed.get(chatId).add(a.tool_name);
+      }
+      decide(true);
+    };
     const actions = el("div", "actions");
     actions.append(
-      button(t("approval.approve"), "approve", () => decide(true), "small primary"),
+      button(t("approval.approve"), "approve", approve, "small primary"),
       button(t("approval.reject"), "reject", () => decide(false), "small danger"),
     );
     if (problem) {
       for (const b of actions.children) { b.disabled = true; b.title = t("approval.useStop", { problem }); }
+      always.disabled = true;
     }
-    card.append(head, el("div", "label", t("approval.arguments")), args, reason, actions);
+    card.append(head, el("div", "label", t("approval.arguments")), args, reason, alwaysLabel, actions);
     status.append(card);
+    const key = `${p.run_id}/${a.call_id}`;
+    if (!problem && chatAllows && chatAllows.has(a.tool_name) && !autoApproved.has(key)) {
+      autoApproved.add(key);
+      card.hidden = true;
+      status.append(el("div", "note", t("approval.auto", { name: a.tool_name })));
+      setTimeout(() => decide(true), 0); // once the chat is drawn
+      break; // one decision resumes the run; the next call (if any) is drawn again after it
+    }
   }
   const actions = el("div", "actions");
   actions.append(button(t("approval.stopAll"), "stop-pending", hooks.stop, "small"));

@@ -4,7 +4,7 @@
 import { ApiError, chatPath, newChatId, send, stream } from "./api.js";
 import { t } from "./i18n.js";
 import { AnswerView, userBubble } from "./render.js";
-import { showFollowups } from "./followups.js";
+import { exchangeSignature, showFollowups } from "./followups.js";
 import { drawEvent } from "./live.js";
 import { clientContext, emit } from "./extensions.js";
 import { currentView } from "./views.js";
@@ -42,7 +42,7 @@ export async function finish() {
   else if (state.followups && last && last.answer && state.regenerate) {
     const generation = state.generation;
     showFollowups(last.answer, chatId, (text) => { ui.input.value = text; ui.input.focus(); },
-      () => generation === state.generation && !state.live);
+      () => generation === state.generation && !state.live, exchangeSignature(last));
   }
 }
 
@@ -78,7 +78,18 @@ export async function run(path, body, userText, { cut = null, before = null } = 
     if (generation !== state.generation) return;
     if (accepted) emit("run-end", { sessionId: state.chatId, status: "error", usage: null });
     setLive(false);
+    const answer = state.answer;
     state.answer = null;
+    if (err instanceof TypeError) {
+      // the server could not be reached or the connection dropped (stopped, restarting, the
+      // network gone): what the page shows stays, a message never taken goes back to the
+      // composer, and the error says so; opening the chat again would blank it
+      if (accepted) answer.note(t("run.connectionLost"), "error");
+      else answer.node.remove();
+      if (!accepted && userText && !ui.input.value.trim()) ui.input.value = userText;
+      showError(new Error(t("error.unreachable", { error: err.message })));
+      return;
+    }
     await openChat(state.chatId);
     if (err instanceof ApiError && err.code === "run_not_found") return; // it ended already
     if (!accepted && userText && !ui.input.value.trim()) {
