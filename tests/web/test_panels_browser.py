@@ -126,6 +126,57 @@ def test_schedules_are_created_run_paused_resumed_and_deleted(
     assert httpx.get(f"{demo.url}api/schedules").json() == []
 
 
+def test_a_schedule_gets_a_stop_condition_most_runs_and_an_expiry(
+    pages: Pages, demo: Server
+) -> None:
+    """0.9.119's form sets a schedule's stop condition, its most fires and its expiry, and
+    its list shows them; an edit that empties a limit clears it."""
+    import httpx
+
+    page = pages.open(demo.url)
+    page.click("#schedules-btn")
+    dialog = page.locator("[data-testid=schedules-dialog]")
+    dialog.locator("[data-testid=schedule-list] .panel-empty").wait_for()
+    dialog.locator("[data-testid=schedule-prompt]").fill("check the build")
+    dialog.locator("[data-testid=schedule-until-input]").fill("the log says <b>ready</b>")
+    dialog.locator("[data-testid=schedule-max-fires]").fill("5")
+    dialog.locator("[data-testid=schedule-expires]").fill("2099-01-02T09:30")
+    dialog.locator("[data-testid=schedule-add]").click()
+    item = dialog.locator("[data-testid=schedule]")
+    item.wait_for()
+    (stored,) = httpx.get(f"{demo.url}api/schedules").json()
+    assert (stored["until"], stored["max_fires"]) == ("the log says <b>ready</b>", 5)
+    expires = page.evaluate("new Date('2099-01-02T09:30').getTime() / 1000")
+    assert stored["expires_at"] == pytest.approx(expires)
+    state = item.locator("[data-testid=schedule-state]").inner_text()
+    assert "0/5 fires" in state and "expires" in state
+    until = item.locator("[data-testid=schedule-until]")
+    assert until.inner_text() == "stops when: the log says <b>ready</b>"
+    assert until.locator("b").count() == 0
+    # Edit shows the limits; emptying two of them clears them on the server
+    item.locator("[data-testid=schedule-edit]").click()
+    assert dialog.locator("[data-testid=schedule-max-fires]").input_value() == "5"
+    assert dialog.locator("[data-testid=schedule-expires]").input_value() == "2099-01-02T09:30"
+    dialog.locator("[data-testid=schedule-max-fires]").fill("")
+    dialog.locator("[data-testid=schedule-expires]").fill("")
+    dialog.locator("[data-testid=schedule-add]").click()
+    page.wait_for_function(
+        "!document.querySelector('[data-testid=schedule-state]').innerText.includes('/5')"
+    )
+    (stored,) = httpx.get(f"{demo.url}api/schedules").json()
+    assert (stored["until"], stored["max_fires"], stored["expires_at"]) == (
+        "the log says <b>ready</b>",
+        None,
+        None,
+    )
+    # a bad number is said, not sent
+    item.locator("[data-testid=schedule-edit]").click()
+    dialog.locator("[data-testid=schedule-max-fires]").fill("0")
+    dialog.locator("[data-testid=schedule-add]").click()
+    page.wait_for_selector("[data-testid=panel-status].error")
+    assert httpx.get(f"{demo.url}api/schedules").json()[0]["max_fires"] is None
+
+
 def test_a_schedules_prompt_is_shown_as_text(pages: Pages, demo: Server) -> None:
     import httpx
 

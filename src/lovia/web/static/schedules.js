@@ -1,5 +1,6 @@
 // The Schedules dialog (issue 31): every schedule with its prompt, trigger, next time and
-// state; create one (a prompt, and every N seconds, a cron line or a time), pause or resume,
+// state; create one (a prompt, and every N seconds, a cron line or a time, with an optional
+// stop condition, most fires and expiry, as 0.9.119's form has), pause or resume,
 // run it now, open the chat of its last run, delete it. All through /api/schedules; a
 // schedule's prompt and errors are shown as text.
 
@@ -9,6 +10,12 @@ import { t } from "./i18n.js";
 import { el } from "./render.js";
 
 const when = (epoch) => (epoch ? new Date(epoch * 1000).toLocaleString() : "");
+
+// A datetime-local input's value for `epoch` (seconds), in local time.
+function localValue(epoch) {
+  const at = new Date(epoch * 1000);
+  return new Date(at.getTime() - at.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+}
 
 function triggerText(s) {
   if (s.trigger_kind === "every") return t("sched.everyN", { n: s.trigger_expr });
@@ -58,10 +65,17 @@ export class SchedulesDialog {
     const meta = el("div", "panel-hint");
     meta.dataset.testid = "schedule-state";
     const bits = [triggerText(s), stateText(s)];
-    if (s.fire_count) bits.push(t("sched.fires", { n: s.fire_count }));
+    if (s.max_fires) bits.push(t("sched.firesOf", { n: s.fire_count || 0, max: s.max_fires }));
+    else if (s.fire_count) bits.push(t("sched.fires", { n: s.fire_count }));
+    if (s.expires_at) bits.push(t("sched.expires", { time: when(s.expires_at) }));
     if (s.last_status) bits.push(t("sched.last", { status: s.last_status }));
     meta.textContent = bits.join(" · ");
     text.append(prompt, meta);
+    if (s.until) {
+      const until = el("div", "panel-hint", t("sched.untilShown", { text: s.until }));
+      until.dataset.testid = "schedule-until";
+      text.append(until);
+    }
     if (s.last_error) text.append(el("div", "panel-hint warn", s.last_error));
     const actions = el("div", "panel-item-actions");
     const call = (fn) => async () => {
@@ -130,10 +144,11 @@ export class SchedulesDialog {
     f.expr.value = s && s.trigger_kind !== "at" ? s.trigger_expr : "3600";
     if (s && s.trigger_kind === "at") {
       const at = new Date(Number.isFinite(Number(s.trigger_expr)) ? Number(s.trigger_expr) * 1000 : s.trigger_expr);
-      if (!Number.isNaN(at.getTime())) {
-        f.at.value = new Date(at.getTime() - at.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
-      }
+      if (!Number.isNaN(at.getTime())) f.at.value = localValue(at.getTime() / 1000);
     }
+    f.until.value = (s && s.until) || "";
+    f.maxFires.value = s && s.max_fires ? String(s.max_fires) : "";
+    f.expires.value = s && s.expires_at ? localValue(s.expires_at) : "";
     f.shape();
     f.add.textContent = s ? t("dialog.save") : t("sched.add");
     f.cancel.hidden = !s;
@@ -168,9 +183,19 @@ export class SchedulesDialog {
         trigger = picked.toISOString();
       }
       if (!text || !trigger) { this.view.say(t("sched.needBoth"), "error"); return; }
+      const most = maxFires.value.trim();
+      if (most && !/^[1-9]\d*$/.test(most)) { this.view.say(t("sched.badMaxFires"), "error"); return; }
+      const ends = expires.value ? new Date(expires.value) : null;
+      if (ends && Number.isNaN(ends.getTime())) { this.view.say(t("sched.pickTime"), "error"); return; }
       add.disabled = true;
       try {
-        const body = { input: text, trigger_kind: kind.value, trigger_expr: trigger };
+        // Left empty: no limit (sent as null, so an edit clears a limit it had).
+        const body = {
+          input: text, trigger_kind: kind.value, trigger_expr: trigger,
+          until: until.value.trim() || null,
+          max_fires: most ? Number(most) : null,
+          expires_at: ends ? ends.getTime() / 1000 : null,
+        };
         if (editing) {
           await send("PATCH", `api/schedules/${encodeURIComponent(editing.id)}`, body);
           this.view.say(t("sched.saved"));
@@ -186,11 +211,17 @@ export class SchedulesDialog {
     }, "small primary");
     const cancel = action(t("dialog.cancel"), "schedule-cancel", () => this.edit(null));
     cancel.hidden = true;
-    this.fields = { prompt, kind, expr, at, add, cancel, shape };
+    const until = input("text", { placeholder: t("sched.untilPlaceholder"), testid: "schedule-until-input" });
+    const maxFires = input("number", { placeholder: t("sched.unlimited"), testid: "schedule-max-fires" });
+    maxFires.min = "1";
+    const expires = input("datetime-local", { testid: "schedule-expires" });
+    this.fields = { prompt, kind, expr, at, add, cancel, shape, until, maxFires, expires };
     const row = el("div", "panel-row");
     row.append(field(t("sched.triggerKind"), kind), field(t("sched.trigger"), el("span")), add, cancel);
     row.children[1].replaceChildren(el("span", "panel-label", t("sched.trigger")), expr, at);
-    box.append(field(t("sched.prompt"), prompt), row, hint);
+    const limits = el("div", "panel-row");
+    limits.append(field(t("sched.maxFires"), maxFires), field(t("sched.expiresAt"), expires));
+    box.append(field(t("sched.prompt"), prompt), field(t("sched.until"), until), limits, row, hint);
     return box;
   }
 }
