@@ -177,6 +177,42 @@ def test_a_schedule_gets_a_stop_condition_most_runs_and_an_expiry(
     assert httpx.get(f"{demo.url}api/schedules").json()[0]["max_fires"] is None
 
 
+def test_the_open_schedules_dialog_follows_a_run_to_its_end(
+    pages: Pages, tmp_path: Path
+) -> None:
+    """Run now on a slow answer: the dialog, left open, shows the run finished (its state
+    and its open history), as 0.9.119's follows runs while open, without being reopened."""
+    import httpx
+
+    with Server(tmp_path / "slow.db", agents=demo_agent(delay=0.25)) as slow:
+        made = httpx.post(
+            f"{slow.url}api/schedules",
+            json={"input": "hello there", "trigger_kind": "every", "trigger_expr": "3600"},
+        )
+        assert made.status_code == 200, made.text
+        page = pages.open(slow.url)
+        page.click("#schedules-btn")
+        item = page.locator("[data-testid=schedules-dialog] [data-testid=schedule]")
+        item.locator("[data-testid=schedule-history-toggle]").click()
+        item.locator("[data-testid=schedule-history] .panel-empty").wait_for()
+        item.locator("[data-testid=schedule-run]").click()
+        state = item.locator("[data-testid=schedule-state]")
+        page.wait_for_function(
+            "document.querySelector('[data-testid=schedule-state]').innerText"
+            ".includes('last: running')"
+        )
+        page.wait_for_function(
+            "document.querySelector('[data-testid=schedule-state]').innerText"
+            ".includes('last: ok')",
+            timeout=20_000,
+        )
+        assert "1 fire(s)" in state.inner_text()
+        record = item.locator("[data-testid=schedule-run-record]")
+        assert record.count() == 1 and "completed" in record.inner_text()
+        # the history that was open stays open
+        assert page.locator("[data-testid=schedule-history]").is_visible()
+
+
 def test_a_schedules_prompt_is_shown_as_text(pages: Pages, demo: Server) -> None:
     import httpx
 

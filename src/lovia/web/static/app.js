@@ -48,9 +48,13 @@ function chatFromAddress() {
 function followOthers() {
   let timer = null;
   followEvents({
-    onList: () => {
+    onList: (name) => {
       clearTimeout(timer);
       timer = setTimeout(() => refreshChats().catch(() => {}), 200);
+      // an open panel that shows runs (Schedules) follows them too
+      if (name === "run_started" || name === "run_finished") {
+        document.dispatchEvent(new CustomEvent("lovia-runs-changed"));
+      }
     },
     onChat: (name, chatId) => {
       if (chatId !== state.chatId) return;

@@ -44,6 +44,19 @@ export class SchedulesDialog {
     this.list = el("ul", "panel-list");
     this.list.dataset.testid = "schedule-list";
     this.view.body.append(this.form(), this.list);
+    this.shownHistories = new Set();
+    // While open, a run starting or ending (a fire, Run now) redraws the list: its state,
+    // count and history stay current, as 0.9.119's dialog does. The form is left alone.
+    let timer = null;
+    const changed = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => this.refresh(), 150);
+    };
+    document.addEventListener("lovia-runs-changed", changed);
+    this.view.dialog.addEventListener("close", () => {
+      clearTimeout(timer);
+      document.removeEventListener("lovia-runs-changed", changed);
+    });
     this.refresh();
   }
 
@@ -51,6 +64,12 @@ export class SchedulesDialog {
     try {
       const all = await getJSON("api/schedules");
       this.list.replaceChildren(...all.map((s) => this.item(s)));
+      for (const s of all) {
+        if (!this.shownHistories.has(s.id)) continue;
+        const box = [...this.list.querySelectorAll("[data-testid=schedule-history]")]
+          .find((node) => node.dataset.schedule === s.id);
+        if (box) { box.hidden = false; await this.history(s, box); }
+      }
       if (!all.length) this.list.append(el("li", "panel-empty", t("sched.none")));
     } catch (err) { this.view.say(errorText(err), "error"); }
   }
@@ -101,11 +120,16 @@ export class SchedulesDialog {
     }
     const history = el("ul", "panel-list schedule-history");
     history.dataset.testid = "schedule-history";
+    history.dataset.schedule = s.id;
     history.hidden = true;
     text.append(history);
     actions.append(action(t("sched.history"), "schedule-history-toggle", async () => {
       history.hidden = !history.hidden;
-      if (!history.hidden) await this.history(s, history);
+      if (history.hidden) this.shownHistories.delete(s.id);
+      else {
+        this.shownHistories.add(s.id);
+        await this.history(s, history);
+      }
     }));
     actions.append(action(t("sched.delete"), "schedule-delete", call(async () => {
       if (!window.confirm(t("sched.deleteConfirm"))) return;
