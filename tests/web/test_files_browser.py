@@ -17,7 +17,7 @@ import pytest
 
 from lovia import Agent
 from lovia.parts import ImagePart
-from lovia.testing import ScriptedProvider, text
+from lovia.testing import ScriptedProvider, call, text
 from lovia.workspace import Workspace
 
 from .test_browser import Server
@@ -224,3 +224,33 @@ def test_workspace_paths_in_model_output_reach_nothing_else(tmp_path: Path, page
         assert api.startswith("api/workspace/raw?") and "path=api%2Fsessions" in api
         assert answer.locator("img[alt=q]").get_attribute("src") == "?x=1"  # not a path
         assert page.evaluate("window.__owned") is None
+
+
+def test_a_file_tools_card_opens_its_file_in_the_files_panel(tmp_path: Path, pages: Pages) -> None:
+    """As on 0.9.119, the card of a read_file / write_file / edit_file call has an action
+    that opens the Files panel on that file, without folding or unfolding the card."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    ws = Workspace.local(str(root), mode="coding")
+    model = ScriptedProvider(
+        [
+            call("write_file", {"path": "notes/hello.md", "content": "# Hello\nfrom the agent\n"}),
+            text("written"),
+        ]
+    )
+    agents = {"bot": Agent(name="bot", model=model, workspace=ws)}
+    with Server(tmp_path / "lovia.db", agents=agents) as server:
+        page = pages.open(server.url)
+        send(page, "write a note")
+        wait_idle(page)
+        card = page.locator("[data-testid=tool-call][data-tool=write_file]")
+        opener = card.locator("[data-testid=tool-open-file]")
+        opener.click()
+        dialog = page.locator("[data-testid=files-dialog]")
+        preview = dialog.locator("[data-testid=files-text]")
+        preview.wait_for()
+        assert preview.inner_text().startswith("# Hello")
+        assert dialog.locator(".files-preview-head strong").inner_text() == "notes/hello.md"
+        # its folder is listed, and the card kept its state
+        dialog.locator(".file-open", has_text="hello.md").wait_for()
+        assert card.evaluate("(node) => node.open") is False

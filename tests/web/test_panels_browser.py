@@ -177,9 +177,7 @@ def test_a_schedule_gets_a_stop_condition_most_runs_and_an_expiry(
     assert httpx.get(f"{demo.url}api/schedules").json()[0]["max_fires"] is None
 
 
-def test_the_open_schedules_dialog_follows_a_run_to_its_end(
-    pages: Pages, tmp_path: Path
-) -> None:
+def test_the_open_schedules_dialog_follows_a_run_to_its_end(pages: Pages, tmp_path: Path) -> None:
     """Run now on a slow answer: the dialog, left open, shows the run finished (its state
     and its open history), as 0.9.119's follows runs while open, without being reopened."""
     import httpx
@@ -202,8 +200,7 @@ def test_the_open_schedules_dialog_follows_a_run_to_its_end(
             ".includes('last: running')"
         )
         page.wait_for_function(
-            "document.querySelector('[data-testid=schedule-state]').innerText"
-            ".includes('last: ok')",
+            "document.querySelector('[data-testid=schedule-state]').innerText.includes('last: ok')",
             timeout=20_000,
         )
         assert "1 fire(s)" in state.inner_text()

@@ -25,13 +25,22 @@ export class FilesPanel {
     this.button = button;
     this.toast = toast;
     button.addEventListener("click", () => this.open());
+    // a tool card's "Open in Files" (render.js): the panel opens on that file
+    document.addEventListener("lovia-open-file", (event) => {
+      const path = event.detail && event.detail.path;
+      if (typeof path !== "string" || !path) return;
+      if (this.button.hidden) { this.toast(t("files.unavailable"), "error"); return; }
+      this.open(path);
+    });
   }
 
   setAvailable(available) {
     this.button.hidden = !available;
   }
 
-  open() {
+  // `file`: a path to preview at once (its folder listed when it is workspace-relative).
+  open(file = null) {
+    if (this.view && this.view.dialog.open) this.view.close();
     this.view = openDialog({ title: t("files.title"), testid: "files-dialog", wide: true, part: "files-panel" });
     const bar = el("div", "panel-tabs");
     this.recentTab = action(t("files.recent"), "files-recent", () => this.recent(), "small tab");
@@ -53,7 +62,14 @@ export class FilesPanel {
     this.procs.hidden = true;
     this.view.body.append(this.procs, bar, this.list, this.preview);
     this.view.dialog.addEventListener("close", () => clearTimeout(this.procsTimer));
-    this.recent();
+    if (file) {
+      const relative = !/^([/~\\]|[A-Za-z]:)/.test(file);
+      const cut = file.lastIndexOf("/");
+      const listed = relative ? this.browse(cut > 0 ? file.slice(0, cut) : ".") : this.recent();
+      listed.then(() => this.openFile(file));
+    } else {
+      this.recent();
+    }
     this.refreshProcs();
   }
 

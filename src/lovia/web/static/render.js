@@ -88,6 +88,30 @@ export function prettyJSON(text) {
 // A tool view from an extension (window.lovia.registerToolView): the card's one-line
 // summary (hovering shows the call it stands for) and its body, drawn again on each change.
 // Without one, lovia's own tools read as their line in toollines.js.
+// The workspace tools that name one file: their card opens it in the Files panel.
+const FILE_TOOLS = new Set(["read_file", "write_file", "edit_file"]);
+
+function toolPath(args) {
+  try {
+    const parsed = typeof args === "string" ? JSON.parse(args || "{}") : args || {};
+    return typeof parsed.path === "string" && parsed.path ? parsed.path : null;
+  } catch (_) { return null; }
+}
+
+// A button in a card's summary line: asks the Files panel (files.js) to show `path`.
+function openInFiles(path) {
+  const button = el("button", "link tool-open-file", t("tool.openInFiles"));
+  button.type = "button";
+  button.title = t("tool.openInFiles");
+  button.dataset.testid = "tool-open-file";
+  button.addEventListener("click", (event) => {
+    event.preventDefault(); // inside <summary>: the card does not fold or unfold
+    event.stopPropagation();
+    document.dispatchEvent(new CustomEvent("lovia-open-file", { detail: { path } }));
+  });
+  return button;
+}
+
 function applyToolView(entry, status, result, isError) {
   const found = toolViewFor(String(entry.call.name)) || { summary: [], render: null };
   const view = { ...found, render: found.render || builtinRender(String(entry.call.name)) };
@@ -212,6 +236,8 @@ export class AnswerView {
     box.dataset.status = "running";
     const summary = el("summary");
     summary.append(el("span", "tool-name", call.name), el("span", "tool-state", t("tool.running")));
+    const path = FILE_TOOLS.has(String(call.name)) ? toolPath(call.arguments) : null;
+    if (path) summary.append(openInFiles(path));
     const args = el("pre", "tool-args", prettyJSON(call.arguments || "{}"));
     const result = el("pre", "tool-result", "");
     box.append(summary, el("div", "label", t("tool.arguments")), args,

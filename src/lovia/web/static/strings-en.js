@@ -200,6 +200,8 @@ export const EN = {
   "tool.error": "error",
   "tool.noResult": "no result yet",
   "tool.stopped": "stopped",
+  "tool.openInFiles": "Open in Files",
+  "files.unavailable": "This chat's agent has no workspace",
   "tool.arguments": "Arguments",
   "tool.result": "Result",
   "origin.branchedFrom": "Branched from {title}",
