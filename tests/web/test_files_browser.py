@@ -61,7 +61,7 @@ class Seen:
 def workspace(tmp_path: Path) -> Iterator[tuple[Server, Path, Seen]]:
     root = tmp_path / "proj"
     (root / "docs").mkdir(parents=True)
-    (root / "docs" / "notes.md").write_text("# Notes\nline two\n")
+    (root / "docs" / "notes.md").write_text(f"# Notes\nline two\n\n{ODD[:-4]}\n")
     (root / "pic.png").write_bytes(png())
     (root / "keys.env").write_text("KEY=1")
     (root / ODD).write_text("odd")
@@ -134,7 +134,14 @@ def test_the_files_panel_lists_previews_and_uploads(
     assert "keys.env" not in names  # the agent may not read it: not listed
     assert page.evaluate("window.__owned") is None  # a file name is text
     dialog.locator(".file-open", has_text="docs/notes.md").click()
+    # Markdown reads rendered, sanitized as a reply is; Source shows its text
+    shown = dialog.locator("[data-testid=files-markdown]")
+    assert shown.locator("h1").inner_text() == "Notes"
+    assert shown.locator("[onerror]").count() == 0  # the sanitizer took the handler
+    assert page.evaluate("window.__owned") is None
+    dialog.locator("[data-testid=files-source-toggle]").click()
     assert dialog.locator("[data-testid=files-text]").inner_text().startswith("# Notes")
+    assert shown.is_hidden()
     dialog.locator(".file-open", has_text="pic.png").click()
     page.wait_for_function(
         "(() => { const i = document.querySelector('[data-testid=files-image]');"
@@ -247,9 +254,9 @@ def test_a_file_tools_card_opens_its_file_in_the_files_panel(tmp_path: Path, pag
         opener = card.locator("[data-testid=tool-open-file]")
         opener.click()
         dialog = page.locator("[data-testid=files-dialog]")
-        preview = dialog.locator("[data-testid=files-text]")
+        preview = dialog.locator("[data-testid=files-markdown]")
         preview.wait_for()
-        assert preview.inner_text().startswith("# Hello")
+        assert preview.locator("h1").inner_text() == "Hello"
         assert dialog.locator(".files-preview-head strong").inner_text() == "notes/hello.md"
         # its folder is listed, and the card kept its state
         dialog.locator(".file-open", has_text="hello.md").wait_for()

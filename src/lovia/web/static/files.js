@@ -10,10 +10,11 @@ import { chatPath, getJSON, send } from "./api.js";
 import { action, errorText, openDialog } from "./dialog.js";
 import { t } from "./i18n.js";
 import { state } from "./page.js";
-import { el } from "./render.js";
+import { el, markdown } from "./render.js";
 import { rawUrl, upload, workspaceUrl } from "./workspace.js";
 
 const IMAGE = /\.(png|jpe?g|gif|webp|bmp|ico|avif)$/i;
+const MARKDOWN = /\.(md|markdown)$/i;
 
 function size(n) {
   if (n === null || n === undefined) return "";
@@ -189,6 +190,21 @@ export class FilesPanel {
       const pre = el("pre", "files-text", read.binary ? t("files.binary") : read.content);
       pre.dataset.testid = "files-text";
       box.append(pre);
+      if (!read.binary && MARKDOWN.test(path)) {
+        // Markdown reads rendered (sanitized as a reply is, its workspace-relative images from
+        // the workspace), as on 0.9.119; Source shows the text itself.
+        const shown = el("div", "md files-markdown");
+        shown.dataset.testid = "files-markdown";
+        markdown(shown, read.content);
+        pre.hidden = true;
+        const toggle = action(t("files.source"), "files-source-toggle", () => {
+          pre.hidden = !pre.hidden;
+          shown.hidden = !pre.hidden;
+          toggle.textContent = pre.hidden ? t("files.source") : t("files.rendered");
+        });
+        head.insertBefore(toggle, link);
+        box.append(shown);
+      }
       if (read.truncated) box.append(el("div", "panel-hint", t("files.truncated", { n: read.total_lines })));
     } catch (err) { box.append(el("div", "panel-hint warn", errorText(err))); }
   }

@@ -201,6 +201,8 @@ export const EN = {
   "tool.noResult": "no result yet",
   "tool.stopped": "stopped",
   "tool.openInFiles": "Open in Files",
+  "files.source": "Source",
+  "files.rendered": "Preview",
   "files.unavailable": "This chat's agent has no workspace",
   "tool.arguments": "Arguments",
   "tool.result": "Result",

@@ -201,6 +201,8 @@ export const ZH = {
   "tool.noResult": "尚无结果",
   "tool.stopped": "已停止",
   "tool.openInFiles": "在文件中打开",
+  "files.source": "源码",
+  "files.rendered": "预览",
   "files.unavailable": "此对话的智能体没有工作区",
   "tool.arguments": "参数",
   "tool.result": "结果",
