@@ -113,8 +113,37 @@ export class SettingsDialog {
       const at = editing ? `api/config/models/${encodeURIComponent(editing.id)}` : "api/config/models";
       this.save(() => send(editing ? "PUT" : "POST", at, body));
     }, "small primary");
+    // Test connection: a real request with the form's fields (an edited profile's stored key
+    // when the key field is left empty), nothing saved; the answer is shown as text.
+    const result = el("div", "panel-hint");
+    result.dataset.testid = "model-test-result";
+    result.hidden = true;
+    const test = action(t("settings.test"), "model-test", async () => {
+      if (!model.value.trim()) { this.view.say(t("settings.needModel"), "error"); return; }
+      const body = { model: model.value.trim(), base_url: base.value.trim() || null };
+      if (editing) body.profile_id = editing.id;
+      if (key.value) body.api_key = key.value;
+      test.disabled = true;
+      result.hidden = false;
+      result.className = "panel-hint";
+      result.textContent = t("settings.testing");
+      try {
+        const answer = await send("POST", "api/config/test", body);
+        const known = ["ok", "auth_failed", "unreachable", "unverifiable"].includes(answer.outcome);
+        const lines = [known ? t(`settings.test.${answer.outcome}`) : String(answer.outcome)];
+        if (answer.detail) lines.push(answer.detail);
+        if (answer.note) lines.push(answer.note);
+        result.textContent = lines.join(" · ");
+        result.className = `panel-hint ${answer.outcome === "ok" ? "ok" : "warn"}`;
+      } catch (err) {
+        result.textContent = errorText(err);
+        result.className = "panel-hint warn";
+      }
+      test.disabled = false;
+    });
     const edit = (m) => {
       editing = m;
+      result.hidden = true;
       name.value = m.name || "";
       model.value = m.model || "";
       base.value = m.base_url || "";
@@ -129,7 +158,8 @@ export class SettingsDialog {
     form.dataset.testid = "model-form";
     form.append(field(t("settings.name"), name), field(t("settings.model"), model),
       field(t("settings.baseUrl"), base), field(t("settings.apiKey"), key, t("settings.keyHint")),
-      field(t("settings.vision"), vision), field(t("settings.extra"), extra, t("settings.extraHint")), submit);
+      field(t("settings.vision"), vision), field(t("settings.extra"), extra, t("settings.extraHint")), test, submit,
+      result);
     return [list, form];
   }
 
