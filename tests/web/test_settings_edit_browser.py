@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .test_browser import Server
-from .test_page_browser import Pages, browser, pages
+from .test_page_browser import Pages, browser, pages, send
 from .test_panels_browser import configured
 
 __all__ = ["browser", "configured", "pages"]  # the fixtures this module uses
@@ -127,3 +127,38 @@ def test_test_connection_asks_the_endpoint_with_the_stored_key_and_saves_nothing
         assert path.read_text() == before  # a test saves nothing
     finally:
         endpoint.close()
+
+
+def test_without_a_model_the_setup_notice_opens_settings_and_the_page_starts_over(
+    pages: Pages, tmp_path: Path
+) -> None:
+    """As 0.9.119's first launch ("Configure a model"): a server that edits its config.json
+    and has no model yet offers Settings → Models from the setup notice; once a model is
+    saved, the page serves it without a restart."""
+    from lovia import Agent
+    from lovia.testing import ScriptedProvider, text
+    from lovia.web.api_config import ConfigFile
+
+    def rebuild(doc: dict[str, Any]) -> Agent | None:
+        if not doc.get("models"):
+            return None
+        return Agent(name="lovia", model=ScriptedProvider([text("hello from the model")] * 3))
+
+    path = tmp_path / "config.json"
+    runtime = ConfigFile(path=path, agent_name="lovia", rebuild=rebuild)
+    with Server(tmp_path / "lovia.db", agents={}, config_runtime=runtime) as server:
+        page = pages.open(server.url)
+        page.locator("[data-testid=setup-hint]").wait_for()
+        assert page.locator("#input").is_disabled()
+        page.locator("[data-testid=setup-configure]").click()
+        dialog = page.locator("[data-testid=settings-dialog]")
+        form = dialog.locator("[data-testid=model-form]")
+        form.locator("[data-testid=model-id-input]").fill("openai:m-1")
+        form.locator("[data-testid=model-key-input]").fill("sk-first-1234")
+        form.locator("[data-testid=model-add]").click()
+        page.wait_for_function("!document.querySelector('[data-testid=setup-hint]')")
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.locator("#input").is_enabled()
+        assert json.loads(path.read_text())["models"][0]["model"] == "openai:m-1"
+        send(page, "hi")
+        page.wait_for_selector("[data-testid=answer]:has-text('hello from the model')")

@@ -67,6 +67,15 @@ function followOthers() {
   });
 }
 
+// A model was configured from Settings while none was: once the server serves an agent, the
+// page starts over (its agent, its panels, the composer).
+async function startOverOnceServed() {
+  try {
+    const info = await getJSON("api/info");
+    if (!info.setup_problem && (info.agents || []).length) location.reload();
+  } catch (_) { /* the next save tries again */ }
+}
+
 function languageChanged() {
   setLive(state.live);
   refreshChats().catch(showError);
@@ -105,6 +114,7 @@ async function start() {
     throw err;
   }
   state.setup = info.setup_problem || null;
+  state.modelConfig = Boolean(info.features && info.features.model_config);
   state.switcher = new AgentSwitcher({ select: ui.agentSwitcher, label: ui.agentName }, info.agents,
     (name) => { state.agent = name; emit("agent", { agent: name }); newChat().catch(showError); });
   state.agent = state.switcher.current;
@@ -120,7 +130,10 @@ async function start() {
   await state.usage.load();
   state.panels = await setupPanels(ui.panels, {
     agent: () => state.agent, openChat: (id) => openChat(id).catch(showError), toast,
-    modelChanged: () => state.usage.load().then(showAgent).catch(() => {}), chrome,
+    modelChanged: () => {
+      if (state.setup && state.setup.blocking) { startOverOnceServed(); return; }
+      state.usage.load().then(showAgent).catch(() => {});
+    }, chrome,
   }, info);
   showAgent();
   ui.composer.addEventListener("submit", (ev) => {

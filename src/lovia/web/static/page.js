@@ -54,6 +54,7 @@ export const state = {
   agent: null,
   source: null,
   setup: null, // { message, hint, blocking } when the model cannot (or may not) be used
+  modelConfig: false, // the server edits a config.json: a missing model is set up in Settings
   demoAgents: new Set(), // the served agents that are the offline demo (GET /api/info)
   answer: null,
   exchanges: [], // what render() drew: [{ user, answer, index }]
@@ -119,7 +120,13 @@ export function showSetup() {
   const text = s.blocking
     ? t("setup.blocking", { message: s.message, hint: s.hint || t("setup.serverLog") })
     : t("setup.warning", { message: s.message, hint: s.hint || "" });
-  notice(text, s.blocking ? "error" : "warn").dataset.testid = s.blocking ? "setup-hint" : "setup-warning";
+  // Without a model, a server that edits its config.json is set up from the page: Settings →
+  // Models (0.9.119's "Configure a model"); the page starts over once one is saved.
+  const actions = s.blocking && state.modelConfig
+    ? [[t("setup.configure"), () => document.dispatchEvent(
+      new CustomEvent("lovia-open-settings", { detail: { tab: "models" } })), "setup-configure"]]
+    : [];
+  notice(text, s.blocking ? "error" : "warn", actions).dataset.testid = s.blocking ? "setup-hint" : "setup-warning";
 }
 
 export function toast(text, type) {

@@ -21,6 +21,12 @@ export class SettingsDialog {
     this.chrome = chrome;
     this.names = ["general", ...(configurable ? CONFIG_TABS : [])];
     button.addEventListener("click", () => this.open());
+    // the setup notice's "Configure a model" (page.js)
+    document.addEventListener("lovia-open-settings", (event) => {
+      const tab = event.detail && event.detail.tab;
+      if (this.view && this.view.dialog.open) this.view.close();
+      this.open(this.names.includes(tab) ? tab : "general");
+    });
   }
 
   open(tab = "general") {

@@ -285,6 +285,7 @@ export const EN = {
   "pending.keep": "Keep as is",
   "pending.elsewhere": "Another server sharing this database is answering this chat right now.",
   "pending.reload": "Reload",
+  "setup.configure": "Configure a model",
   "setup.disabled": "Sending is disabled: {message}. To fix: {hint}",
   "setup.blocking": "The model cannot be used: {message}. To fix: {hint}.",
   "setup.warning": "Warning: {message}. {hint}",

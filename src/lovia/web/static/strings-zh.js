@@ -285,6 +285,7 @@ export const ZH = {
   "pending.keep": "保持现状",
   "pending.elsewhere": "共用这个数据库的另一台服务器正在回答这个对话。",
   "pending.reload": "重新加载",
+  "setup.configure": "配置模型",
   "setup.disabled": "无法发送：{message}。解决办法：{hint}",
   "setup.blocking": "无法使用模型：{message}。解决办法：{hint}。",
   "setup.warning": "注意：{message}。{hint}",
