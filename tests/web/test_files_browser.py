@@ -261,3 +261,40 @@ def test_a_file_tools_card_opens_its_file_in_the_files_panel(tmp_path: Path, pag
         # its folder is listed, and the card kept its state
         dialog.locator(".file-open", has_text="hello.md").wait_for()
         assert card.evaluate("(node) => node.open") is False
+
+
+def test_the_files_button_counts_files_written_since_the_panel_was_opened(
+    tmp_path: Path, pages: Pages
+) -> None:
+    """0.9.119's "new files" badge: a run that writes a file marks the Files button with a
+    count, which opening the panel clears; files there before the page loaded do not count."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "old.txt").write_text("there before")
+    ws = Workspace.local(str(root), mode="coding")
+    model = ScriptedProvider(
+        [
+            call("write_file", {"path": "a.md", "content": "a"}, call_id="w1"),
+            call("write_file", {"path": "b.md", "content": "b"}, call_id="w2"),
+            text("two files"),
+            text("nothing written"),
+        ]
+    )
+    agents = {"bot": Agent(name="bot", model=model, workspace=ws)}
+    with Server(tmp_path / "lovia.db", agents=agents) as server:
+        page = pages.open(server.url)
+        button = page.locator("#files-btn")
+        button.wait_for()
+        assert button.get_attribute("data-new-files") is None
+        send(page, "write two")
+        wait_idle(page)
+        page.wait_for_selector("#files-btn[data-new-files='2']")
+        assert "2 new" in (button.get_attribute("title") or "")
+        button.click()
+        page.locator("[data-testid=files-dialog] [data-testid=file]").first.wait_for()
+        assert button.get_attribute("data-new-files") is None
+        page.locator("[data-testid=dialog-close]").click()
+        send(page, "and now?")
+        wait_idle(page)
+        page.wait_for_timeout(800)  # the count after the run ended has come back
+        assert button.get_attribute("data-new-files") is None

@@ -26,6 +26,12 @@ export class FilesPanel {
     this.button = button;
     this.toast = toast;
     button.addEventListener("click", () => this.open());
+    this.seenAt = null;
+    let timer = null;
+    document.addEventListener("lovia-runs-changed", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => this.countNew(), 300);
+    });
     // a tool card's "Open in Files" (render.js): the panel opens on that file
     document.addEventListener("lovia-open-file", (event) => {
       const path = event.detail && event.detail.path;
@@ -35,13 +41,45 @@ export class FilesPanel {
     });
   }
 
-  setAvailable(available) {
+  // `agent`: whose workspace the panel shows; another one's is counted afresh.
+  setAvailable(available, agent = null) {
     this.button.hidden = !available;
+    if (agent === this.agent && this.seenAt !== null) return;
+    this.agent = agent;
+    this.seenAt = null;
+    this.mark(0);
+    if (available) this.countNew();
+  }
+
+  // The "new files" badge (0.9.119's): files Recent lists that were written since the panel
+  // was last opened (or since the page loaded), by server time; counted again whenever a run
+  // starts or ends.
+  mark(n) {
+    if (n > 0) {
+      this.button.dataset.newFiles = String(n);
+      this.button.title = t("files.newFiles", { n });
+    } else {
+      delete this.button.dataset.newFiles;
+      this.button.removeAttribute("title");
+    }
+  }
+
+  async countNew() {
+    if (this.button.hidden) return;
+    let items;
+    try { items = await getJSON(workspaceUrl("/recent")); } catch (_) { return; }
+    const times = items.filter((f) => !f.is_dir).map((f) => Number(f.mtime) || 0);
+    if (this.seenAt === null) { this.seenAt = Math.max(0, ...times); return; }
+    const open = this.view && this.view.dialog.open;
+    if (open) { this.seenAt = Math.max(this.seenAt, ...times); return; }
+    this.mark(times.filter((time) => time > this.seenAt).length);
   }
 
   // `file`: a path to preview at once (its folder listed when it is workspace-relative).
   open(file = null) {
     if (this.view && this.view.dialog.open) this.view.close();
+    this.mark(0);
+    this.countNew(); // seen (the panel is open by then): up to the newest file there is now
     this.view = openDialog({ title: t("files.title"), testid: "files-dialog", wide: true, part: "files-panel" });
     const bar = el("div", "panel-tabs");
     this.recentTab = action(t("files.recent"), "files-recent", () => this.recent(), "small tab");

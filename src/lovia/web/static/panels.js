@@ -32,7 +32,7 @@ export async function setupPanels(buttons, page, info) {
     memory.update();
     const has = withWorkspace.has(page.agent());
     setWorkspaceAgent(has ? page.agent() : null);
-    files.setAvailable(has);
+    files.setAvailable(has, has ? page.agent() : null);
     attachments.setAvailable(has);
   };
   update();

@@ -209,6 +209,7 @@ export const EN = {
   "tool.openInFiles": "Open in Files",
   "files.source": "Source",
   "files.rendered": "Preview",
+  "files.newFiles": "{n} new file(s) since you last looked",
   "files.unavailable": "This chat's agent has no workspace",
   "tool.arguments": "Arguments",
   "tool.result": "Result",
