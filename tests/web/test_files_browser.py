@@ -147,6 +147,12 @@ def test_the_files_panel_lists_previews_and_uploads(
         "(() => { const i = document.querySelector('[data-testid=files-image]');"
         " return i && i.complete && i.naturalWidth === 3; })()"
     )
+    # Filter: only the rows whose path holds the text
+    dialog.locator("[data-testid=files-filter]").fill("NOTES")
+    shown_rows = dialog.locator("[data-testid=file]:visible .file-open").all_inner_texts()
+    assert shown_rows == ["docs/notes.md"]
+    dialog.locator("[data-testid=files-filter]").fill("")
+    assert dialog.locator("[data-testid=file]:visible").count() == len(names)
     # browse: folders first, then into docs/
     dialog.locator("[data-testid=files-browse]").click()
     dialog.locator("[data-testid=folder] .file-open", has_text="docs/").click()

@@ -91,6 +91,12 @@ export class FilesPanel {
     picker.dataset.testid = "files-upload-input";
     picker.addEventListener("change", () => this.upload([...picker.files]).finally(() => { picker.value = ""; }));
     bar.append(this.recentTab, this.browseTab, action(t("files.upload"), "files-upload", () => picker.click()), picker);
+    // Filter: the listed rows whose path holds the text (as 0.9.119's "Filter files…")
+    this.filter = el("input", "files-filter");
+    this.filter.type = "search";
+    this.filter.placeholder = t("files.filter");
+    this.filter.dataset.testid = "files-filter";
+    this.filter.addEventListener("input", () => this.applyFilter());
     this.list = el("ul", "panel-list files-list");
     this.list.dataset.testid = "files-list";
     this.preview = el("div", "files-preview");
@@ -99,7 +105,7 @@ export class FilesPanel {
     this.procs = el("div", "files-procs");
     this.procs.dataset.testid = "files-processes";
     this.procs.hidden = true;
-    this.view.body.append(this.procs, bar, this.list, this.preview);
+    this.view.body.append(this.procs, bar, this.filter, this.list, this.preview);
     this.view.dialog.addEventListener("close", () => clearTimeout(this.procsTimer));
     if (file) {
       const relative = !/^([/~\\]|[A-Za-z]:)/.test(file);
@@ -191,11 +197,21 @@ export class FilesPanel {
       }
       if (!items.length) rows.push(el("li", "panel-empty", t("files.empty")));
       this.list.replaceChildren(...rows);
+      this.applyFilter();
     } catch (err) { this.view.say(errorText(err), "error"); }
+  }
+
+  applyFilter() {
+    const wanted = this.filter.value.trim().toLowerCase();
+    for (const li of this.list.querySelectorAll(".file-row")) {
+      li.hidden = Boolean(wanted) && li.dataset.name !== ".." && !li.dataset.path.toLowerCase().includes(wanted);
+    }
   }
 
   row(f, label, onOpen) {
     const li = el("li", "panel-item file-row");
+    li.dataset.path = String(f.path);
+    li.dataset.name = label;
     li.dataset.testid = f.is_dir ? "folder" : "file";
     const open = el("button", "link file-open", label);
     open.type = "button";

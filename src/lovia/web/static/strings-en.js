@@ -210,6 +210,7 @@ export const EN = {
   "files.source": "Source",
   "files.rendered": "Preview",
   "files.newFiles": "{n} new file(s) since you last looked",
+  "files.filter": "Filter files…",
   "files.unavailable": "This chat's agent has no workspace",
   "tool.arguments": "Arguments",
   "tool.result": "Result",

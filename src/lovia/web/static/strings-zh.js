@@ -210,6 +210,7 @@ export const ZH = {
   "files.source": "源码",
   "files.rendered": "预览",
   "files.newFiles": "自上次查看后有 {n} 个新文件",
+  "files.filter": "筛选文件…",
   "files.unavailable": "此对话的 Agent 没有工作区",
   "tool.arguments": "参数",
   "tool.result": "结果",
