@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -206,6 +207,8 @@ def test_the_open_schedules_dialog_follows_a_run_to_its_end(pages: Pages, tmp_pa
         assert "1 fire(s)" in state.inner_text()
         record = item.locator("[data-testid=schedule-run-record]")
         assert record.count() == 1 and "completed" in record.inner_text()
+        # how long it took (a slow answer: a second or more) and its tokens
+        assert re.search(r"completed · \d+ s · [\d,]+ tokens", record.inner_text())
         # the history that was open stays open
         assert page.locator("[data-testid=schedule-history]").is_visible()
 

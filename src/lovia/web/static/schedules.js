@@ -146,7 +146,15 @@ export class SchedulesDialog {
       box.replaceChildren(...runs.map((r) => {
         const li = el("li", "panel-hint schedule-run");
         li.dataset.testid = "schedule-run-record";
-        li.append(el("span", null, `${when(r.started_at || r.finished_at)} · ${r.status}${r.error ? `: ${r.error}` : ""} `));
+        // when · how it ended · how long · tokens (as 0.9.119's history lines)
+        const bits = [when(r.started_at || r.finished_at), `${r.status}${r.error ? `: ${r.error}` : ""}`];
+        if (r.finished_at && r.started_at && r.finished_at >= r.started_at) {
+          const secs = r.finished_at - r.started_at;
+          bits.push(secs >= 90 ? `${Math.round(secs / 60)} min` : `${Math.round(secs)} s`);
+        }
+        const used = r.usage && Number(r.usage.total_tokens);
+        if (used) bits.push(t("sched.tokens", { n: used.toLocaleString() }));
+        li.append(el("span", null, `${bits.join(" · ")} `));
         if (r.session_id) {
           li.append(action(t("sched.openChat"), "schedule-run-open", () => {
             this.view.close();

@@ -132,6 +132,7 @@ export const EN = {
   "sched.unlimited": "unlimited",
   "sched.expiresAt": "Expires",
   "sched.badMaxFires": "Most runs is a whole number from 1, or empty",
+  "sched.tokens": "{n} tokens",
   "sched.trigger": "When",
   "settings.title": "Settings",
   "settings.general": "General",

@@ -132,6 +132,7 @@ export const ZH = {
   "sched.unlimited": "不限",
   "sched.expiresAt": "过期时间",
   "sched.badMaxFires": "最多运行次数须为从 1 起的整数，或留空",
+  "sched.tokens": "{n} 个 token",
   "sched.trigger": "时间",
   "settings.title": "设置",
   "settings.general": "通用",
