@@ -95,3 +95,31 @@ async def test_deleting_the_chat_or_stopping_the_server_ends_its_processes(
     started = time.monotonic()
     assert not await _ticking(other / "tick.log")  # the server stopped: so did the process
     assert time.monotonic() - started < 5
+
+
+async def test_a_settings_change_that_keeps_the_workspace_keeps_the_chats_processes(
+    tmp_path: Path,
+) -> None:
+    # a Settings change rebuilds the served agent with a new, equal Workspace.local: the
+    # chat's dev server must not die with the old agent object (0.9.119 compared configs)
+    from lovia.web.api_config import ConfigFile
+
+    root = tmp_path / "work"
+    root.mkdir()
+
+    def rebuild(doc: dict[str, Any]) -> Agent:
+        model = ScriptedProvider([text("after the change")])
+        return Agent(name="bot", model=model, workspace=Workspace.local(str(root), mode="trusted"))
+
+    config = ConfigFile(path=tmp_path / "config.json", agent_name="bot", rebuild=rebuild)
+    app = web_app(_agent(root), store=ChatStore.in_memory(), config_runtime=config)
+    async with app.router.lifespan_context(app), make_client(app) as client:
+        await _send(client, "start it")
+        assert await _ticking(root / "tick.log")
+        changed = await client.put("/api/config/search", json={"backend": "off"})
+        assert changed.status_code == 200, changed.text
+        await _send(client, "again")
+        assert await _ticking(root / "tick.log")
+        assert [p["status"] for p in (await client.get("/api/sessions/s1/processes")).json()] == [
+            "running"
+        ]
