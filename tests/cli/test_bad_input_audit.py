@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,24 @@ def test_retest_from_a_file_that_is_no_export_says_so(
     lines = done.stderr.splitlines()
     assert lines[0].startswith("lovia: error: ") and words in lines[0], lines
     assert lines[1].startswith("lovia: hint: "), lines
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_an_export_to_a_named_pipe_is_written_not_read(tmp_path: Path) -> None:
+    # the check for a database at --out opened it to read its header: a FIFO (or a terminal,
+    # '--out /dev/stdout') blocked that read for good, and the export never came
+    db = one_run_db(tmp_path / "app.db")
+    pipe = tmp_path / "export.pipe"
+    os.mkfifo(pipe)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_text(encoding="utf-8")))
+    reader.start()
+    try:
+        done = lovia("runs", "export", "run1", "--db", str(db), "--out", str(pipe), cwd=tmp_path)
+    finally:
+        if reader.is_alive():  # unblock the reader whatever happened
+            with open(pipe, "w", encoding="utf-8"):
+                pass
+        reader.join(10)
+    assert done.returncode == 0, done.stderr
+    assert got and got[0].startswith("{") and '"run1"' in got[0]
