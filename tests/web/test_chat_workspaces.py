@@ -123,3 +123,30 @@ async def test_a_settings_change_that_keeps_the_workspace_keeps_the_chats_proces
         assert [p["status"] for p in (await client.get("/api/sessions/s1/processes")).json()] == [
             "running"
         ]
+
+
+async def test_a_workspace_that_cannot_open_fails_the_run_not_the_request(
+    tmp_path: Path,
+) -> None:
+    # binding the chat's session opens it before the run starts: a workspace that could not
+    # open (a backend that is down) failed the request as an internal error and the message
+    # vanished, where the run used to open it itself and fail, the message kept with the error
+    from dataclasses import dataclass
+
+    from lovia.workspace import LocalWorkspace, WorkspaceError
+
+    @dataclass(frozen=True)
+    class Down(LocalWorkspace):
+        async def open(self) -> Any:
+            raise WorkspaceError("the sandbox backend is down")
+
+    root = tmp_path / "work"
+    root.mkdir()
+    agent = Agent(name="bot", model=ScriptedProvider([text("never")]), workspace=Down(str(root)))
+    app = web_app(agent, store=ChatStore.in_memory())
+    async with app.router.lifespan_context(app), make_client(app) as client:
+        sent = await client.post("/api/chat", json={"message": "hello", "session_id": "s1"})
+        assert sent.json()["detail"]["code"] == "run_failed", sent.text  # was 'internal'
+        shown = str((await client.get("/api/sessions/s1")).json())
+        assert "hello" in shown and "the sandbox backend is down" in shown, shown
+        assert (await client.get("/api/sessions/s1/processes")).json() == []

@@ -49,8 +49,13 @@ class ChatWorkspaces:
             held = self._live.get(chat_id)
             if held is None or not _same(held[0], workspace):
                 if held is not None:  # the chat's agent changed workspace: the old one ends
+                    self._live.pop(chat_id, None)
                     await _close(chat_id, held[1])
-                held = (workspace, await workspace.open())
+                try:
+                    held = (workspace, await workspace.open())
+                except Exception as exc:  # the run opens its own, and fails as any run would
+                    log.warning("opening the workspace session of chat %s: %s", chat_id, exc)
+                    return agent
                 self._live[chat_id] = held
         return agent.clone(workspace=workspace.bind(held[1]))
 
