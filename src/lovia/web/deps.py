@@ -200,12 +200,15 @@ class RouterDeps:
         RUN_CLIENT.set(dict(context) if context else None)
         return RunStart(source=source, park=park, input=input, deps=deps, context=context)
 
-    async def _start_for(self, chat_id: str, agent: Agent, resumed: bool) -> RunStart:
-        """A run nobody's request started (a decision resumes a parked run, messages sent
-        too late start the next): ``run_deps`` builds its deps from the client context the
-        chat's run started with, so its tools see what the run's first part saw."""
+    async def _start_for(self, chat_id: str, agent: Agent, resumed: bool, request: Any) -> RunStart:
+        """A run no message's request started (a decision resumes a parked run, messages
+        sent too late start the next): ``run_deps`` builds its deps from the client context
+        the chat's run started with and the request that caused it (the decision's, so the
+        person who approved is who the resumed run works for; ``None`` for late messages)."""
         context = await self.store.get_active_context(chat_id)
-        return await self.run_start(chat_id, agent, context=context, resumed=resumed)
+        return await self.run_start(
+            chat_id, agent, request=request, context=context, resumed=resumed
+        )
 
     def agent_for(self, name: str | None) -> Agent:
         return self.supervisor.agent(name)
