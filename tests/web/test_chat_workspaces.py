@@ -150,3 +150,29 @@ async def test_a_workspace_that_cannot_open_fails_the_run_not_the_request(
         shown = str((await client.get("/api/sessions/s1")).json())
         assert "hello" in shown and "the sandbox backend is down" in shown, shown
         assert (await client.get("/api/sessions/s1/processes")).json() == []
+
+
+async def test_deleting_a_chat_ends_the_processes_of_the_chats_it_owns(tmp_path: Path) -> None:
+    # a chat's subagent task chats go with it; a message sent to one ran there and bound its
+    # own session, whose process outlived the deletion until the server stopped
+    root = tmp_path / "work"
+    root.mkdir()
+    model = ScriptedProvider(
+        [
+            text("hello"),
+            call("shell", {"command": TICK, "background": True}, call_id="c1"),
+            text("started"),
+        ]
+    )
+    agent = Agent(name="bot", model=model, workspace=Workspace.local(str(root), mode="trusted"))
+    store = ChatStore.in_memory()
+    app = web_app(agent, store=store)
+    async with app.router.lifespan_context(app), make_client(app) as client:
+        await _send(client, "hi")
+        await store.upsert("s1.task.1", agent="bot", title="a task", parent_id="s1")
+        sent = await client.post("/api/chat", json={"message": "go", "session_id": "s1.task.1"})
+        assert sent.status_code == 200, sent.text
+        assert await _ticking(root / "tick.log")
+        assert (await client.delete("/api/sessions/s1")).status_code == 200
+        assert await store.get("s1.task.1") is None
+        assert not await _ticking(root / "tick.log")
