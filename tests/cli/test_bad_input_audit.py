@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from lovia import Agent, CheckpointOptions, Runner, SQLiteCheckpointer, SQLiteSession
-from lovia.testing import ScriptedProvider, text
+from lovia.testing import ScriptedProvider, call, text
 
 LOVIA = str(Path(sys.executable).with_name("lovia"))
 
@@ -180,3 +180,26 @@ def test_an_export_to_a_named_pipe_is_written_not_read(tmp_path: Path) -> None:
         reader.join(10)
     assert done.returncode == 0, done.stderr
     assert got and got[0].startswith("{") and '"run1"' in got[0]
+
+
+def test_a_models_tool_name_and_a_title_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    # the escaping covered messages and outputs, not a tool call's name (the model's), its
+    # id (the provider's), the title 'sessions list' prints (the first message), nor the
+    # answer 'runs show --follow' ends with
+    db = tmp_path / "app.db"
+    name, call_id = "x\x1b[2Jy", "c\x1b]52;c;ZXZpbA==\x07"
+
+    async def fill() -> None:
+        async with SQLiteSession(db) as s, SQLiteCheckpointer(db) as cp:
+            model = ScriptedProvider([call(name, {}, call_id=call_id), text("ok\x1b[2J")])
+            opts = CheckpointOptions(cp, "run1")
+            agent = Agent("a", model=model)
+            await Runner.run(agent, "hi\x1b[2J", session=s, session_id="chat1", checkpoint=opts)
+
+    asyncio.run(fill())
+    shows = (("sessions", "show", "chat1"), ("runs", "show", "run1"), ("sessions", "list"))
+    for command in (*shows, ("runs", "show", "run1", "--follow")):
+        done = lovia(*command, "--db", str(db), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout and "\x07" not in done.stdout, (command, done.stdout)
+        assert "\\x1b[2J" in done.stdout, done.stdout
