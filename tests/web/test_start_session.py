@@ -118,7 +118,7 @@ async def test_outside_the_web_server_the_call_fails_and_says_why() -> None:
     agent = Agent(name="bot", model=model, plugins=[Scheduling(store)])
     result = await Runner.run(agent, "open a chat", session=store.session, session_id="x")
     [failed] = [e for e in result.entries if isinstance(e, ToolResultEntry)]
-    assert failed.is_error and "only in a chat of the web server" in failed.output
+    assert failed.is_error and "only in a chat of the web app" in failed.output
     assert await store.list() == []
 
 

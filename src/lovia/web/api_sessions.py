@@ -185,10 +185,10 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
         if chat_id in sup.live:
             await sup.stop(chat_id)
         tree = await store.tables.tree(chat_id)  # it and the task chats it owns go
-        runs = await sup.delete_chat(chat_id)
+        await sup.delete_chat(chat_id)
         for gone in dict.fromkeys((chat_id, *tree)):  # their background processes end too
             await deps.workspaces.close(gone)
-        return {"ok": True, "runs_deleted": runs}
+        return {"ok": True}
 
     @router.post("/api/sessions/{session_id}/rewind", summary="Drop a user message and after")
     async def rewind(chat_id: ChatId, body: RewindRequest) -> dict[str, Any]:

@@ -144,7 +144,7 @@ class RouterDeps:
             sup.queue = self.queue
             sup.observers.append(_Records(self))
             sup.start_for = self._start_for
-            sup.bind_agent = self.workspaces.bind  # a chat's processes outlive its runs
+            sup.bind_agent = self._bind_agent  # a chat's processes outlive its runs
             self._supervisor = sup
         return self._supervisor
 
@@ -199,6 +199,11 @@ class RouterDeps:
         RUN_SERVER.set(self)
         RUN_CLIENT.set(dict(context) if context else None)
         return RunStart(source=source, park=park, input=input, deps=deps, context=context)
+
+    async def _bind_agent(self, chat_id: str, agent: Agent) -> Agent:
+        """The agent a chat's run here drives: its workspace bound to the chat's session
+        (``self.workspaces`` as it is when the run starts)."""
+        return await self.workspaces.bind(chat_id, agent)
 
     async def _start_for(self, chat_id: str, agent: Agent, resumed: bool, request: Any) -> RunStart:
         """A run no message's request started (a decision resumes a parked run, messages
