@@ -11,6 +11,7 @@ settling (``settle``, its base class ``ChatSettler``).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -178,16 +179,23 @@ class RunSupervisor(ChatSettler):
                 self.slots.enter(run, resumes=resume_run_id)
                 self.chats.touch(chat_id, text)
                 # a request cancelled from here on (its client left) leaves the run going
-                await asyncio.shield(self._launch(run, work))
+                await asyncio.shield(self._launch(run, work, start.enter))
                 return run
             finally:
                 if claim is not None:
                     await claim.release()
 
-    async def _launch(self, run: LiveRun, work: Awaitable[None]) -> None:
-        """Tell the observers ``run`` started, then start its task."""
+    async def _launch(
+        self, run: LiveRun, work: Awaitable[None], enter: Callable[[], None] | None = None
+    ) -> None:
+        """Tell the observers ``run`` started, then start its task, in a context of its own
+        where ``enter`` (the ``RunStart``'s) has set the run's context vars: the caller's
+        context is left as it was."""
         await self._tell("on_start", run)
-        run.task = asyncio.ensure_future(work)
+        context = contextvars.copy_context()
+        if enter is not None:
+            context.run(enter)
+        run.task = context.run(asyncio.ensure_future, _awaited(work))  # the task copies it
 
     def _work(
         self,
@@ -420,3 +428,8 @@ class RunSupervisor(ChatSettler):
                 await asyncio.wait_for(run.finished.wait(), timeout=5)
             except asyncio.TimeoutError:
                 log.warning("run %s did not stop within 5 s of shutdown", run.run_id)
+
+
+async def _awaited(work: Awaitable[None]) -> None:
+    """``work`` as a coroutine (what a task is made of)."""
+    await work

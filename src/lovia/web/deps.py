@@ -194,11 +194,15 @@ class RouterDeps:
         """How to start a run: its ``deps`` built by ``run_deps`` first (which may refuse)."""
         trigger = RunTrigger(session_id, agent, source, request, context or {}, resumed)
         deps = await build_run_deps(self.run_deps, trigger)
-        _keep_ui_data(self.store, session_id)
-        # the run's task copies this context: its tools see the server and the client context
-        RUN_SERVER.set(self)
-        RUN_CLIENT.set(dict(context) if context else None)
-        return RunStart(source=source, park=park, input=input, deps=deps, context=context)
+
+        def enter() -> None:  # in the run's own task: its tools see the chat and the server
+            _keep_ui_data(self.store, session_id)
+            RUN_SERVER.set(self)
+            RUN_CLIENT.set(dict(context) if context else None)
+
+        return RunStart(
+            source=source, park=park, input=input, deps=deps, context=context, enter=enter
+        )
 
     async def _bind_agent(self, chat_id: str, agent: Agent) -> Agent:
         """The agent a chat's run here drives: its workspace bound to the chat's session
@@ -264,8 +268,8 @@ class RouterDeps:
 
 
 def _keep_ui_data(store: ChatStore, session_id: str) -> None:
-    """``put_ui_data`` in the run about to start keeps its data with this chat (the run's
-    task copies the context it is started from)."""
+    """``put_ui_data`` in the run about to start keeps its data with this chat (set in the
+    run's own context)."""
     from .components import UI_DATA_SINK
 
     async def sink(payload: bytes) -> str | None:
