@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from lovia import Agent, CheckpointOptions, Runner, SQLiteCheckpointer, SQLiteSession
-from lovia.testing import ScriptedProvider, text
+from lovia.testing import ScriptedProvider, call, text
 
 LOVIA = str(Path(sys.executable).with_name("lovia"))
 
@@ -157,3 +159,47 @@ def test_retest_from_a_file_that_is_no_export_says_so(
     lines = done.stderr.splitlines()
     assert lines[0].startswith("lovia: error: ") and words in lines[0], lines
     assert lines[1].startswith("lovia: hint: "), lines
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_an_export_to_a_named_pipe_is_written_not_read(tmp_path: Path) -> None:
+    # the check for a database at --out opened it to read its header: a FIFO (or a terminal,
+    # '--out /dev/stdout') blocked that read for good, and the export never came
+    db = one_run_db(tmp_path / "app.db")
+    pipe = tmp_path / "export.pipe"
+    os.mkfifo(pipe)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_text(encoding="utf-8")))
+    reader.start()
+    try:
+        done = lovia("runs", "export", "run1", "--db", str(db), "--out", str(pipe), cwd=tmp_path)
+    finally:
+        if reader.is_alive():  # unblock the reader whatever happened
+            with open(pipe, "w", encoding="utf-8"):
+                pass
+        reader.join(10)
+    assert done.returncode == 0, done.stderr
+    assert got and got[0].startswith("{") and '"run1"' in got[0]
+
+
+def test_a_models_tool_name_and_a_title_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    # the escaping covered messages and outputs, not a tool call's name (the model's), its
+    # id (the provider's), the title 'sessions list' prints (the first message), nor the
+    # answer 'runs show --follow' ends with
+    db = tmp_path / "app.db"
+    name, call_id = "x\x1b[2Jy", "c\x1b]52;c;ZXZpbA==\x07"
+
+    async def fill() -> None:
+        async with SQLiteSession(db) as s, SQLiteCheckpointer(db) as cp:
+            model = ScriptedProvider([call(name, {}, call_id=call_id), text("ok\x1b[2J")])
+            opts = CheckpointOptions(cp, "run1")
+            agent = Agent("a", model=model)
+            await Runner.run(agent, "hi\x1b[2J", session=s, session_id="chat1", checkpoint=opts)
+
+    asyncio.run(fill())
+    shows = (("sessions", "show", "chat1"), ("runs", "show", "run1"), ("sessions", "list"))
+    for command in (*shows, ("runs", "show", "run1", "--follow")):
+        done = lovia(*command, "--db", str(db), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout and "\x07" not in done.stdout, (command, done.stdout)
+        assert "\\x1b[2J" in done.stdout, done.stdout

@@ -319,8 +319,9 @@ async def test_delete_removes_the_chat_and_its_checkpoints(client_for: Any) -> N
     client = client_for(_app(demo_agent(delay=0), session=session, checkpointer=cp))
     events = events_of(await client.post("/api/chat/stream", json=message("d", "hi")))
     [refs] = [e["refs"] for e in events if e["event"] == "refs"]
+    assert [r.run_id for r in await cp.list_runs()] == [refs[0].split(":")[0]]
     deleted = await client.delete(chat_path("d"))
-    assert deleted.json() == {"ok": True, "runs_deleted": [refs[0].split(":")[0]]}
+    assert deleted.json() == {"ok": True}  # 0.9.119's answer, as its clients compare it
     assert await session.load("d") == []
     assert await cp.list_runs() == []
     assert (await client.get(chat_path("d"))).json()["entries"] == []

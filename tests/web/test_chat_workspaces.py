@@ -95,3 +95,84 @@ async def test_deleting_the_chat_or_stopping_the_server_ends_its_processes(
     started = time.monotonic()
     assert not await _ticking(other / "tick.log")  # the server stopped: so did the process
     assert time.monotonic() - started < 5
+
+
+async def test_a_settings_change_that_keeps_the_workspace_keeps_the_chats_processes(
+    tmp_path: Path,
+) -> None:
+    # a Settings change rebuilds the served agent with a new, equal Workspace.local: the
+    # chat's dev server must not die with the old agent object (0.9.119 compared configs)
+    from lovia.web.api_config import ConfigFile
+
+    root = tmp_path / "work"
+    root.mkdir()
+
+    def rebuild(doc: dict[str, Any]) -> Agent:
+        model = ScriptedProvider([text("after the change")])
+        return Agent(name="bot", model=model, workspace=Workspace.local(str(root), mode="trusted"))
+
+    config = ConfigFile(path=tmp_path / "config.json", agent_name="bot", rebuild=rebuild)
+    app = web_app(_agent(root), store=ChatStore.in_memory(), config_runtime=config)
+    async with app.router.lifespan_context(app), make_client(app) as client:
+        await _send(client, "start it")
+        assert await _ticking(root / "tick.log")
+        changed = await client.put("/api/config/search", json={"backend": "off"})
+        assert changed.status_code == 200, changed.text
+        await _send(client, "again")
+        assert await _ticking(root / "tick.log")
+        assert [p["status"] for p in (await client.get("/api/sessions/s1/processes")).json()] == [
+            "running"
+        ]
+
+
+async def test_a_workspace_that_cannot_open_fails_the_run_not_the_request(
+    tmp_path: Path,
+) -> None:
+    # binding the chat's session opens it before the run starts: a workspace that could not
+    # open (a backend that is down) failed the request as an internal error and the message
+    # vanished, where the run used to open it itself and fail, the message kept with the error
+    from dataclasses import dataclass
+
+    from lovia.workspace import LocalWorkspace, WorkspaceError
+
+    @dataclass(frozen=True)
+    class Down(LocalWorkspace):
+        async def open(self) -> Any:
+            raise WorkspaceError("the sandbox backend is down")
+
+    root = tmp_path / "work"
+    root.mkdir()
+    agent = Agent(name="bot", model=ScriptedProvider([text("never")]), workspace=Down(str(root)))
+    app = web_app(agent, store=ChatStore.in_memory())
+    async with app.router.lifespan_context(app), make_client(app) as client:
+        sent = await client.post("/api/chat", json={"message": "hello", "session_id": "s1"})
+        assert sent.json()["detail"]["code"] == "run_failed", sent.text  # was 'internal'
+        shown = str((await client.get("/api/sessions/s1")).json())
+        assert "hello" in shown and "the sandbox backend is down" in shown, shown
+        assert (await client.get("/api/sessions/s1/processes")).json() == []
+
+
+async def test_deleting_a_chat_ends_the_processes_of_the_chats_it_owns(tmp_path: Path) -> None:
+    # a chat's subagent task chats go with it; a message sent to one ran there and bound its
+    # own session, whose process outlived the deletion until the server stopped
+    root = tmp_path / "work"
+    root.mkdir()
+    model = ScriptedProvider(
+        [
+            text("hello"),
+            call("shell", {"command": TICK, "background": True}, call_id="c1"),
+            text("started"),
+        ]
+    )
+    agent = Agent(name="bot", model=model, workspace=Workspace.local(str(root), mode="trusted"))
+    store = ChatStore.in_memory()
+    app = web_app(agent, store=store)
+    async with app.router.lifespan_context(app), make_client(app) as client:
+        await _send(client, "hi")
+        await store.upsert("s1.task.1", agent="bot", title="a task", parent_id="s1")
+        sent = await client.post("/api/chat", json={"message": "go", "session_id": "s1.task.1"})
+        assert sent.status_code == 200, sent.text
+        assert await _ticking(root / "tick.log")
+        assert (await client.delete("/api/sessions/s1")).status_code == 200
+        assert await store.get("s1.task.1") is None
+        assert not await _ticking(root / "tick.log")

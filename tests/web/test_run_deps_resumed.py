@@ -64,3 +64,43 @@ async def test_a_run_resumed_by_an_approval_keeps_its_deps(client_for: Any) -> N
     # built twice: for the run's first part and for its resumption after the decision
     assert [(t.session_id, t.resumed) for t in triggers] == [("s1", False), ("s1", True)]
     assert all(t.client_context == {"team": "red"} for t in triggers)
+
+
+async def test_the_run_an_approval_resumes_gets_the_approving_request(client_for: Any) -> None:
+    # a run_deps written as 0.9.119's docs show (identity from trigger.request, else the
+    # scheduler's) built the approved call's deps as "scheduler": the resumption ran with
+    # source "user" and no request, which 0.9.119 never did
+    seen: list[Any] = []
+
+    @tool(needs_approval=True)
+    async def pay(ctx: RunContext[Any], amount: int) -> str:
+        """Pays."""
+        seen.append(ctx.deps)
+        return f"paid {amount}"
+
+    def run_deps(trigger: RunTrigger) -> dict[str, Any]:
+        user = trigger.request.headers["x-user"] if trigger.request else "scheduler"
+        return {"user": user}
+
+    model = ScriptedProvider([call("pay", {"amount": 3}, call_id="c1"), text("done")])
+    agent = Agent(name="bot", model=model, tools=[pay])
+    client = client_for(web_app(agent, run_deps=run_deps), headers={"x-user": "alice"})
+    body = {"message": "pay 3", "session_id": "s1"}
+    stream = asyncio.create_task(client.post("/api/chat/stream", json=body))
+
+    async def waiting() -> bool:
+        chat = (await client.get("/api/sessions/s1")).json()
+        return bool((chat.get("pending") or {}).get("approvals"))
+
+    await _until(waiting)
+    answer = await client.post(
+        "/api/chat/approve", json={"session_id": "s1", "call_id": "c1", "decision": "approve"}
+    )
+    assert answer.status_code == 200, answer.text
+    await asyncio.wait_for(stream, 30)
+
+    async def paid() -> bool:
+        return bool(seen)
+
+    await _until(paid)
+    assert seen == [{"user": "alice"}]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..web_server import serving
-from .test_page_browser import Pages, browser, pages, send
+from .test_page_browser import Pages, browser, pages, send, wait_idle
 
 __all__ = ["browser", "pages"]  # the fixtures this module uses
 
@@ -44,4 +44,26 @@ def test_a_killed_server_leaves_the_chat_on_screen_and_the_message_in_the_box(
         assert page.locator("[data-testid=user-message]").count() == 1  # not drawn as sent
         assert page.locator("[data-testid=tool-call]").count() == 1  # the chat stays
         page.screenshot(path=str(tmp_path / "server-gone.png"))
+        pages.close()
+
+
+def test_a_cut_connection_to_a_running_server_opens_the_chat_again(
+    pages: Pages, tmp_path: Path
+) -> None:
+    """Only the connection failed (a proxy cut it, the network blinked) and the server still
+    answers: the page opens the chat as the server has it, a message it never took goes back
+    to the box, and no error says the server is gone."""
+    command = [str(LOVIA), "web", "--demo", "--db", str(tmp_path / "lovia.db")]
+    with serving(command, quiet=True) as (_proc, base):
+        page: Any = pages.open(f"{base}/")
+        send(page, "calculate 6 * 7")
+        wait_idle(page)
+        page.route("**/api/chat/stream", lambda route: route.abort())
+        send(page, "and 7 * 8?")
+        page.wait_for_function("document.querySelector('#input').value === 'and 7 * 8?'")
+        error = page.locator("[data-testid=error]")
+        error.wait_for()
+        assert "Can't reach the server" not in error.inner_text()
+        assert page.locator("[data-testid=user-message]").count() == 1  # as the server has it
+        assert "42" in page.locator("[data-testid=answer]").inner_text()
         pages.close()

@@ -118,7 +118,7 @@ async def test_outside_the_web_server_the_call_fails_and_says_why() -> None:
     agent = Agent(name="bot", model=model, plugins=[Scheduling(store)])
     result = await Runner.run(agent, "open a chat", session=store.session, session_id="x")
     [failed] = [e for e in result.entries if isinstance(e, ToolResultEntry)]
-    assert failed.is_error and "only in a chat of the web server" in failed.output
+    assert failed.is_error and "only in a chat of the web app" in failed.output
     assert await store.list() == []
 
 
@@ -155,3 +155,23 @@ async def test_a_schedule_the_agent_makes_keeps_the_runs_client_context(
     [row] = await _until(store.list_schedules)
     await asyncio.wait_for(stream, 30)
     assert row.context == {"team": "red"}
+
+
+async def test_a_served_run_leaves_the_callers_context_as_it_was(client_for: Any) -> None:
+    """The run's context vars (its server, its client context, its chat's ``put_ui_data``)
+    are set in the run's own task: a program serving the app in process keeps its own."""
+    from lovia.web.components import UI_DATA_SINK
+    from lovia.web.run_deps import RUN_CLIENT, RUN_SERVER
+
+    store = ChatStore.in_memory()
+    client = client_for(web_app(_agent(store), store=store, run_deps=lambda t: {}))
+    body = {"message": "open a chat", "session_id": "s1", "context": {"team": "red"}}
+    assert (await client.post("/api/chat", json=body)).status_code == 200
+    assert (RUN_SERVER.get(), RUN_CLIENT.get(), UI_DATA_SINK.get()) == (None, None, None)
+    # and the run itself had them: the chat it started is there
+    assert len(await _until(lambda: _listed(client))) == 2
+
+
+async def _listed(client: Any) -> list[Any]:
+    chats = (await client.get("/api/sessions")).json()
+    return chats if len(chats) == 2 else []

@@ -3,6 +3,7 @@ and end (``RunObserver``): the web server's run records and lifecycle events."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,7 +20,9 @@ class RunStart:
     else refuses it (no person will decide: a blocking request, a schedule); ``input``
     replaces the message text as the run's input (a message with attachments); ``deps`` is
     the run's ``RunContext.deps`` and ``context`` the client context it was made from;
-    ``options`` are more ``Runner.stream`` options for this run."""
+    ``options`` are more ``Runner.stream`` options for this run; ``enter`` sets the run's
+    context vars in its own task's context (the web server's: the chat for ``put_ui_data``,
+    the server and client context for its tools)."""
 
     source: str = "user"
     park: bool = True
@@ -27,6 +30,8 @@ class RunStart:
     deps: Any = None
     context: dict[str, Any] | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    # sets the run's context vars, in the context its task runs in (never the caller's)
+    enter: Callable[[], None] | None = None
 
 
 class RunObserver(Protocol):

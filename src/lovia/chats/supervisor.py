@@ -11,6 +11,7 @@ settling (``settle``, its base class ``ChatSettler``).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -87,8 +88,9 @@ class RunSupervisor(ChatSettler):
         self.observers: list[RunObserver] = []
         # how a run started without a RunStart of its own (a decision resumes a parked run,
         # messages sent too late start the next) gets one: the web server builds its deps
-        # and context as the chat's run had them. (chat id, agent, resumed) -> RunStart
-        self.start_for: Callable[[str, Agent, bool], Awaitable[RunStart]] | None = None
+        # and context as the chat's run had them, with the request that caused it (a
+        # decision's; None for messages sent too late). (chat id, agent, resumed, request)
+        self.start_for: Callable[[str, Agent, bool, Any], Awaitable[RunStart]] | None = None
         # the agent a chat's run here drives (the web server binds its workspace to the
         # chat's session); not asked for a run a worker drives. (chat id, agent) -> agent
         self.bind_agent: Callable[[str, Agent], Awaitable[Agent]] | None = None
@@ -124,6 +126,7 @@ class RunSupervisor(ChatSettler):
         claim: RunLease | None = None,
         queued: list[Any] | None = None,
         start: RunStart | None = None,
+        request: Any = None,
     ) -> LiveRun:
         """Claim the chat (or take over ``claim``, already held), ``await prepare()``
         (rewind, settle...) for the run's input, and start the run; ``queued`` messages
@@ -148,7 +151,8 @@ class RunSupervisor(ChatSettler):
                     ckpt = self.chats.checkpointer
                     claim = await take_claim(ckpt, chat_id, ttl=self.lease_ttl, brief=False)
                 if start is None and self.start_for is not None:  # may refuse: nothing written
-                    start = await self.start_for(chat_id, agent, resume_run_id is not None)
+                    resumed = resume_run_id is not None
+                    start = await self.start_for(chat_id, agent, resumed, request)
                 text = await prepare()
                 policy: IfRunExists = "resume_only" if resume_run_id else "fail"
                 run_id = resume_run_id or uuid.uuid4().hex
@@ -175,16 +179,23 @@ class RunSupervisor(ChatSettler):
                 self.slots.enter(run, resumes=resume_run_id)
                 self.chats.touch(chat_id, text)
                 # a request cancelled from here on (its client left) leaves the run going
-                await asyncio.shield(self._launch(run, work))
+                await asyncio.shield(self._launch(run, work, start.enter))
                 return run
             finally:
                 if claim is not None:
                     await claim.release()
 
-    async def _launch(self, run: LiveRun, work: Awaitable[None]) -> None:
-        """Tell the observers ``run`` started, then start its task."""
+    async def _launch(
+        self, run: LiveRun, work: Awaitable[None], enter: Callable[[], None] | None = None
+    ) -> None:
+        """Tell the observers ``run`` started, then start its task, in a context of its own
+        where ``enter`` (the ``RunStart``'s) has set the run's context vars: the caller's
+        context is left as it was."""
         await self._tell("on_start", run)
-        run.task = asyncio.ensure_future(work)
+        context = contextvars.copy_context()
+        if enter is not None:
+            context.run(enter)
+        run.task = context.run(asyncio.ensure_future, _awaited(work))  # the task copies it
 
     def _work(
         self,
@@ -369,6 +380,7 @@ class RunSupervisor(ChatSettler):
         *,
         run_id: str | None = None,
         digest: str | None = None,
+        request: Any = None,
     ) -> LiveRun:
         """Record a person's decision on a call the chat's parked run waits for, then resume
         the run (an approved call runs once; a rejected one gets its refusal as result).
@@ -399,7 +411,9 @@ class RunSupervisor(ChatSettler):
             return await self.chats.run_title(parked)
 
         served = self.served_name(entry)
-        return await self.begin(chat_id, prepare, agent_name=served, resume_run_id=waiting)
+        return await self.begin(
+            chat_id, prepare, agent_name=served, resume_run_id=waiting, request=request
+        )
 
     async def close(self) -> None:
         """Server shutdown: interrupt every live run (each stays resumable)."""
@@ -414,3 +428,8 @@ class RunSupervisor(ChatSettler):
                 await asyncio.wait_for(run.finished.wait(), timeout=5)
             except asyncio.TimeoutError:
                 log.warning("run %s did not stop within 5 s of shutdown", run.run_id)
+
+
+async def _awaited(work: Awaitable[None]) -> None:
+    """``work`` as a coroutine (what a task is made of)."""
+    await work

@@ -249,11 +249,13 @@ def refuse_overwriting_a_database(out: str, db: str) -> None:
                 "replace every stored session and run",
                 hint="pass --out a new file, e.g. --out export.json",
             )
+    if not os.path.isfile(target):
+        return  # missing (the usual case), or a pipe or terminal: reading one would block
     try:
         with open(target, "rb") as file:
             header = file.read(len(_SQLITE_MAGIC))
     except OSError:
-        return  # missing (the usual case), or unreadable: the write says what is wrong
+        return  # unreadable: the write says what is wrong
     if header == _SQLITE_MAGIC:
         raise UserError(
             f"--out {out!r} is a SQLite database; an export will not overwrite it",

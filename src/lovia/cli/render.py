@@ -14,7 +14,7 @@ from ..transcript import (
     TranscriptEntry,
 )
 
-__all__ = ["describe_entry", "print_event"]
+__all__ = ["describe_entry", "plain", "print_event"]
 
 PREVIEW_CHARS = 200
 
@@ -24,8 +24,17 @@ PREVIEW_CHARS = 200
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
 
 
+_CONTROLS_BUT_LINES = {c: e for c, e in _CONTROLS.items() if c not in (0x09, 0x0A)}
+
+
+def plain(text: object, *, lines: bool = False) -> str:
+    """``text`` with its control characters shown escaped: safe to print to a terminal
+    (``lines``: tabs and line breaks kept)."""
+    return str(text).translate(_CONTROLS_BUT_LINES if lines else _CONTROLS)
+
+
 def _short(text: str, limit: int = PREVIEW_CHARS) -> str:
-    flat = " ".join(text.split()).translate(_CONTROLS)
+    flat = plain(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -38,10 +47,11 @@ def describe_entry(e: TranscriptEntry) -> str:
     if isinstance(e, ReasoningEntry):
         return f"reasoning: {_short(e.content)}"
     if isinstance(e, ToolCallEntry):
-        return f"tool call {e.name}({_short(e.arguments, 120)}) [{e.call_id}]"
+        # the name and id are the model's and the provider's too
+        return f"tool call {plain(e.name)}({_short(e.arguments, 120)}) [{plain(e.call_id)}]"
     if isinstance(e, ToolResultEntry):
         flag = " (error)" if e.is_error else ""
-        return f"tool result{flag} [{e.call_id}]: {_short(e.output)}"
+        return f"tool result{flag} [{plain(e.call_id)}]: {_short(e.output)}"
     return repr(e)
 
 

@@ -28,7 +28,7 @@ from .common import (
 from .forks import add_fork_arguments, add_session_fork_arguments, runs_fork, sessions_fork
 from .held import known_session, sessions_clear, sessions_rewind, sessions_trim
 from .parked import runs_approvals, runs_approve, runs_reject, runs_resume
-from .render import describe_entry
+from .render import describe_entry, plain
 from .retest import runs_retest
 from .web_options import non_negative_int
 
@@ -194,7 +194,8 @@ async def sessions_list(args: argparse.Namespace) -> int:
         runs = counted(r["runs"], "run")
         origin = r["forked_from"]
         note = f"  (fork of {origin.get('session_id')})" if origin else ""
-        print(f"{r['session_id']}  {_when(r['updated_at'])}  {runs}  {r['title'] or ''}{note}")
+        line = f"{r['session_id']}  {_when(r['updated_at'])}  {runs}  {r['title'] or ''}{note}"
+        print(plain(line))  # a title is the first message's text: anyone's
     return 0
 
 
@@ -323,9 +324,9 @@ async def runs_show(args: argparse.Namespace) -> int:
     print(f"session: {row['session_id'] or '-'}; updated {_when(snap.updated_at)}")
     print(usage_line(snap.head))
     if snap.error:
-        print(f"error: {snap.error.get('message')}")
+        print(plain(f"error: {snap.error.get('message')}", lines=True))  # may quote a tool
     for line in timeline_lines(snap.head, snap.entries):
-        print(line)
+        print(plain(line))
     if snap.entries:
         print("entries:")
     for i, e in enumerate(snap.entries):

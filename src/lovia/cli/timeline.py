@@ -12,6 +12,7 @@ from typing import Any
 
 from ..transcript import ToolCallEntry, ToolResultEntry
 from .common import counted, db_stores
+from .render import plain
 
 __all__ = ["follow_run", "timeline_lines", "usage_line"]
 
@@ -129,9 +130,9 @@ async def follow_run(args: argparse.Namespace, first: Any) -> int:
     print(_status_line(snap))
     print(usage_line(snap.head))
     if snap.error:
-        print(f"error: {snap.error.get('message')}")
+        print(plain(f"error: {snap.error.get('message')}", lines=True))
     elif snap.status == "completed" and snap.output is not None:
-        print(f"answer: {snap.output}")
+        print(plain(f"answer: {snap.output}", lines=True))  # the model's: escaped
     return 0
 
 
@@ -139,4 +140,4 @@ def _print_new(rows: Iterable[Row], printed: set[Any]) -> None:
     for _, key, text in rows:
         if key not in printed:
             printed.add(key)
-            print(text, flush=True)
+            print(plain(text), flush=True)

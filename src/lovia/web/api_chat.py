@@ -222,7 +222,7 @@ def chat_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure per 
         return chat_stream(sup, chat_id, run, head=head)
 
     @router.post("/api/chat/approve", summary="Approve or deny a call the chat's run waits for")
-    async def approve(body: ApprovalRequest) -> dict[str, Any]:
+    async def approve(body: ApprovalRequest, request: Request) -> dict[str, Any]:
         """The decision resumes the run (an approved call runs once; a denied one gets its
         refusal, with ``reason``, as its result); a stream that showed the request goes on
         with it. ``run_id`` and ``digest`` bind the decision to what was shown: 409
@@ -255,6 +255,7 @@ def chat_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure per 
             body.reason,
             run_id=body.run_id,
             digest=body.digest,
+            request=request,  # run_deps sees who decided, as a message's run sees its sender
         )
         return {"ok": True, "run_id": run.run_id}
 

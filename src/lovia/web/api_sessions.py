@@ -184,9 +184,11 @@ def session_routes(deps: RouterDeps) -> APIRouter:  # noqa: C901 - one closure p
         """Stops its run here first; 409 while another server is answering it."""
         if chat_id in sup.live:
             await sup.stop(chat_id)
-        runs = await sup.delete_chat(chat_id)
-        await deps.workspaces.close(chat_id)  # its background processes end with it
-        return {"ok": True, "runs_deleted": runs}
+        tree = await store.tables.tree(chat_id)  # it and the task chats it owns go
+        await sup.delete_chat(chat_id)
+        for gone in dict.fromkeys((chat_id, *tree)):  # their background processes end too
+            await deps.workspaces.close(gone)
+        return {"ok": True}
 
     @router.post("/api/sessions/{session_id}/rewind", summary="Drop a user message and after")
     async def rewind(chat_id: ChatId, body: RewindRequest) -> dict[str, Any]:

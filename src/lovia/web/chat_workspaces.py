@@ -47,10 +47,15 @@ class ChatWorkspaces:
             if self._closed:
                 return agent  # shutting down: the run gets a session of its own
             held = self._live.get(chat_id)
-            if held is None or held[0] is not workspace:
+            if held is None or not _same(held[0], workspace):
                 if held is not None:  # the chat's agent changed workspace: the old one ends
+                    self._live.pop(chat_id, None)
                     await _close(chat_id, held[1])
-                held = (workspace, await workspace.open())
+                try:
+                    held = (workspace, await workspace.open())
+                except Exception as exc:  # the run opens its own, and fails as any run would
+                    log.warning("opening the workspace session of chat %s: %s", chat_id, exc)
+                    return agent
                 self._live[chat_id] = held
         return agent.clone(workspace=workspace.bind(held[1]))
 
@@ -73,6 +78,18 @@ class ChatWorkspaces:
             held, self._live = self._live, {}
         for chat_id, (_, session) in held.items():
             await _close(chat_id, session)
+
+
+def _same(held: Any, workspace: Any) -> bool:
+    """Whether ``workspace`` is the one the chat's session was opened on: the same object or
+    an equal configuration (a Settings change rebuilds the agent with an equal
+    ``Workspace.local``, and the chat's processes go on)."""
+    if held is workspace:
+        return True
+    try:
+        return bool(held == workspace)
+    except Exception:  # a configuration that cannot be compared is another one
+        return False
 
 
 async def _close(chat_id: str, session: WorkspaceSession) -> None:

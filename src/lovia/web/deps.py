@@ -144,7 +144,7 @@ class RouterDeps:
             sup.queue = self.queue
             sup.observers.append(_Records(self))
             sup.start_for = self._start_for
-            sup.bind_agent = self.workspaces.bind  # a chat's processes outlive its runs
+            sup.bind_agent = self._bind_agent  # a chat's processes outlive its runs
             self._supervisor = sup
         return self._supervisor
 
@@ -194,18 +194,30 @@ class RouterDeps:
         """How to start a run: its ``deps`` built by ``run_deps`` first (which may refuse)."""
         trigger = RunTrigger(session_id, agent, source, request, context or {}, resumed)
         deps = await build_run_deps(self.run_deps, trigger)
-        _keep_ui_data(self.store, session_id)
-        # the run's task copies this context: its tools see the server and the client context
-        RUN_SERVER.set(self)
-        RUN_CLIENT.set(dict(context) if context else None)
-        return RunStart(source=source, park=park, input=input, deps=deps, context=context)
 
-    async def _start_for(self, chat_id: str, agent: Agent, resumed: bool) -> RunStart:
-        """A run nobody's request started (a decision resumes a parked run, messages sent
-        too late start the next): ``run_deps`` builds its deps from the client context the
-        chat's run started with, so its tools see what the run's first part saw."""
+        def enter() -> None:  # in the run's own task: its tools see the chat and the server
+            _keep_ui_data(self.store, session_id)
+            RUN_SERVER.set(self)
+            RUN_CLIENT.set(dict(context) if context else None)
+
+        return RunStart(
+            source=source, park=park, input=input, deps=deps, context=context, enter=enter
+        )
+
+    async def _bind_agent(self, chat_id: str, agent: Agent) -> Agent:
+        """The agent a chat's run here drives: its workspace bound to the chat's session
+        (``self.workspaces`` as it is when the run starts)."""
+        return await self.workspaces.bind(chat_id, agent)
+
+    async def _start_for(self, chat_id: str, agent: Agent, resumed: bool, request: Any) -> RunStart:
+        """A run no message's request started (a decision resumes a parked run, messages
+        sent too late start the next): ``run_deps`` builds its deps from the client context
+        the chat's run started with and the request that caused it (the decision's, so the
+        person who approved is who the resumed run works for; ``None`` for late messages)."""
         context = await self.store.get_active_context(chat_id)
-        return await self.run_start(chat_id, agent, context=context, resumed=resumed)
+        return await self.run_start(
+            chat_id, agent, request=request, context=context, resumed=resumed
+        )
 
     def agent_for(self, name: str | None) -> Agent:
         return self.supervisor.agent(name)
@@ -256,8 +268,8 @@ class RouterDeps:
 
 
 def _keep_ui_data(store: ChatStore, session_id: str) -> None:
-    """``put_ui_data`` in the run about to start keeps its data with this chat (the run's
-    task copies the context it is started from)."""
+    """``put_ui_data`` in the run about to start keeps its data with this chat (set in the
+    run's own context)."""
     from .components import UI_DATA_SINK
 
     async def sink(payload: bytes) -> str | None:

@@ -267,7 +267,7 @@ def _tools(store: ChatStore) -> list[Any]:
         server, origin = RUN_SERVER.get(), ctx.session_id
         if server is None or origin is None:
             raise ToolError(
-                "start_session works only in a chat of the web server",
+                "start_session works only in a chat of the web app",
                 hint="serve the agent with lovia web or create_app",
             )
         from .spawns import spawn_chat

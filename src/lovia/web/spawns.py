@@ -48,7 +48,8 @@ async def _spawn(
         raise ToolError("Nothing started: the server is shutting down.")
     if len(sup.live) >= deps.max_background_runs:
         raise ToolError(
-            f"Nothing started: {len(sup.live)} runs are live, the most this server runs at once.",
+            f"Nothing started: the server is at its concurrent-run limit ({len(sup.live)} "
+            "runs live).",
             hint="wait for other runs to finish, then try again",
         )
     meta = await deps.store.get(origin)
@@ -70,7 +71,7 @@ async def _spawn(
     try:
         await sup.send(chat_id, text, agent_name=served, start=how)
     except BaseException as exc:  # refused, or the call was cancelled part way: no chat left
-        await asyncio.shield(deps.store.delete(chat_id, schedules=False))
+        await asyncio.shield(_forget(deps, chat_id))
         if isinstance(exc, Exception):
             raise ToolError(f"Nothing started: {exc}") from exc
         raise
@@ -82,3 +83,10 @@ async def _spawn(
 
         TitleMaker(deps).start(chat_id, text)
     return {"session_id": chat_id, "title": shown, "status": "started"}
+
+
+async def _forget(deps: RouterDeps, chat_id: str) -> None:
+    """Undo a chat whose start failed: its workspace session (bound as its run started) and
+    its row."""
+    await deps.workspaces.close(chat_id)
+    await deps.store.delete(chat_id, schedules=False)

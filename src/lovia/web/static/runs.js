@@ -1,7 +1,7 @@
 // Starting a run (a message, an edit, regenerate, resume) and drawing its events as they come;
 // a message sent while a run streams joins it; Stop.
 
-import { ApiError, chatPath, newChatId, send, stream } from "./api.js";
+import { ApiError, chatPath, getJSON, newChatId, send, stream } from "./api.js";
 import { t } from "./i18n.js";
 import { AnswerView, userBubble } from "./render.js";
 import { exchangeSignature, showFollowups } from "./followups.js";
@@ -80,18 +80,23 @@ export async function run(path, body, userText, { cut = null, before = null } = 
     setLive(false);
     const answer = state.answer;
     state.answer = null;
-    if (err instanceof TypeError) {
-      // the server could not be reached or the connection dropped (stopped, restarting, the
-      // network gone): what the page shows stays, a message never taken goes back to the
-      // composer, and the error says so; opening the chat again would blank it
+    const dropped = err instanceof TypeError; // the connection failed or was cut
+    if (dropped && !(await reachable())) {
+      if (generation !== state.generation) return;
+      // the server cannot be reached (stopped, restarting, the network gone): what the page
+      // shows stays, a message never taken goes back to the composer, and the error says
+      // so; opening the chat again would blank it
       if (accepted) answer.note(t("run.connectionLost"), "error");
       else answer.node.remove();
       if (!accepted && userText && !ui.input.value.trim()) ui.input.value = userText;
       showError(new Error(t("error.unreachable", { error: err.message })));
       return;
     }
+    if (generation !== state.generation) return;
+    // the chat as the server has it (a run still going is followed again from there)
     await openChat(state.chatId);
     if (err instanceof ApiError && err.code === "run_not_found") return; // it ended already
+    if (dropped && accepted) return; // only the connection was lost: the chat shows the run
     if (!accepted && userText && !ui.input.value.trim()) {
       ui.input.value = userText; // refused: the message is back in the composer, not lost
     }
@@ -102,6 +107,16 @@ export async function run(path, body, userText, { cut = null, before = null } = 
   const ended = state.runEnd || { status: generation === state.generation ? "done" : "detached", usage: null };
   state.runEnd = null;
   if (accepted) emit("run-end", { sessionId: state.chatId, ...ended });
+}
+
+// Whether the server answers at all (an HTTP error is an answer).
+async function reachable() {
+  try {
+    await getJSON("api/info");
+    return true;
+  } catch (err) {
+    return err instanceof ApiError;
+  }
 }
 
 export async function sendMessage(text) {
