@@ -45,6 +45,22 @@ async def test_a_cancelled_call_kills_its_process_group(root: Path) -> None:
         await assert_stopped(beat)
 
 
+async def test_a_call_cancelled_while_its_process_starts_ends_the_group(root: Path) -> None:
+    """A cancel that lands while the process is being started (forked, its pipes not yet
+    connected) still ends the whole group, and the call ends: asyncio's own clean-up there
+    kills only the shell and waits for the pipes the shell's children hold, for ever."""
+    for spins in range(1, 12):  # the cancel lands a little later each time
+        beat = root / f"beat{spins}"
+        async with LocalWorkspaceSession(root, policy=TRUSTED) as ws:
+            task = asyncio.create_task(ws.run(heartbeat_command(beat), timeout=60))
+            for _ in range(spins):
+                await asyncio.sleep(0)
+            task.cancel()
+            done, _ = await asyncio.wait({task}, timeout=20)
+            assert done, f"the cancelled call never ended (cancelled after {spins} steps)"
+        await assert_stopped(beat)
+
+
 async def test_kill_and_close_end_background_groups(root: Path) -> None:
     one, two = root / "one", root / "two"
     ws = LocalWorkspaceSession(root, policy=TRUSTED)

@@ -135,15 +135,29 @@ async def start_process(
         if os.name == "nt"
         else {"start_new_session": True}
     )
-    return await asyncio.create_subprocess_shell(
-        command,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT if merge_output else asyncio.subprocess.PIPE,
-        cwd=str(cwd),
-        env=dict(env),
-        **group,
+    creating = asyncio.ensure_future(
+        asyncio.create_subprocess_shell(
+            command,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT if merge_output else asyncio.subprocess.PIPE,
+            cwd=str(cwd),
+            env=dict(env),
+            **group,
+        )
     )
+    try:
+        return await asyncio.shield(creating)
+    except asyncio.CancelledError:
+        # Cancelled while the process was starting: it runs already. asyncio's own clean-up
+        # would kill only the shell, then wait (for ever) for the pipes its children hold;
+        # instead the start finishes and the whole group is ended.
+        with contextlib.suppress(Exception):
+            proc = await creating
+            kill_process_group(proc)
+            await wait_exit(proc, REAP_GRACE)
+            close_transport(proc)
+        raise
 
 
 async def wait_exit(proc: asyncio.subprocess.Process, timeout: float | None) -> bool:
