@@ -223,29 +223,29 @@ class RunRecorder:
         await self.save(state, "completed", output=stored_output)
         finished = time.time()
         try:
-            await self.append_session(
-                state.entries,
-                state.context_state,
-                state.session_version,
-                timing=(state.started_at, finished),
-                notice=state.context_notice,
-            )
+            await self._append_answer(state, finished, state.session_version)
         except SessionConflict as exc:
-            if await self._append_over_trims(state, finished):
-                return await self._after_append(finished)
-            # The answer never reached the session: the run failed, and its head says why
-            # (listed as unfinished, its message is not lost). A resume raises the conflict
-            # again instead of appending an answer that never saw the other run.
-            self.completed = False  # the one change a completed head may take
-            await self.save(state, "failed", output=stored_output, error=exc.to_dict())
-            self.completed = True  # and nothing after it
-            raise
-        return await self._after_append(finished)
-
-    async def _after_append(self, finished: float) -> float:
+            if not await self._append_over_trims(state, finished):
+                # The answer never reached the session: the run failed, and its head says
+                # why (listed as unfinished, its message is not lost). A resume raises the
+                # conflict again instead of appending an answer that never saw the other run.
+                self.completed = False  # the one change a completed head may take
+                await self.save(state, "failed", output=stored_output, error=exc.to_dict())
+                self.completed = True  # and nothing after it
+                raise
         if self.delete_on_success and self.checkpointer is not None:
             await self.checkpointer.delete(self.run_id)
         return finished
+
+    async def _append_answer(self, state: RunState, finished: float, version: int | None) -> None:
+        """The run's entries as its segment, expected at the session's ``version``."""
+        await self.append_session(
+            state.entries,
+            state.context_state,
+            version,
+            timing=(state.started_at, finished),
+            notice=state.context_notice,
+        )
 
     async def _append_over_trims(self, state: RunState, finished: float) -> bool:
         """Append at the session's new version when the only changes since the run loaded
@@ -265,13 +265,7 @@ class RunRecorder:
             if not only_trimmed(state.history, [e for s in now.segments for e in s.entries]):
                 return False
             try:
-                await self.append_session(
-                    state.entries,
-                    state.context_state,
-                    now.version,
-                    timing=(state.started_at, finished),
-                    notice=state.context_notice,
-                )
+                await self._append_answer(state, finished, now.version)
             except SessionConflict:
                 continue
             state.session_version = now.version

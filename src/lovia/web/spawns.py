@@ -12,37 +12,43 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import LoviaError, ToolError
+from .side_deps import SideDeps
 
 if TYPE_CHECKING:
-    from .deps import RouterDeps
+    from ..agent import Agent
+    from ..chats.runstart import RunStart
+    from ..chats.supervisor import RunSupervisor
+    from .chat_workspaces import ChatWorkspaces
 
-__all__ = ["spawn_chat"]
+__all__ = ["SpawnDeps", "spawn_chat"]
+
+
+class SpawnDeps(SideDeps, Protocol):
+    """What a spawn reads of ``RouterDeps`` (a protocol, so this module stands below it)."""
+
+    max_background_runs: int
+    workspaces: ChatWorkspaces
+
+    @property
+    def supervisor(self) -> RunSupervisor: ...
+
+    async def run_start(
+        self, session_id: str, agent: Agent, *, source: str = ..., context: Any = ...
+    ) -> RunStart: ...
 
 
 async def spawn_chat(
-    deps: RouterDeps,
+    deps: SpawnDeps,
     origin: str,
     text: str,
     title: str | None,
     context: Mapping[str, Any] | None,
 ) -> dict[str, str]:
     """Open a chat from ``origin`` and start its agent on ``text``; ``ToolError`` (nothing
-    kept) when the server cannot. Runs in a task of its own: the run it starts copies the
-    context vars it sets, and the calling run's stay as they were."""
-    task = asyncio.ensure_future(_spawn(deps, origin, text, title, context))
-    return await task
-
-
-async def _spawn(
-    deps: RouterDeps,
-    origin: str,
-    text: str,
-    title: str | None,
-    context: Mapping[str, Any] | None,
-) -> dict[str, str]:
+    kept) when the server cannot."""
     sup = deps.supervisor
     if sup.closing:
         raise ToolError("Nothing started: the server is shutting down.")
@@ -85,7 +91,7 @@ async def _spawn(
     return {"session_id": chat_id, "title": shown, "status": "started"}
 
 
-async def _forget(deps: RouterDeps, chat_id: str) -> None:
+async def _forget(deps: SpawnDeps, chat_id: str) -> None:
     """Undo a chat whose start failed: its workspace session (bound as its run started) and
     its row."""
     await deps.workspaces.close(chat_id)
