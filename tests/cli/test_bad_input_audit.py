@@ -5,7 +5,6 @@ database byte for byte as it was."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import shutil
 import sqlite3
@@ -19,6 +18,8 @@ import pytest
 from lovia import Agent, CheckpointOptions, Runner, SQLiteCheckpointer, SQLiteSession
 from lovia.testing import ScriptedProvider, call, text
 
+from .test_unknown_ids import files
+
 LOVIA = str(Path(sys.executable).with_name("lovia"))
 
 
@@ -31,10 +32,6 @@ def one_run_db(db: Path) -> Path:
 
     asyncio.run(fill())
     return db
-
-
-def files(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
 
 
 def lovia(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -3,6 +3,7 @@ requests and SSE events as the tests use them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -106,3 +107,26 @@ def user_ref(detail: dict[str, Any], n: int = -1) -> str:
     """The ``ref`` of the chat's ``n``-th user message (the last by default)."""
     refs = [m["ref"] for m in detail["entries"] if m["role"] == "user"]
     return str(refs[n])
+
+
+async def until(check: Any) -> Any:
+    """``await check()`` every 20 ms until it gives something true (10 s at most), and that."""
+    for _ in range(500):
+        found = await check()
+        if found:
+            return found
+        await asyncio.sleep(0.02)
+    raise AssertionError("the condition never held")
+
+
+async def approve_when_asked(client: Any, chat_id: str, call_id: str) -> None:
+    """Wait until the chat's run waits for a person on a call, then approve ``call_id``."""
+
+    async def waiting() -> bool:
+        chat = (await client.get(f"/api/sessions/{chat_id}")).json()
+        return bool((chat.get("pending") or {}).get("approvals"))
+
+    await until(waiting)
+    decision = {"session_id": chat_id, "call_id": call_id, "decision": "approve"}
+    answer = await client.post("/api/chat/approve", json=decision)
+    assert answer.status_code == 200, answer.text

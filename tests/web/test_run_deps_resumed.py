@@ -11,16 +11,7 @@ from lovia import Agent, RunContext, tool
 from lovia.testing import ScriptedProvider, call, text
 from lovia.web import RunTrigger
 
-from .conftest import decode, web_app
-
-
-async def _until(check: Any) -> Any:
-    for _ in range(500):
-        found = await check()
-        if found:
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError("the condition never held")
+from .conftest import approve_when_asked, decode, until, web_app
 
 
 async def test_a_run_resumed_by_an_approval_keeps_its_deps(client_for: Any) -> None:
@@ -42,22 +33,13 @@ async def test_a_run_resumed_by_an_approval_keeps_its_deps(client_for: Any) -> N
     client = client_for(web_app(agent, run_deps=run_deps))
     body = {"message": "pay 3", "session_id": "s1", "context": {"team": "red"}}
     stream = asyncio.create_task(client.post("/api/chat/stream", json=body))
-
-    async def waiting() -> bool:
-        chat = (await client.get("/api/sessions/s1")).json()
-        return bool((chat.get("pending") or {}).get("approvals"))
-
-    await _until(waiting)
-    answer = await client.post(
-        "/api/chat/approve", json={"session_id": "s1", "call_id": "c1", "decision": "approve"}
-    )
-    assert answer.status_code == 200, answer.text
+    await approve_when_asked(client, "s1", "c1")
 
     async def answered() -> bool:
         chat = (await client.get("/api/sessions/s1")).json()
         return any(m.get("content") == "done" for m in chat["entries"])
 
-    await _until(answered)
+    await until(answered)
     events = decode((await asyncio.wait_for(stream, 30)).text)
     assert any(e["event"] == "approval_required" for e in events)
     assert seen == [{"team": "red", "source": "user"}]
@@ -87,20 +69,11 @@ async def test_the_run_an_approval_resumes_gets_the_approving_request(client_for
     client = client_for(web_app(agent, run_deps=run_deps), headers={"x-user": "alice"})
     body = {"message": "pay 3", "session_id": "s1"}
     stream = asyncio.create_task(client.post("/api/chat/stream", json=body))
-
-    async def waiting() -> bool:
-        chat = (await client.get("/api/sessions/s1")).json()
-        return bool((chat.get("pending") or {}).get("approvals"))
-
-    await _until(waiting)
-    answer = await client.post(
-        "/api/chat/approve", json={"session_id": "s1", "call_id": "c1", "decision": "approve"}
-    )
-    assert answer.status_code == 200, answer.text
+    await approve_when_asked(client, "s1", "c1")
     await asyncio.wait_for(stream, 30)
 
     async def paid() -> bool:
         return bool(seen)
 
-    await _until(paid)
+    await until(paid)
     assert seen == [{"user": "alice"}]

@@ -13,16 +13,7 @@ from lovia.testing import ScriptedProvider, call, text
 from lovia.tools.human import HumanChannel, ask_human
 from lovia.web import ChatStore, QuestionRegistry
 
-from .conftest import web_app
-
-
-async def _until(check: Any) -> Any:
-    for _ in range(500):
-        found = await check()
-        if found:
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError("the condition never held")
+from .conftest import until, web_app
 
 
 class _GatedStore(ChatStore):
@@ -72,8 +63,8 @@ async def test_a_client_that_leaves_while_its_run_starts_leaves_the_run_going(
     async def ended() -> bool:
         return (await client.get("/api/runs")).json() == []
 
-    await _until(answered)
-    await _until(ended)  # the run leaves the live runs once its answer is written
+    await until(answered)
+    await until(ended)  # the run leaves the live runs once its answer is written
     assert model.remaining == 0
 
 
@@ -108,7 +99,7 @@ async def test_question_registry_pending_is_the_open_question_or_none(
     async def asked() -> Any:
         return registry.pending("s1")
 
-    question = await _until(asked)
+    question = await until(asked)
     assert question.question == "which one?"
     assert registry.pending("other") is None
     assert registry.resolve("s1", "A") is True

@@ -15,7 +15,7 @@ from lovia.testing import ScriptedProvider, call, text
 from lovia.web import ChatStore, RunTrigger
 from lovia.web.scheduling import Scheduling
 
-from .conftest import web_app
+from .conftest import approve_when_asked, until, web_app
 
 
 def _last_user(messages: list[Message]) -> str:
@@ -43,15 +43,6 @@ def _agent(store: ChatStore) -> Agent:
     return Agent(name="bot", model=ScriptedProvider([_brain] * 20), plugins=[Scheduling(store)])
 
 
-async def _until(check: Any) -> Any:
-    for _ in range(500):
-        found = await check()
-        if found:
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError("the condition never held")
-
-
 def _tool_result(chat: dict[str, Any]) -> dict[str, Any]:
     for entry in chat["entries"]:
         if entry.get("type") == "tool_result" or entry.get("role") == "tool":
@@ -71,7 +62,7 @@ async def test_a_chat_started_by_the_agent_runs_at_once_and_links_back(client_fo
         chats = (await client.get("/api/sessions")).json()
         return [c for c in chats if c["id"] != "s1"]
 
-    [made] = await _until(listed)
+    [made] = await until(listed)
     assert (made["origin_kind"], made["title"]) == ("spawn", "Counting")
 
     async def answered() -> dict[str, Any] | None:
@@ -79,7 +70,7 @@ async def test_a_chat_started_by_the_agent_runs_at_once_and_links_back(client_fo
         said = [e.get("content") for e in chat["entries"]]
         return chat if "answer to count to 3" in said else None
 
-    chat = await _until(answered)
+    chat = await until(answered)
     assert chat["origin"]["kind"] == "spawn" and chat["origin"]["session_id"] == "s1"
     assert [e.get("content") for e in chat["entries"] if e.get("role") == "user"] == [
         "count to 3"
@@ -144,15 +135,8 @@ async def test_a_schedule_the_agent_makes_keeps_the_runs_client_context(
     client = client_for(web_app(agent, store=store, run_deps=lambda t: {}))
     body = {"message": "every hour", "session_id": "s1", "context": {"team": "red"}}
     stream = asyncio.create_task(client.post("/api/chat/stream", json=body))
-
-    async def waiting() -> bool:
-        chat = (await client.get("/api/sessions/s1")).json()
-        return bool((chat.get("pending") or {}).get("approvals"))
-
-    await _until(waiting)  # schedule_run waits for the person's approval
-    decision = {"session_id": "s1", "call_id": "c1", "decision": "approve"}
-    assert (await client.post("/api/chat/approve", json=decision)).status_code == 200
-    [row] = await _until(store.list_schedules)
+    await approve_when_asked(client, "s1", "c1")  # schedule_run waits for a person
+    [row] = await until(store.list_schedules)
     await asyncio.wait_for(stream, 30)
     assert row.context == {"team": "red"}
 
@@ -169,7 +153,7 @@ async def test_a_served_run_leaves_the_callers_context_as_it_was(client_for: Any
     assert (await client.post("/api/chat", json=body)).status_code == 200
     assert (RUN_SERVER.get(), RUN_CLIENT.get(), UI_DATA_SINK.get()) == (None, None, None)
     # and the run itself had them: the chat it started is there
-    assert len(await _until(lambda: _listed(client))) == 2
+    assert len(await until(lambda: _listed(client))) == 2
 
 
 async def _listed(client: Any) -> list[Any]:

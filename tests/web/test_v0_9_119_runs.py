@@ -13,16 +13,7 @@ from lovia import Agent, InputEntry, RunHead, tool
 from lovia.testing import ScriptedProvider, call, text
 from lovia.web import ChatStore, ChatUI
 
-from .conftest import decode, web_app
-
-
-async def _until(check: Any) -> Any:
-    for _ in range(500):
-        found = await check()
-        if found:
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError("the condition never held")
+from .conftest import decode, until, web_app
 
 
 async def test_a_run_parked_for_approval_is_listed_as_blocked_on_approval(
@@ -42,7 +33,7 @@ async def test_a_run_parked_for_approval_is_listed_as_blocked_on_approval(
         runs = (await client.get("/api/runs")).json()
         return [r for r in runs if r["status"] == "blocked_on_approval"]
 
-    (run,) = await _until(parked)
+    (run,) = await until(parked)
     assert run["session_id"] == "s1" and run["agent"] == "bot"
     decision = {"session_id": "s1", "call_id": "c1", "decision": "approve"}
     assert (await client.post("/api/chat/approve", json=decision)).status_code == 200
@@ -51,7 +42,7 @@ async def test_a_run_parked_for_approval_is_listed_as_blocked_on_approval(
     async def gone() -> bool:
         return (await client.get("/api/runs")).json() == []
 
-    await _until(gone)
+    await until(gone)
 
 
 async def test_a_stopped_runs_record_reads_cancelled(client_for: Any) -> None:
@@ -71,7 +62,7 @@ async def test_a_stopped_runs_record_reads_cancelled(client_for: Any) -> None:
     async def live() -> bool:
         return bool((await client.get("/api/runs")).json())
 
-    await _until(live)
+    await until(live)
     assert (await client.post("/api/chat/cancel", params={"session_id": "s1"})).status_code == 200
     release.set()
     await asyncio.wait_for(stream, 30)
@@ -80,7 +71,7 @@ async def test_a_stopped_runs_record_reads_cancelled(client_for: Any) -> None:
         rows = (await client.get("/api/runs/history", params={"session_id": "s1"})).json()
         return [r for r in rows if r["status"] != "running"]
 
-    (row,) = await _until(recorded)
+    (row,) = await until(recorded)
     assert (row["status"], row["error"]) == ("cancelled", "cancelled")
 
 
@@ -135,7 +126,7 @@ async def test_a_reconnect_to_a_parked_chat_follows_the_run_its_approval_resumes
     for n in range(5):
         body = {"message": "go", "session_id": f"s{n}"}
         first = asyncio.create_task(client.post("/api/chat/stream", json=body))
-        await _until(parked)
+        await until(parked)
         first.cancel()  # the client goes away while the call waits
         with contextlib.suppress(asyncio.CancelledError):
             await first
